@@ -1,0 +1,510 @@
+// Network zoo: Keras graph loader with shape inference, synthetic chains, lookup by name.
+#include "workloads/network/network.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace cdma::workloads {
+
+using json = nlohmann::json;
+
+std::uint64_t tensor_shape::elements() const {
+  if (n <= 0 || c <= 0 || h <= 0 || w <= 0) return 0;
+  return static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(c) *
+         static_cast<std::uint64_t>(h) * static_cast<std::uint64_t>(w);
+}
+
+std::string tensor_shape::str() const {
+  std::ostringstream os;
+  os << n << 'x' << c << 'x' << h << 'x' << w;
+  return os.str();
+}
+
+std::string to_string(layer_kind k) {
+  switch (k) {
+    case layer_kind::conv: return "conv";
+    case layer_kind::pool: return "pool";
+    case layer_kind::fc: return "fc";
+  }
+  return "unknown";
+}
+
+std::uint64_t network::offload_bytes_total() const {
+  std::uint64_t total = 0;
+  for (const auto& l : layers) total += l.offload.bytes();
+  return total;
+}
+
+namespace {
+
+void check_batch(int batch, const std::string& what) {
+  if (batch < 1)
+    throw network_error(what + ": batch must be an integer >= 1, got " + std::to_string(batch));
+}
+
+// Per-image (N = 1) shape of a graph tensor, channels_last semantics kept as C/H/W.
+struct chw {
+  std::int64_t c = 0, h = 0, w = 0;
+};
+
+struct graph_node {
+  std::string name, type;
+  json config;
+  std::vector<std::string> inputs;
+  std::size_t file_index = 0;
+};
+
+class graph_loader {
+ public:
+  graph_loader(std::string path, int batch) : path_(std::move(path)), batch_(batch) {}
+
+  network load() {
+    check_batch(batch_, "load_keras_graph(\"" + path_ + "\")");
+    json doc = read_json();
+    try {
+      parse_nodes(doc);
+      // Shapes of every node (also the ones outside the conv chain, to validate the whole graph).
+      for (const auto& nd : nodes_) shape_of(nd.name);
+      std::vector<std::string> order = execution_order(doc);
+      return build_chain(order);
+    } catch (const json::exception& e) {
+      // A config value of the wrong JSON type (e.g. "padding": 5).
+      if (current_) fail_layer(*current_, std::string("config value of the wrong type (") + e.what() + ")");
+      fail(std::string("value of the wrong type (") + e.what() + ")");
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw network_error("keras graph " + path_ + ": " + msg);
+  }
+  [[noreturn]] void fail_layer(const graph_node& nd, const std::string& msg) const {
+    fail("layer \"" + nd.name + "\" (" + nd.type + "): " + msg);
+  }
+
+  json read_json() const {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) fail("cannot open file (expected a Keras graph JSON file)");
+    try {
+      return json::parse(in);
+    } catch (const json::exception& e) {
+      fail(std::string("malformed JSON (") + e.what() + ")");
+    }
+  }
+
+  void parse_nodes(const json& doc) {
+    if (!doc.is_object() || !doc.contains("layers") || !doc["layers"].is_array())
+      fail("expected a JSON object with a \"layers\" array");
+    std::size_t i = 0;
+    for (const auto& jl : doc["layers"]) {
+      const std::string where = "layers[" + std::to_string(i) + "]";
+      if (!jl.is_object() || !jl.contains("name") || !jl["name"].is_string() ||
+          !jl.contains("type") || !jl["type"].is_string())
+        fail(where + ": expected an object with string \"name\" and \"type\"");
+      graph_node nd;
+      nd.name = jl["name"].get<std::string>();
+      nd.type = jl["type"].get<std::string>();
+      nd.config = jl.value("config", json::object());
+      nd.file_index = i;
+      if (jl.contains("inputs")) {
+        if (!jl["inputs"].is_array()) fail_layer(nd, "\"inputs\" must be an array of layer names");
+        for (const auto& in : jl["inputs"]) {
+          if (!in.is_string()) fail_layer(nd, "\"inputs\" must be an array of layer names");
+          nd.inputs.push_back(in.get<std::string>());
+        }
+      }
+      if (index_.count(nd.name)) fail_layer(nd, "duplicate layer name");
+      index_[nd.name] = nodes_.size();
+      nodes_.push_back(std::move(nd));
+      ++i;
+    }
+    for (const auto& nd : nodes_)
+      for (const auto& in : nd.inputs)
+        if (!index_.count(in)) fail_layer(nd, "unknown input layer \"" + in + "\"");
+  }
+
+  const graph_node& node(const std::string& name) const { return nodes_.at(index_.at(name)); }
+
+  // ---- config accessors --------------------------------------------------------------------
+  std::int64_t cfg_int(const graph_node& nd, const char* key) const {
+    if (!nd.config.contains(key) || !nd.config[key].is_number_integer())
+      fail_layer(nd, std::string("config.") + key + " must be an integer");
+    return nd.config[key].get<std::int64_t>();
+  }
+  std::pair<std::int64_t, std::int64_t> cfg_pair(const graph_node& nd, const char* key,
+                                                 std::int64_t dflt, bool required) const {
+    if (!nd.config.contains(key) || nd.config[key].is_null()) {
+      if (required) fail_layer(nd, std::string("config.") + key + " is missing (expected [h, w])");
+      return {dflt, dflt};
+    }
+    const json& v = nd.config[key];
+    if (v.is_number_integer()) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+        v[0].get<std::int64_t>() < 1 || v[1].get<std::int64_t>() < 1)
+      fail_layer(nd, std::string("config.") + key + " must be [h, w] of positive integers");
+    return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+  }
+  std::string cfg_padding(const graph_node& nd) const {
+    std::string p = nd.config.value("padding", std::string("valid"));
+    if (p != "valid" && p != "same")
+      fail_layer(nd, "config.padding must be \"valid\" or \"same\", got \"" + p + "\"");
+    return p;
+  }
+  void check_channels_last(const graph_node& nd) const {
+    if (nd.config.contains("data_format") && nd.config["data_format"].is_string() &&
+        nd.config["data_format"].get<std::string>() != "channels_last")
+      fail_layer(nd, "config.data_format must be \"channels_last\"");
+  }
+  std::int64_t out_len(const graph_node& nd, std::int64_t in, std::int64_t k, std::int64_t s,
+                       std::int64_t d, const std::string& pad) const {
+    std::int64_t out = 0;
+    if (pad == "same") {
+      out = (in + s - 1) / s;
+    } else {
+      const std::int64_t eff = d * (k - 1) + 1;
+      out = in >= eff ? (in - eff) / s + 1 : 0;
+    }
+    if (out < 1)
+      fail_layer(nd, "window " + std::to_string(k) + " does not fit input length " + std::to_string(in));
+    return out;
+  }
+
+  // ---- shape inference ---------------------------------------------------------------------
+  const chw& shape_of(const std::string& name) {
+    auto it = shapes_.find(name);
+    if (it != shapes_.end()) return it->second;
+    const graph_node& nd = node(name);
+    if (visiting_.count(name)) fail_layer(nd, "cycle in the layer graph");
+    visiting_.insert({name, true});
+    std::vector<chw> ins;
+    for (const auto& in : nd.inputs) ins.push_back(shape_of(in));
+    current_ = &nd;
+    chw r = infer(nd, ins);
+    visiting_.erase(name);
+    return shapes_.emplace(name, r).first->second;
+  }
+
+  void need_inputs(const graph_node& nd, const std::vector<chw>& ins, std::size_t count) const {
+    if (ins.size() != count)
+      fail_layer(nd, "expected " + std::to_string(count) + " input(s), got " + std::to_string(ins.size()));
+  }
+
+  chw infer(const graph_node& nd, const std::vector<chw>& ins) const {
+    const std::string& t = nd.type;
+    if (t == "InputLayer") {
+      const json& s = nd.config.contains("batch_input_shape") ? nd.config["batch_input_shape"] : json();
+      if (!s.is_array() || s.size() != 4 || !s[1].is_number_integer() || !s[2].is_number_integer() ||
+          !s[3].is_number_integer())
+        fail_layer(nd, "config.batch_input_shape must be [null, H, W, C] (channels_last)");
+      chw r{s[3].get<std::int64_t>(), s[1].get<std::int64_t>(), s[2].get<std::int64_t>()};
+      if (r.c < 1 || r.h < 1 || r.w < 1) fail_layer(nd, "config.batch_input_shape must be positive");
+      return r;
+    }
+    if (t == "Conv2D") {
+      need_inputs(nd, ins, 1);
+      check_channels_last(nd);
+      const auto k = cfg_pair(nd, "kernel_size", 1, true);
+      const auto s = cfg_pair(nd, "strides", 1, false);
+      const auto d = cfg_pair(nd, "dilation_rate", 1, false);
+      const std::string pad = cfg_padding(nd);
+      const std::int64_t filters = cfg_int(nd, "filters");
+      if (filters < 1) fail_layer(nd, "config.filters must be >= 1");
+      const std::int64_t groups = nd.config.value("groups", std::int64_t{1});
+      if (groups < 1 || ins[0].c % groups != 0 || filters % groups != 0)
+        fail_layer(nd, "config.groups must divide the input channels and filters");
+      return chw{filters, out_len(nd, ins[0].h, k.first, s.first, d.first, pad),
+                 out_len(nd, ins[0].w, k.second, s.second, d.second, pad)};
+    }
+    if (t == "DepthwiseConv2D") {
+      need_inputs(nd, ins, 1);
+      check_channels_last(nd);
+      const auto k = cfg_pair(nd, "kernel_size", 1, true);
+      const auto s = cfg_pair(nd, "strides", 1, false);
+      const auto d = cfg_pair(nd, "dilation_rate", 1, false);
+      const std::string pad = cfg_padding(nd);
+      const std::int64_t dm = nd.config.value("depth_multiplier", std::int64_t{1});
+      if (dm < 1) fail_layer(nd, "config.depth_multiplier must be >= 1");
+      return chw{ins[0].c * dm, out_len(nd, ins[0].h, k.first, s.first, d.first, pad),
+                 out_len(nd, ins[0].w, k.second, s.second, d.second, pad)};
+    }
+    if (t == "ZeroPadding2D") {
+      need_inputs(nd, ins, 1);
+      check_channels_last(nd);
+      // Keras forms: int p, [ph, pw], or [[top, bottom], [left, right]].
+      const json& p = nd.config.contains("padding") ? nd.config["padding"] : json(1);
+      std::int64_t top = 0, bottom = 0, left = 0, right = 0;
+      auto bad = [&] { fail_layer(nd, "config.padding must be p, [ph, pw] or [[top, bottom], [left, right]]"); };
+      if (p.is_number_integer()) {
+        top = bottom = left = right = p.get<std::int64_t>();
+      } else if (p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer()) {
+        top = bottom = p[0].get<std::int64_t>();
+        left = right = p[1].get<std::int64_t>();
+      } else if (p.is_array() && p.size() == 2 && p[0].is_array() && p[1].is_array() && p[0].size() == 2 &&
+                 p[1].size() == 2 && p[0][0].is_number_integer() && p[0][1].is_number_integer() &&
+                 p[1][0].is_number_integer() && p[1][1].is_number_integer()) {
+        top = p[0][0].get<std::int64_t>();
+        bottom = p[0][1].get<std::int64_t>();
+        left = p[1][0].get<std::int64_t>();
+        right = p[1][1].get<std::int64_t>();
+      } else {
+        bad();
+      }
+      if (top < 0 || bottom < 0 || left < 0 || right < 0) bad();
+      return chw{ins[0].c, ins[0].h + top + bottom, ins[0].w + left + right};
+    }
+    if (t == "MaxPooling2D" || t == "AveragePooling2D") {
+      need_inputs(nd, ins, 1);
+      check_channels_last(nd);
+      const auto k = cfg_pair(nd, "pool_size", 2, false);
+      const auto s = nd.config.contains("strides") && !nd.config["strides"].is_null()
+                         ? cfg_pair(nd, "strides", 1, true)
+                         : k;  // Keras: strides default to pool_size
+      const std::string pad = cfg_padding(nd);
+      return chw{ins[0].c, out_len(nd, ins[0].h, k.first, s.first, 1, pad),
+                 out_len(nd, ins[0].w, k.second, s.second, 1, pad)};
+    }
+    if (t == "GlobalAveragePooling2D" || t == "GlobalMaxPooling2D") {
+      need_inputs(nd, ins, 1);
+      return chw{ins[0].c, 1, 1};
+    }
+    if (t == "BatchNormalization" || t == "Activation" || t == "ReLU" || t == "Dropout") {
+      need_inputs(nd, ins, 1);
+      return ins[0];
+    }
+    if (t == "Concatenate") {
+      if (ins.empty()) fail_layer(nd, "expected at least one input");
+      const std::int64_t axis = nd.config.value("axis", std::int64_t{-1});
+      if (axis != 3 && axis != -1) fail_layer(nd, "config.axis must be 3 or -1 (channel axis, channels_last)");
+      chw r{0, ins[0].h, ins[0].w};
+      for (std::size_t i = 0; i < ins.size(); ++i) {
+        if (ins[i].h != r.h || ins[i].w != r.w)
+          fail_layer(nd, "input \"" + nd.inputs[i] + "\" is " + std::to_string(ins[i].h) + "x" +
+                             std::to_string(ins[i].w) + ", expected " + std::to_string(r.h) + "x" +
+                             std::to_string(r.w) + " like the first input");
+        r.c += ins[i].c;
+      }
+      return r;
+    }
+    if (t == "Add") {
+      if (ins.empty()) fail_layer(nd, "expected at least one input");
+      for (std::size_t i = 1; i < ins.size(); ++i)
+        if (ins[i].c != ins[0].c || ins[i].h != ins[0].h || ins[i].w != ins[0].w)
+          fail_layer(nd, "input \"" + nd.inputs[i] + "\" differs in shape from \"" + nd.inputs[0] + "\"");
+      return ins[0];
+    }
+    if (t == "Flatten") {
+      need_inputs(nd, ins, 1);
+      return chw{ins[0].c * ins[0].h * ins[0].w, 1, 1};
+    }
+    if (t == "Dense") {
+      need_inputs(nd, ins, 1);
+      const std::int64_t units = cfg_int(nd, "units");
+      if (units < 1) fail_layer(nd, "config.units must be >= 1");
+      if (ins[0].h != 1 || ins[0].w != 1) fail_layer(nd, "input must be flat (H = W = 1)");
+      return chw{units, 1, 1};
+    }
+    fail_layer(nd, "unsupported layer type (supported: InputLayer, Conv2D, DepthwiseConv2D, ZeroPadding2D, "
+                   "BatchNormalization, "
+                   "Activation, ReLU, Dropout, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+                   "GlobalMaxPooling2D, Concatenate, Add, Flatten, Dense)");
+  }
+
+  // ---- order and blocks --------------------------------------------------------------------
+  std::vector<std::string> execution_order(const json& doc) const {
+    std::vector<std::string> roots;
+    if (doc.contains("output_layers") && doc["output_layers"].is_array()) {
+      for (const auto& o : doc["output_layers"]) {
+        // Keras form: ["name", node_index, tensor_index]; a bare name is accepted too.
+        std::string name;
+        if (o.is_string()) name = o.get<std::string>();
+        else if (o.is_array() && !o.empty() && o[0].is_string()) name = o[0].get<std::string>();
+        else fail("output_layers entries must be [\"layer_name\", 0, 0]");
+        if (!index_.count(name)) fail("output_layers names unknown layer \"" + name + "\"");
+        roots.push_back(name);
+      }
+    }
+    for (const auto& nd : nodes_) roots.push_back(nd.name);  // unreachable layers last
+    std::vector<std::string> order;
+    std::map<std::string, bool> seen;
+    // Iterative post-order DFS, inputs in listed order (recursion depth could be large).
+    for (const auto& root : roots) {
+      if (seen.count(root)) continue;
+      std::vector<std::pair<std::string, std::size_t>> stack{{root, 0}};
+      seen[root] = true;
+      while (!stack.empty()) {
+        auto& [name, next] = stack.back();
+        const graph_node& nd = node(name);
+        if (next < nd.inputs.size()) {
+          const std::string in = nd.inputs[next++];
+          if (!seen.count(in)) {
+            seen[in] = true;
+            stack.emplace_back(in, 0);
+          }
+        } else {
+          order.push_back(name);
+          stack.pop_back();
+        }
+      }
+    }
+    return order;
+  }
+
+  network build_chain(const std::vector<std::string>& order) const {
+    std::map<std::string, std::vector<std::string>> consumers;
+    for (const auto& nd : nodes_)
+      for (const auto& in : nd.inputs) consumers[in].push_back(nd.name);
+    auto sole_consumer = [&](const std::string& name) -> const graph_node* {
+      auto it = consumers.find(name);
+      if (it == consumers.end() || it->second.size() != 1) return nullptr;
+      return &node(it->second.front());
+    };
+
+    network net;
+    net.batch = batch_;
+    {
+      // Name: file stem without ".keras-graph.json" / ".json".
+      std::string stem = path_.substr(path_.find_last_of("/\\") + 1);
+      for (const char* suffix : {".keras-graph.json", ".json"}) {
+        const std::string s(suffix);
+        if (stem.size() > s.size() && stem.compare(stem.size() - s.size(), s.size(), s) == 0) {
+          stem.resize(stem.size() - s.size());
+          break;
+        }
+      }
+      net.name = stem;
+    }
+    const graph_node* input_node = nullptr;
+    for (const auto& name : order)
+      if (node(name).type == "InputLayer") { input_node = &node(name); break; }
+    if (!input_node) fail("no InputLayer (expected one with config.batch_input_shape)");
+
+    const std::int64_t N = batch_;
+    auto nchw = [N](const chw& s) { return tensor_shape{N, s.c, s.h, s.w}; };
+
+    for (const auto& name : order) {
+      const graph_node& nd = node(name);
+      if (nd.type != "Conv2D" && nd.type != "DepthwiseConv2D") continue;
+      current_ = &nd;
+      layer l;
+      l.name = nd.name;
+      l.kind = layer_kind::conv;
+      const chw& in = shapes_.at(nd.inputs.at(0));
+      const chw& out = shapes_.at(nd.name);
+      // Fuse [BatchNormalization] -> [Activation | ReLU] sole consumers.
+      std::string key = nd.name;
+      const graph_node* next = sole_consumer(key);
+      if (next && next->type == "BatchNormalization") {
+        key = next->name;
+        next = sole_consumer(key);
+      }
+      if (next && (next->type == "Activation" || next->type == "ReLU")) key = next->name;
+      l.output_key = key;
+      l.input = nchw(in);
+      l.output = nchw(out);
+      const auto k = cfg_pair(nd, "kernel_size", 1, true);
+      // Depthwise: every input channel is its own group (cout = cin * depth_multiplier).
+      const std::int64_t groups =
+          nd.type == "DepthwiseConv2D" ? in.c : nd.config.value("groups", std::int64_t{1});
+      const bool bias = nd.config.value("use_bias", true);
+      const double macs_per_out = static_cast<double>(k.first * k.second * (in.c / groups));
+      const double outs = static_cast<double>(l.output.elements());
+      l.forward_flops = 2.0 * macs_per_out * outs + (bias ? outs : 0.0);
+      const std::uint64_t params = static_cast<std::uint64_t>(k.first * k.second * (in.c / groups) * out.c) +
+                                   (bias ? static_cast<std::uint64_t>(out.c) : 0);
+      l.weight_bytes = params * bytes_per_element;
+      l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+      net.layers.push_back(std::move(l));
+    }
+    if (net.layers.empty()) fail("no Conv2D layers (expected a CNN graph)");
+    const tensor_shape image = nchw(shapes_.at(input_node->name));
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+      if (i == 0) {
+        net.layers[i].offload_key = "";
+        net.layers[i].offload = image;
+      } else {
+        net.layers[i].offload_key = net.layers[i - 1].output_key;
+        net.layers[i].offload = net.layers[i - 1].output;
+      }
+    }
+    return net;
+  }
+
+  std::string path_;
+  int batch_;
+  std::vector<graph_node> nodes_;
+  std::map<std::string, std::size_t> index_;
+  std::map<std::string, chw> shapes_;
+  std::map<std::string, bool> visiting_;
+  mutable const graph_node* current_ = nullptr;  // layer being processed, for error messages
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+}  // namespace
+
+network load_keras_graph(const std::string& path, int batch) {
+  return graph_loader(path, batch).load();
+}
+
+network inception_v3(int batch) {
+  network net = load_keras_graph(CDMA_WORKLOADS_DATA_DIR "/inception_v3/inception_v3.keras-graph.json", batch);
+  net.name = "inception_v3";
+  return net;
+}
+
+network synthetic_chain(int batch, int layers, int c0, int hw, int in_channels) {
+  check_batch(batch, "synthetic_chain");
+  if (layers < 1 || c0 < 1 || hw < 1 || in_channels < 1)
+    throw network_error("synthetic_chain: layers, c0, hw and in_channels must be >= 1 (got layers=" +
+                        std::to_string(layers) + ", c0=" + std::to_string(c0) + ", hw=" + std::to_string(hw) +
+                        ", in_channels=" + std::to_string(in_channels) + ")");
+  if (layers > 40) throw network_error("synthetic_chain: layers must be <= 40 (channels double every layer)");
+  network net;
+  net.name = "synthetic";
+  net.batch = batch;
+  const std::int64_t N = batch;
+  tensor_shape prev{N, in_channels, hw, hw};
+  std::string prev_key;
+  std::int64_t c = c0;
+  for (int k = 1; k <= layers; ++k, c *= 2) {
+    layer l;
+    l.name = "syn_conv_" + std::to_string(k);
+    l.kind = layer_kind::conv;
+    l.output_key = "syn_" + std::to_string(k);
+    l.input = prev;
+    l.output = tensor_shape{N, c, hw, hw};
+    l.offload_key = prev_key;
+    l.offload = prev;
+    const std::uint64_t params = static_cast<std::uint64_t>(9 * prev.c * c);
+    l.forward_flops = 2.0 * 9.0 * static_cast<double>(prev.c) * static_cast<double>(l.output.elements());
+    l.weight_bytes = params * bytes_per_element;
+    l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+    prev = l.output;
+    prev_key = l.output_key;
+    net.layers.push_back(std::move(l));
+  }
+  return net;
+}
+
+std::vector<std::string> known_networks() { return {"inception_v3", "synthetic", "inceptionv3"}; }
+
+network make_network(const std::string& name, int batch) {
+  const std::string n = lower(name);
+  if (n == "inception_v3" || n == "inceptionv3") return inception_v3(batch);
+  if (n == "synthetic") return synthetic_chain(batch, 4, 16, 32);
+  std::string list;
+  for (const auto& k : known_networks()) list += (list.empty() ? "" : ", ") + k;
+  throw network_error("unknown network \"" + name + "\" (known: " + list + ")");
+}
+
+}  // namespace cdma::workloads

@@ -1,0 +1,123 @@
+// Network zoo: the per-layer shapes, FLOPs and bytes that the vDNN runtime model and the GPU
+// compute model work on. Pure C++ (no SystemC).
+//
+// A network here is the *vDNN view* of a DNN: an ordered chain of layers, each of which produces
+// one stored activation tensor and offloads one tensor (its input X_i) during the forward pass.
+// Shapes are NCHW with N = batch. Every tensor is fp32 (4 bytes per element).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cdma::workloads {
+
+/// Bytes per element of every activation and weight tensor (fp32).
+constexpr std::uint64_t bytes_per_element = 4;
+
+/// An NCHW tensor shape. A fully connected output is stored as N x C x 1 x 1.
+struct tensor_shape {
+  std::int64_t n = 0, c = 0, h = 0, w = 0;
+  /// n * c * h * w (0 if any dimension is <= 0).
+  std::uint64_t elements() const;
+  /// fp32 size: elements() * 4 bytes.
+  std::uint64_t bytes() const { return elements() * bytes_per_element; }
+  /// "NxCxHxW", e.g. "32x64x147x147".
+  std::string str() const;
+  bool operator==(const tensor_shape& o) const { return n == o.n && c == o.c && h == o.h && w == o.w; }
+  bool operator!=(const tensor_shape& o) const { return !(*this == o); }
+};
+
+enum class layer_kind { conv, pool, fc };
+/// "conv", "pool", "fc".
+std::string to_string(layer_kind);
+
+/// One vDNN layer: for InceptionV3 a fused Conv2D + BatchNorm + ReLU block whose output is one
+/// stored activation tensor.
+struct layer {
+  std::string name;            ///< the Conv2D layer's name in the graph, e.g. "conv2d_1"
+  layer_kind kind = layer_kind::conv;
+  std::string output_key;      ///< activation key of the output, e.g. "activation_1" (npz member)
+  tensor_shape input;          ///< the layer's true input shape (shape inference through the graph), N = batch
+  tensor_shape output;         ///< output shape, N = batch
+  /// The tensor vDNN offloads for this layer (its input X_i). Branches are simplified to
+  /// execution order: layer i's offloaded tensor is layer i-1's output (key = previous
+  /// output_key, shape = previous output); layer 0's offloaded tensor is the network input image
+  /// (offload_key = "", shape = input image N x 3 x 299 x 299 for InceptionV3).
+  std::string offload_key;
+  tensor_shape offload;
+  /// FLOPs of the forward pass for the whole batch, a multiply-add counting 2. For a conv:
+  /// 2 * kh * kw * (cin / groups) * cout * hout * wout * N (+ N * cout * hout * wout with a bias).
+  /// The fused BatchNorm / ReLU element-wise work is not counted (it is memory-bound and hidden
+  /// in forward_bytes' output term in a fused kernel).
+  double forward_flops = 0;
+  /// DRAM bytes the forward kernels move, whole batch, fp32:
+  /// input.bytes() + output.bytes() + weight_bytes (each tensor read or written once).
+  std::uint64_t forward_bytes = 0;
+  /// fp32 parameter bytes of the layer: conv kernel kh * kw * (cin / groups) * cout (+ cout bias)
+  /// times 4. BatchNorm parameters (a few per channel) are not counted.
+  std::uint64_t weight_bytes = 0;
+};
+
+struct network {
+  std::string name;
+  int batch = 1;
+  std::vector<layer> layers;
+  /// Sum of every layer's offloaded tensor in bytes (fp32): what vDNN policy `all` moves to the
+  /// host in one forward pass, uncompressed.
+  std::uint64_t offload_bytes_total() const;
+};
+
+/// Any failure building a network: unreadable or malformed graph file, unknown layer reference,
+/// unsupported layer configuration, unknown network name, bad batch. The message names the file
+/// (and layer / key) and the expected form.
+class network_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Builds the chain of conv blocks of a Keras graph file such as
+/// workloads/data/inception_v3/inception_v3.keras-graph.json (the format of the project's
+/// topology files: {"input_layers", "output_layers", "layers": [{"name", "type", "config",
+/// "inputs": [names]}]}).
+///
+/// * Shapes: exact shape inference through the whole graph (channels_last configs) for
+///   InputLayer, Conv2D (padding valid/same, strides, dilation, groups), DepthwiseConv2D
+///   (depth_multiplier), ZeroPadding2D, BatchNormalization, Activation,
+///   ReLU, Dropout, MaxPooling2D / AveragePooling2D (valid/same), GlobalAveragePooling2D /
+///   GlobalMaxPooling2D, Concatenate (channel axis), Add, Flatten, Dense. Keras rules:
+///   valid -> floor((in - dilation * (k - 1) - 1) / stride) + 1, same -> ceil(in / stride).
+///   The input size comes from the InputLayer's batch_input_shape (299x299x3 for InceptionV3).
+/// * Blocks: every Conv2D / DepthwiseConv2D is one layer, fused with the chain of sole consumers
+///   [BatchNormalization] -> [Activation / ReLU] that follows it; the block's output_key is the
+///   last layer of that chain (for InceptionV3 the Activation('relu') "activation_k"; a conv
+///   without ReLU, like MobileNetV2's linear projections, ends at its BatchNormalization).
+/// * Order: execution order = post-order walk of the graph from output_layers visiting each
+///   layer's inputs in listed order (the order of the shipped .npz files; for InceptionV3 it is
+///   activation_1 ... activation_94). Note: this is *not* the order of the layers array, which
+///   for InceptionV3 lists some branches out of order (conv2d_9 before conv2d_6).
+/// Throws network_error naming the file and layer. `batch` must be >= 1.
+network load_keras_graph(const std::string& path, int batch);
+
+/// InceptionV3 at the given batch from the shipped graph
+/// (CDMA_WORKLOADS_DATA_DIR "/inception_v3/inception_v3.keras-graph.json"; the macro
+/// CDMA_WORKLOADS_DATA_DIR is defined by the build as the path of workloads/data).
+/// 94 conv blocks; at batch 1 the outputs total 8,967,488 elements and the convs 11,422,336,192
+/// forward FLOPs (tests/unit/inception_flops.py).
+network inception_v3(int batch);
+
+/// A small synthetic conv chain for tests: `layers` 3x3 same-padding convs (stride 1, no bias)
+/// on an N x in_channels x hw x hw input, channels doubling every layer starting from `c0`
+/// (layer k, 1-based, outputs c0 * 2^(k-1) channels); names "syn_conv_1", ...; output keys
+/// "syn_1", "syn_2", ...; same offload rule as above. All arguments must be >= 1.
+network synthetic_chain(int batch, int layers, int c0 = 16, int hw = 32, int in_channels = 3);
+
+/// Lookup by name. Accepts "inception_v3" (alias "inceptionv3") and "synthetic" (4 layers,
+/// c0 16, hw 32). network_error listing the known names otherwise.
+network make_network(const std::string& name, int batch);
+
+/// Names make_network() accepts (canonical names, then aliases).
+std::vector<std::string> known_networks();
+
+}  // namespace cdma::workloads
