@@ -1,0 +1,178 @@
+#include "tlm/memory/memory_target.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "tlm/core/sc_time_util.h"
+
+namespace cdma {
+
+using namespace sc_core;
+using namespace tlm;
+
+memory_target::memory_target(sc_module_name name, const memory_params& params)
+    : sc_module(name),
+      tgt("tgt"),
+      params_(params),
+      store_(params.size_bytes, params.page_bytes),
+      bus_(params.bandwidth_Bps),
+      peq_(this, &memory_target::peq_cb) {
+  tgt.register_b_transport(this, &memory_target::b_transport);
+  tgt.register_nb_transport_fw(this, &memory_target::nb_transport_fw);
+  tgt.register_get_direct_mem_ptr(this, &memory_target::get_direct_mem_ptr);
+  tgt.register_transport_dbg(this, &memory_target::transport_dbg);
+}
+
+void memory_target::discard(std::uint64_t addr, std::uint64_t len) {
+  if (len == 0) return;
+  tgt->invalidate_direct_mem_ptr(addr, addr + len - 1);
+  store_.discard(addr, len);
+}
+
+ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
+  const tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  const unsigned int len = trans.get_data_length();
+
+  if (cmd != TLM_READ_COMMAND && cmd != TLM_WRITE_COMMAND) {
+    trans.set_response_status(TLM_COMMAND_ERROR_RESPONSE);
+    return ready_ps;
+  }
+  if (trans.get_byte_enable_ptr() != nullptr) {
+    trans.set_response_status(TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return ready_ps;
+  }
+  if (trans.get_streaming_width() < len) {
+    trans.set_response_status(TLM_BURST_ERROR_RESPONSE);
+    return ready_ps;
+  }
+  if (!store_.contains(addr, len)) {
+    std::ostringstream os;
+    os << (cmd == TLM_READ_COMMAND ? "read" : "write") << " of " << len << " bytes at 0x"
+       << std::hex << addr << " is outside the memory (size 0x" << params_.size_bytes
+       << std::dec << " = " << params_.size_bytes << " bytes)";
+    SC_REPORT_WARNING(name(), os.str().c_str());
+    trans.set_response_status(TLM_ADDRESS_ERROR_RESPONSE);
+    return ready_ps;
+  }
+
+  if (cmd == TLM_READ_COMMAND) {
+    store_.read(addr, trans.get_data_ptr(), len);
+    bytes_read_ += len;
+  } else {
+    store_.write(addr, trans.get_data_ptr(), len);
+    bytes_written_ += len;
+  }
+  const ps_t finish = bus_.reserve(ready_ps, len);
+  trans.set_dmi_allowed(true);
+  trans.set_response_status(TLM_OK_RESPONSE);
+  return finish + params_.latency_ps;
+}
+
+// ---- LT -------------------------------------------------------------------------------------
+
+void memory_target::b_transport(tlm_generic_payload& trans, sc_time& delay) {
+  const ps_t done = execute(trans, now_ps(delay));
+  if (trans.is_response_ok()) delay = to_sc(done) - sc_time_stamp();
+}
+
+// ---- AT -------------------------------------------------------------------------------------
+
+tlm_sync_enum memory_target::nb_transport_fw(tlm_generic_payload& trans, tlm_phase& phase,
+                                             sc_time& delay) {
+  if (phase == BEGIN_REQ) {
+    if (trans.has_mm()) trans.acquire();
+    // The request is accepted at once (END_REQ on the return path); the access is done now
+    // functionally and its response is scheduled at finish + latency.
+    const ps_t done = execute(trans, now_ps(delay));
+    peq_.notify(trans, BEGIN_RESP, to_sc(done) - sc_time_stamp());
+    phase = END_REQ;
+    return TLM_UPDATED;
+  }
+  if (phase == END_RESP) {
+    peq_.notify(trans, END_RESP, delay);
+    return TLM_COMPLETED;
+  }
+  std::ostringstream os;
+  os << "nb_transport_fw: illegal phase " << phase << " from the initiator (base protocol)";
+  SC_REPORT_ERROR(name(), os.str().c_str());
+  return TLM_COMPLETED;
+}
+
+void memory_target::peq_cb(tlm_generic_payload& trans, const tlm_phase& phase) {
+  if (phase == BEGIN_RESP) {
+    // Response exclusion rule: one BEGIN_RESP outstanding until its END_RESP.
+    if (resp_in_progress_ != nullptr)
+      resp_queue_.push_back(&trans);
+    else
+      send_response(trans);
+  } else if (phase == END_RESP) {
+    end_response(trans);
+  }
+}
+
+void memory_target::send_response(tlm_generic_payload& trans) {
+  resp_in_progress_ = &trans;
+  tlm_phase phase = BEGIN_RESP;
+  sc_time delay = SC_ZERO_TIME;
+  const tlm_sync_enum status = tgt->nb_transport_bw(trans, phase, delay);
+  if (status == TLM_COMPLETED || (status == TLM_UPDATED && phase == END_RESP))
+    peq_.notify(trans, END_RESP, delay);  // response ends without an explicit END_RESP call
+}
+
+void memory_target::end_response(tlm_generic_payload& trans) {
+  if (resp_in_progress_ != &trans) {
+    SC_REPORT_ERROR(name(), "END_RESP for a transaction whose response is not in progress");
+    return;
+  }
+  resp_in_progress_ = nullptr;
+  if (trans.has_mm()) trans.release();
+  if (!resp_queue_.empty()) {
+    tlm_generic_payload* next = resp_queue_.front();
+    resp_queue_.pop_front();
+    send_response(*next);
+  }
+}
+
+// ---- DMI and debug --------------------------------------------------------------------------
+
+bool memory_target::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_dmi& dmi) {
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= params_.size_bytes) {
+    // Deny DMI for the whole range outside the memory.
+    dmi.allow_none();
+    dmi.set_start_address(params_.size_bytes);
+    dmi.set_end_address(std::numeric_limits<std::uint64_t>::max());
+    return false;
+  }
+  const std::uint64_t page = store_.page_bytes();
+  const std::uint64_t start = addr - addr % page;
+  const std::uint64_t end = std::min(start + page, params_.size_bytes) - 1;
+  dmi.set_dmi_ptr(store_.page_pointer(addr));
+  dmi.set_start_address(start);
+  dmi.set_end_address(end);
+  dmi.allow_read_write();
+  // The granted region is one page; its access latency is taken as the fixed latency plus
+  // the time to stream the whole page over the data bus (an upper bound for one access).
+  const sc_time lat = to_sc(params_.latency_ps + transfer_ps(page, params_.bandwidth_Bps));
+  dmi.set_read_latency(lat);
+  dmi.set_write_latency(lat);
+  return true;
+}
+
+unsigned int memory_target::transport_dbg(tlm_generic_payload& trans) {
+  const tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= params_.size_bytes || (cmd != TLM_READ_COMMAND && cmd != TLM_WRITE_COMMAND))
+    return 0;
+  const unsigned int len = static_cast<unsigned int>(
+      std::min<std::uint64_t>(trans.get_data_length(), params_.size_bytes - addr));
+  if (cmd == TLM_READ_COMMAND)
+    store_.read(addr, trans.get_data_ptr(), len);
+  else
+    store_.write(addr, trans.get_data_ptr(), len);
+  return len;
+}
+
+}  // namespace cdma

@@ -1,0 +1,89 @@
+// memory_target: the one TLM-2.0 memory target (host DRAM and GPU DRAM both wrap it).
+//
+// Functional storage is a sparse backing_store; timing is one bandwidth_server (the data bus)
+// plus a fixed access latency:
+//   finish = bus.reserve(ready, len)          ready = time the request arrives (ps)
+//   response time = finish + latency_ps
+// LT (b_transport) annotates delay = response time - now; AT (nb_transport_fw) sends
+// BEGIN_RESP at the response time. Both call the same execute() so they agree exactly.
+//
+// Errors never crash the simulation: they set the generic payload's response status
+//   command other than read/write  -> TLM_COMMAND_ERROR_RESPONSE
+//   byte enables present           -> TLM_BYTE_ENABLE_ERROR_RESPONSE (not supported)
+//   streaming width < length       -> TLM_BURST_ERROR_RESPONSE (streaming not supported)
+//   range outside [0, size)        -> TLM_ADDRESS_ERROR_RESPONSE + SC_REPORT_WARNING
+// An erroneous transaction occupies no bandwidth and gets no latency.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/peq_with_cb_and_phase.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "tlm/core/bandwidth_server.h"
+#include "tlm/core/units.h"
+#include "tlm/memory/backing_store.h"
+
+namespace cdma {
+
+/// Parameters of a memory_target.
+struct memory_params {
+  std::uint64_t size_bytes = 0;   ///< addressable size, bytes (storage is sparse)
+  double bandwidth_Bps = 0.0;     ///< data-bus service rate, B/s (<= 0: infinitely fast)
+  ps_t latency_ps = 0;            ///< fixed access latency added after the data transfer, ps
+  std::size_t page_bytes = 65536; ///< backing-store page and DMI granule, bytes
+};
+
+class memory_target : public sc_core::sc_module {
+public:
+  tlm_utils::simple_target_socket<memory_target> tgt;
+
+  memory_target(sc_core::sc_module_name name, const memory_params& params);
+
+  const memory_params& params() const { return params_; }
+  mem::backing_store& store() { return store_; }
+  const mem::backing_store& store() const { return store_; }
+
+  /// Frees [addr, addr+len) in the store after invalidating DMI pointers into it (use this,
+  /// not store().discard(), while initiators may hold DMI pointers).
+  void discard(std::uint64_t addr, std::uint64_t len);
+
+  /// Bytes read / written by successful b_transport and nb_transport_fw transactions
+  /// (debug and DMI accesses are not counted).
+  std::uint64_t bytes_read() const { return bytes_read_; }
+  std::uint64_t bytes_written() const { return bytes_written_; }
+  /// Sum of data-bus service times (ps); busy_ps() / elapsed is the bus utilisation.
+  ps_t busy_ps() const { return bus_.busy_ps(); }
+
+  /// Validates and performs `trans` functionally, reserving the data bus from `ready_ps`.
+  /// Returns the time (ps) the response is available (finish + latency), or `ready_ps` if
+  /// the transaction failed (its response status says why). Shared by LT and AT.
+  ps_t execute(tlm::tlm_generic_payload& trans, ps_t ready_ps);
+
+private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+
+  // AT response path (Accellera at_target shape): PEQ callback, exclusion rule.
+  void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+  void send_response(tlm::tlm_generic_payload& trans);
+  void end_response(tlm::tlm_generic_payload& trans);
+
+  memory_params params_;
+  mem::backing_store store_;
+  bandwidth_server bus_;
+  std::uint64_t bytes_read_ = 0;
+  std::uint64_t bytes_written_ = 0;
+
+  tlm_utils::peq_with_cb_and_phase<memory_target> peq_;
+  tlm::tlm_generic_payload* resp_in_progress_ = nullptr;  // BEGIN_RESP sent, END_RESP pending
+  std::deque<tlm::tlm_generic_payload*> resp_queue_;      // responses waiting for the channel
+};
+
+}  // namespace cdma
