@@ -1,0 +1,128 @@
+#include "platform/platform.h"
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include "tlm/core/initiator_mux.h"
+#include "tlm/core/sc_time_util.h"
+#include "tlm/pcie/pcie_link.h"
+#include "workloads/activations/activation_source.h"
+
+namespace cdma::platform {
+
+std::string default_activations_path() {
+  return std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
+}
+
+double run_report::compression_ratio() const {
+  std::uint64_t raw = 0, moved = 0;
+  for (const auto& l : cdma.result.layers)
+    if (l.offloaded) {
+      raw += l.bytes;
+      moved += l.moved_data_bytes + l.meta_bytes;
+    }
+  return moved ? static_cast<double>(raw) / static_cast<double>(moved) : 1.0;
+}
+
+std::uint64_t run_report::verified_bytes() const {
+  return vdnn.result.verified_bytes + cdma.result.verified_bytes;
+}
+
+std::uint64_t run_report::mismatched_bytes() const {
+  return vdnn.result.mismatched_bytes + cdma.result.mismatched_bytes;
+}
+
+bool run_report::ok() const {
+  return mismatched_bytes() == 0 && vdnn.result.errors.empty() && cdma.result.errors.empty();
+}
+
+namespace {
+
+/// The modules of one platform instance.
+struct top {
+  gpu_memory_controller gpu_mem;
+  host_memory host_mem;
+  pcie_link pcie;
+  cdma_engine engine;
+  initiator_mux gpu_bus;
+  workloads::vdnn_runtime runtime;
+  sc_core::sc_signal<bool> irq;
+
+  top(const platform_config& c, const workloads::network& net,
+      std::vector<workloads::layer_time> times, workloads::activation_source& src,
+      const workloads::vdnn_runtime_params& rp)
+      : gpu_mem("gpu_mem", c.gpu_mem), host_mem("host_mem", c.host_mem), pcie("pcie", c.pcie),
+        engine("cdma", c.engine), gpu_bus("gpu_bus"),
+        runtime("vdnn", net, std::move(times), src, rp), irq("irq") {
+    engine.gpu_mem.bind(gpu_bus.tgt);
+    runtime.gpu_mem.bind(gpu_bus.tgt);
+    gpu_bus.init.bind(gpu_mem.tgt);
+    engine.pcie.bind(pcie.tgt);
+    pcie.init.bind(host_mem.tgt);
+    runtime.regs.bind(engine.regs);
+    engine.irq.bind(irq);
+    runtime.irq.bind(irq);
+  }
+};
+
+}  // namespace
+
+run_report run(const platform_config& cfg) {
+  if (cfg.batch < 1) throw std::invalid_argument("--batch must be >= 1, got " + std::to_string(cfg.batch));
+  run_report rep;
+  rep.config = cfg;
+  rep.net = workloads::make_network(cfg.network, cfg.batch);
+  const codec::codec_id cid = codec::codec_from_string(cfg.codec);
+  const workloads::vdnn_policy policy = workloads::policy_from_string(cfg.policy);
+
+  std::unique_ptr<workloads::activation_source> src;
+  std::string path = cfg.activations;
+  if (path.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
+    path = default_activations_path();
+  if (!path.empty())
+    src = std::make_unique<workloads::npz_activation_source>(path);
+  else
+    src = std::make_unique<workloads::synthetic_activation_source>(cfg.synthetic_density);
+  src->validate(rep.net);
+  rep.activations = src->describe(rep.net);
+
+  for (const auto& l : rep.net.layers) rep.times.push_back(workloads::roofline_time(l, cfg.gpu));
+
+  workloads::vdnn_runtime_params rp;
+  rp.window_bytes = cfg.engine.window_bytes;
+  rp.verify = cfg.verify;
+  rp.steps = {
+      {"oracle", workloads::vdnn_policy::none, false, cid, 4},
+      {"vdnn", policy, false, codec::codec_id::raw, 4},
+      {"cdma", policy, true, cid, 4},
+  };
+
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS));
+  auto t = std::make_unique<top>(cfg, rep.net, rep.times, *src, rp);
+  std::vector<pcie_traffic> d2h, h2d;
+  pcie::link_stats last_d{}, last_h{};
+  t->runtime.on_step_done = [&](const workloads::step_result&) {
+    const auto sd = t->pcie.stats(pcie::direction::d2h);
+    const auto sh = t->pcie.stats(pcie::direction::h2d);
+    d2h.push_back({sd.payload_bytes - last_d.payload_bytes, sd.wire_bytes - last_d.wire_bytes});
+    h2d.push_back({sh.payload_bytes - last_h.payload_bytes, sh.wire_bytes - last_h.wire_bytes});
+    last_d = sd;
+    last_h = sh;
+  };
+
+  const auto w0 = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  if (!t->runtime.finished() || t->runtime.results().size() != 3)
+    throw std::runtime_error("simulation ended before the three training steps completed");
+  const auto& res = t->runtime.results();
+  step_report* out[3] = {&rep.oracle, &rep.vdnn, &rep.cdma};
+  for (int i = 0; i < 3; ++i) {
+    out[i]->result = res[i];
+    out[i]->d2h = d2h[i];
+    out[i]->h2d = h2d[i];
+  }
+  return rep;
+}
+
+}  // namespace cdma::platform

@@ -1,0 +1,71 @@
+// The ready virtual platform: GPU memory controller, host memory, PCIe link, cDMA engine and
+// the vDNN runtime, wired as in ARCHITECTURE.md §3, and one function that runs a training
+// step for each of the three baselines (oracle, vDNN, cDMA) in one simulation.
+//
+//   vdnn_runtime.regs ──────────────────────────► cdma_engine.regs
+//   vdnn_runtime.gpu_mem ─┐                        cdma_engine.irq ──► vdnn_runtime.irq
+//   cdma_engine.gpu_mem ──┴► gpu_bus ─► gpu_memory_controller.tgt
+//   cdma_engine.pcie ─────► pcie_link.tgt ; pcie_link.init ─► host_memory.tgt
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+#include "tlm/cdma/cdma_engine.h"
+#include "tlm/memory/gpu_memory_controller.h"
+#include "tlm/memory/host_memory.h"
+#include "tlm/pcie/link_math.h"
+#include "workloads/compute/roofline.h"
+#include "workloads/network/network.h"
+#include "workloads/vdnn/vdnn_runtime.h"
+
+namespace cdma::platform {
+
+/// Everything a run needs. Defaults: the paper's system (Titan X Maxwell, PCIe Gen3 x16),
+/// InceptionV3 at batch 32 on the shipped real activations, vDNN policy `all`, ZVC.
+struct platform_config {
+  std::string network = "inception_v3";
+  int batch = 32;
+  std::string codec = "zvc";              ///< codec of the cDMA step: "zvc" or "none" (raw)
+  std::string activations;                ///< .npz path; empty: the shipped sample (inception_v3) or synthetic
+  double synthetic_density = 0.5;         ///< nonzero fraction when activations are synthetic
+  std::string policy = "all";             ///< vDNN policy of the vDNN and cDMA steps
+  double quantum_ns = 1000;               ///< global LT quantum (ns), default 1 us (ARCHITECTURE §4)
+  bool verify = true;
+  workloads::gpu_params gpu;
+  gpu_memory_params gpu_mem;
+  host_memory_params host_mem;
+  pcie::link_params pcie;
+  cdma_engine_params engine;
+};
+
+/// Path of the shipped InceptionV3 sample activations (workloads/data).
+std::string default_activations_path();
+
+/// Traffic of one direction of the link during one step.
+struct pcie_traffic { std::uint64_t payload_bytes = 0, wire_bytes = 0; };
+
+struct step_report {
+  workloads::step_result result;
+  pcie_traffic d2h, h2d;
+};
+
+struct run_report {
+  platform_config config;
+  workloads::network net;
+  std::string activations;                 ///< description of the activation source
+  std::vector<workloads::layer_time> times;
+  step_report oracle, vdnn, cdma;
+  double wall_s = 0;                       ///< wall-clock seconds of the simulation
+  /// Compression ratio of the cDMA step: offloaded bytes / (data + metadata bytes moved).
+  double compression_ratio() const;
+  std::uint64_t verified_bytes() const;    ///< vDNN + cDMA prefetched bytes compared
+  std::uint64_t mismatched_bytes() const;
+  bool ok() const;                         ///< every byte matched and no engine error
+};
+
+/// Builds the platform in the current SystemC context, runs oracle, vDNN and cDMA steps and
+/// returns the results. Throws (network_error, activation_error, npy_error,
+/// std::invalid_argument) with a message naming the bad input before simulating anything.
+run_report run(const platform_config& cfg);
+
+}  // namespace cdma::platform

@@ -1,0 +1,164 @@
+#include "platform/report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+namespace cdma::platform {
+
+namespace {
+
+double ms(ps_t t) { return ps_to_s(t) * 1e3; }
+double MB(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+double ratio(const workloads::layer_result& l) {
+  const std::uint64_t moved = l.moved_data_bytes + l.meta_bytes;
+  return moved ? static_cast<double>(l.bytes) / static_cast<double>(moved) : 0.0;
+}
+
+}  // namespace
+
+void print_summary(std::ostream& os, const run_report& r) {
+  const auto& net = r.net;
+  const auto& v = r.vdnn.result;
+  const auto& c = r.cdma.result;
+  os << "cdma-vp: one training step of " << net.name << " at batch " << net.batch << "\n"
+     << "  platform   : " << r.config.gpu.name << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
+     << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s), PCIe Gen"
+     << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B)\n"
+     << "  runtime    : vDNN policy " << r.config.policy << ", codec " << r.config.codec
+     << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
+     << " compression units x " << r.config.engine.unit_bytes_per_cycle << " B/cycle at "
+     << fmt("%.2f", r.config.engine.clock_hz / 1e9) << " GHz\n"
+     << "  activations: " << r.activations << "\n\n";
+
+  os << std::left << std::setw(14) << "layer" << std::setw(20) << "offloaded X_i" << std::right
+     << std::setw(10) << "MB" << std::setw(7) << "zero%" << std::setw(10) << "comp MB"
+     << std::setw(7) << "ratio" << std::setw(9) << "fwd ms" << std::setw(9) << "bwd ms"
+     << std::setw(10) << "vDNN off" << std::setw(10) << "vDNN pre" << std::setw(10) << "cDMA off"
+     << std::setw(10) << "cDMA pre" << std::setw(11) << "vDNN stall" << std::setw(11)
+     << "cDMA stall" << "\n";
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const auto& l = net.layers[i];
+    const auto& lv = v.layers[i];
+    const auto& lc = c.layers[i];
+    const double zf = lc.bytes ? static_cast<double>(lc.zeros) * 4 / lc.bytes : 0.0;
+    os << std::left << std::setw(14) << l.name << std::setw(20) << l.offload.str() << std::right
+       << std::setw(10) << fmt("%.2f", MB(lc.bytes)) << std::setw(7) << fmt("%.1f", zf * 100);
+    if (lc.offloaded)
+      os << std::setw(10) << fmt("%.2f", MB(lc.moved_data_bytes + lc.meta_bytes)) << std::setw(7)
+         << fmt("%.2f", ratio(lc));
+    else
+      os << std::setw(10) << "resident" << std::setw(7) << "-";
+    os << std::setw(9) << fmt("%.3f", ms(lc.forward)) << std::setw(9) << fmt("%.3f", ms(lc.backward))
+       << std::setw(10) << fmt("%.3f", ms(lv.offload)) << std::setw(10) << fmt("%.3f", ms(lv.prefetch))
+       << std::setw(10) << fmt("%.3f", ms(lc.offload)) << std::setw(10) << fmt("%.3f", ms(lc.prefetch))
+       << std::setw(11) << fmt("%.3f", ms(lv.forward_stall + lv.backward_stall)) << std::setw(11)
+       << fmt("%.3f", ms(lc.forward_stall + lc.backward_stall)) << "\n";
+  }
+  const double to = ps_to_s(r.oracle.result.step), tv = ps_to_s(v.step), tc = ps_to_s(c.step);
+  os << "\nstep time (simulated)\n"
+     << "  oracle (no transfers)  : " << fmt("%10.3f", to * 1e3) << " ms\n"
+     << "  vDNN (uncompressed DMA): " << fmt("%10.3f", tv * 1e3) << " ms  ("
+     << fmt("%.3f", tv / to) << "x oracle)\n"
+     << "  cDMA (" << r.config.codec << ")" << std::string(r.config.codec.size() < 16 ? 16 - r.config.codec.size() : 0, ' ')
+     << ": " << fmt("%10.3f", tc * 1e3) << " ms  (" << fmt("%.3f", tc / to) << "x oracle)\n"
+     << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x ("
+     << fmt("%+.1f", (tv / tc - 1) * 100) << "% faster)\n"
+     << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n"
+     << "PCIe payload bytes, device-to-host / host-to-device:\n"
+     << "  vDNN: " << fmt("%.1f", MB(r.vdnn.d2h.payload_bytes)) << " MB / "
+     << fmt("%.1f", MB(r.vdnn.h2d.payload_bytes)) << " MB  (on the wire "
+     << fmt("%.1f", MB(r.vdnn.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.vdnn.h2d.wire_bytes))
+     << " MB)\n"
+     << "  cDMA: " << fmt("%.1f", MB(r.cdma.d2h.payload_bytes)) << " MB / "
+     << fmt("%.1f", MB(r.cdma.h2d.payload_bytes)) << " MB  (on the wire "
+     << fmt("%.1f", MB(r.cdma.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.cdma.h2d.wire_bytes))
+     << " MB)\n";
+  if (!r.config.verify) {
+    os << "verification: OFF (--no-verify): prefetched data was not compared\n";
+  } else if (r.ok()) {
+    os << "verification: every prefetched byte was compared with what was offloaded and matched ("
+       << r.verified_bytes() << " bytes compared: vDNN " << v.verified_bytes << ", cDMA "
+       << c.verified_bytes << ")\n";
+  } else {
+    os << "verification: FAILED: " << r.mismatched_bytes() << " of " << r.verified_bytes()
+       << " prefetched bytes differ\n";
+    for (const auto* s : {&v, &c})
+      for (const auto& e : s->errors) os << "  " << s->config.label << ": " << e << "\n";
+  }
+  os << "wall time: " << fmt("%.2f", r.wall_s) << " s\n";
+}
+
+nlohmann::json to_json(const run_report& r) {
+  using nlohmann::json;
+  const auto& v = r.vdnn.result;
+  const auto& c = r.cdma.result;
+  json j;
+  j["network"] = r.net.name;
+  j["batch"] = r.net.batch;
+  j["activations"] = r.activations;
+  j["codec"] = r.config.codec;
+  j["policy"] = r.config.policy;
+  j["step_time_s"] = {{"oracle", ps_to_s(r.oracle.result.step)},
+                      {"vdnn", ps_to_s(v.step)},
+                      {"cdma", ps_to_s(c.step)}};
+  j["speedup_cdma_over_vdnn"] = static_cast<double>(v.step) / static_cast<double>(c.step);
+  j["compression_ratio"] = r.compression_ratio();
+  j["verified_bytes"] = r.verified_bytes();
+  j["mismatched_bytes"] = r.mismatched_bytes();
+  j["verified"] = r.config.verify && r.ok();
+  for (const auto* s : {&r.vdnn, &r.cdma}) {
+    const std::string k = s == &r.vdnn ? "vdnn" : "cdma";
+    j["pcie"][k]["d2h"] = {{"payload_bytes", s->d2h.payload_bytes}, {"wire_bytes", s->d2h.wire_bytes}};
+    j["pcie"][k]["h2d"] = {{"payload_bytes", s->h2d.payload_bytes}, {"wire_bytes", s->h2d.wire_bytes}};
+  }
+  json errors = json::array();
+  for (const auto* s : {&v, &c})
+    for (const auto& e : s->errors) errors.push_back(s->config.label + ": " + e);
+  j["errors"] = errors;
+  json layers = json::array();
+  for (std::size_t i = 0; i < r.net.layers.size(); ++i) {
+    const auto& l = r.net.layers[i];
+    const auto& lv = v.layers[i];
+    const auto& lc = c.layers[i];
+    json o;
+    o["name"] = l.name;
+    o["offload_key"] = l.offload_key;
+    o["shape"] = {l.offload.n, l.offload.c, l.offload.h, l.offload.w};
+    o["bytes"] = lc.bytes;
+    o["zero_fraction"] = lc.bytes ? static_cast<double>(lc.zeros) * 4 / lc.bytes : 0.0;
+    o["offloaded"] = lc.offloaded;
+    o["compressed_bytes"] = lc.moved_data_bytes + lc.meta_bytes;
+    o["ratio"] = ratio(lc);
+    o["forward_s"] = ps_to_s(lc.forward);
+    o["backward_s"] = ps_to_s(lc.backward);
+    o["offload_s"] = ps_to_s(lc.offload);
+    o["prefetch_s"] = ps_to_s(lc.prefetch);
+    o["stall_s"] = ps_to_s(lc.forward_stall + lc.backward_stall);
+    o["vdnn"] = {{"offload_s", ps_to_s(lv.offload)},
+                 {"prefetch_s", ps_to_s(lv.prefetch)},
+                 {"stall_s", ps_to_s(lv.forward_stall + lv.backward_stall)}};
+    layers.push_back(o);
+  }
+  j["layers"] = layers;
+  j["wall_s"] = r.wall_s;
+  return j;
+}
+
+void write_json(const std::string& path, const run_report& r) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error(path + ": cannot open for writing (--json FILE)");
+  f << to_json(r).dump(2) << "\n";
+  if (!f) throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace cdma::platform

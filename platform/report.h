@@ -1,0 +1,24 @@
+// Human-readable summary and JSON results of a platform run.
+#pragma once
+#include <ostream>
+#include <string>
+#include <nlohmann/json.hpp>
+#include "platform/platform.h"
+
+namespace cdma::platform {
+
+/// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
+void print_summary(std::ostream& os, const run_report& r);
+
+/// Results as JSON. Keys (times in seconds, sizes in bytes): network, batch, activations,
+/// step_time_s.{oracle,vdnn,cdma}, speedup_cdma_over_vdnn, compression_ratio, verified_bytes,
+/// mismatched_bytes, pcie.{vdnn,cdma}.{d2h,h2d}.{payload_bytes,wire_bytes}, errors, and
+/// layers[] with name, offload_key, shape [N,C,H,W], bytes, zero_fraction, compressed_bytes,
+/// ratio, forward_s, backward_s, offload_s, prefetch_s, stall_s (cDMA step) and vdnn.{offload_s,
+/// prefetch_s, stall_s}.
+nlohmann::json to_json(const run_report& r);
+
+/// Writes to_json(r) to `path`; throws std::runtime_error naming the path if it cannot.
+void write_json(const std::string& path, const run_report& r);
+
+}  // namespace cdma::platform

@@ -1,0 +1,121 @@
+// System tests: the whole platform (GPU memory, host memory, PCIe link, cDMA engine, vDNN
+// runtime) running training steps end to end.
+#include <gtest/gtest.h>
+#include <fstream>
+#include "platform/platform.h"
+#include "platform/report.h"
+#include "support/sc_fixture.h"
+
+using cdma::platform::platform_config;
+
+class platform_test : public cdma::test::sc_fixture {};
+
+TEST_F(platform_test, small_synthetic_network_runs_end_to_end_bit_exact) {
+  platform_config cfg;
+  cfg.network = "synthetic";  // 4 conv layers, 16..128 channels, 32x32
+  cfg.batch = 2;
+  cfg.synthetic_density = 0.3;
+  const auto rep = cdma::platform::run(cfg);
+
+  ASSERT_EQ(rep.net.layers.size(), 4u);
+  // Every offloaded tensor (all but the last layer's input) came back and was compared, in
+  // both the vDNN and the cDMA step.
+  std::uint64_t offloaded = 0;
+  for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i)
+    offloaded += rep.net.layers[i].offload.elements() * 4;
+  EXPECT_EQ(rep.vdnn.result.verified_bytes, offloaded);
+  EXPECT_EQ(rep.cdma.result.verified_bytes, offloaded);
+  EXPECT_EQ(rep.mismatched_bytes(), 0u);
+  EXPECT_TRUE(rep.vdnn.result.errors.empty());
+  EXPECT_TRUE(rep.cdma.result.errors.empty());
+  EXPECT_TRUE(rep.ok());
+
+  const auto to = rep.oracle.result.step, tv = rep.vdnn.result.step, tc = rep.cdma.result.step;
+  EXPECT_LE(to, tc);
+  EXPECT_LE(tc, tv);
+  // The oracle step is exactly the sum of the compute times (no transfers, no stalls).
+  cdma::ps_t sum = 0;
+  for (const auto& t : rep.times) sum += t.forward + t.backward;
+  EXPECT_EQ(to, sum);
+
+  // vDNN moves every offloaded byte each way; layer 0's input (the dense image) cannot shrink.
+  EXPECT_EQ(rep.vdnn.d2h.payload_bytes, offloaded);
+  EXPECT_EQ(rep.vdnn.h2d.payload_bytes, offloaded);
+  EXPECT_LT(rep.cdma.d2h.payload_bytes, rep.vdnn.d2h.payload_bytes);
+  EXPECT_EQ(rep.cdma.d2h.payload_bytes, rep.cdma.h2d.payload_bytes);
+  // At 30 % nonzero, ZVC moves 1 + 32 * 0.3 = 10.6 words per 32 (ratio 3.02x) for the
+  // synthetic layers; the dense image (layer 0) and the metadata keep the total below that.
+  EXPECT_GT(rep.compression_ratio(), 1.5);
+  EXPECT_LT(rep.compression_ratio(), 32.0 / (1 + 32 * 0.3));
+}
+
+TEST_F(platform_test, json_has_the_documented_keys) {
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  const auto rep = cdma::platform::run(cfg);
+  const auto j = cdma::platform::to_json(rep);
+  for (const char* k : {"oracle", "vdnn", "cdma"}) EXPECT_TRUE(j["step_time_s"].contains(k)) << k;
+  EXPECT_TRUE(j.contains("compression_ratio"));
+  EXPECT_EQ(j["verified_bytes"].get<std::uint64_t>(), rep.verified_bytes());
+  ASSERT_EQ(j["layers"].size(), 4u);
+  for (const char* k : {"name", "shape", "bytes", "zero_fraction", "compressed_bytes", "ratio",
+                        "offload_s", "prefetch_s", "forward_s", "backward_s", "stall_s"})
+    EXPECT_TRUE(j["layers"][0].contains(k)) << k;
+  EXPECT_DOUBLE_EQ(j["step_time_s"]["oracle"].get<double>(), cdma::ps_to_s(rep.oracle.result.step));
+}
+
+TEST_F(platform_test, codec_none_moves_raw_windows_plus_metadata) {
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.codec = "none";
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_TRUE(rep.ok());
+  // Every window is stored raw: data bytes equal the offloaded bytes; metadata adds 8 B per
+  // 4 KiB window, so the ratio is 4096 / 4104 for whole windows.
+  EXPECT_EQ(rep.cdma.d2h.payload_bytes - rep.vdnn.d2h.payload_bytes,
+            [&] {
+              std::uint64_t meta = 0;
+              for (const auto& l : rep.cdma.result.layers) meta += l.meta_bytes;
+              return meta;
+            }());
+  EXPECT_LT(rep.compression_ratio(), 1.0);
+  EXPECT_GT(rep.compression_ratio(), 4096.0 / 4104.0 - 1e-3);
+}
+
+TEST_F(platform_test, bad_inputs_name_the_problem) {
+  platform_config cfg;
+  cfg.network = "no_such_net";
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_net"), std::string::npos) << e.what();
+  }
+  cfg.network = "synthetic";
+  cfg.codec = "lzw";
+  EXPECT_THROW(cdma::platform::run(cfg), std::exception);
+  cfg.codec = "zvc";
+  cfg.activations = "/nonexistent/acts.npz";
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/acts.npz"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(platform_test, npz_that_does_not_match_the_network_is_refused) {
+  platform_config cfg;
+  cfg.network = "synthetic";  // keys syn_1..: the InceptionV3 sample has none of them
+  cfg.activations = cdma::platform::default_activations_path();
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("syn_1"), std::string::npos) << m;
+    EXPECT_NE(m.find("chelsea.npz"), std::string::npos) << m;
+  }
+}

@@ -1,0 +1,294 @@
+#include "workloads/vdnn/vdnn_runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include "tlm/codec/window.h"
+#include "tlm/core/sc_time_util.h"
+
+namespace cdma::workloads {
+
+std::string to_string(vdnn_policy p) {
+  switch (p) {
+    case vdnn_policy::none: return "none";
+    case vdnn_policy::all: return "all";
+    case vdnn_policy::conv: return "conv";
+  }
+  return "unknown";
+}
+
+vdnn_policy policy_from_string(const std::string& s) {
+  if (s == "none") return vdnn_policy::none;
+  if (s == "all") return vdnn_policy::all;
+  if (s == "conv") return vdnn_policy::conv;
+  throw std::invalid_argument("unknown vDNN policy '" + s + "'; expected none, all or conv");
+}
+
+namespace {
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
+                           std::vector<layer_time> times, activation_source& source,
+                           const vdnn_runtime_params& p)
+    : sc_module(name), regs("regs"), gpu_mem("gpu_mem"), irq("irq"), net_(net),
+      times_(std::move(times)), source_(source), p_(p) {
+  if (times_.size() != net_.layers.size())
+    throw std::invalid_argument(std::string(this->name()) + ": " +
+                                std::to_string(times_.size()) + " layer times for " +
+                                std::to_string(net_.layers.size()) + " layers");
+  regs.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
+  gpu_mem.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
+  // Host buffers: one data region and one metadata table per layer, never reused within a
+  // step (all offloaded tensors are held until backward). GPU: three rotating slots.
+  std::uint64_t host = p_.host_base;
+  for (const layer& l : net_.layers) {
+    const std::uint64_t bytes = l.offload.elements() * 4;
+    slot_bytes_ = std::max(slot_bytes_, align_up(bytes, 4096));
+    host_data_.push_back(host);
+    host += align_up(bytes, 4096);
+  }
+  for (const layer& l : net_.layers) {
+    host_meta_.push_back(host);
+    host += align_up(codec::window_count(l.offload.elements() * 4, p_.window_bytes) *
+                         codec::window_entry_bytes, 64);
+  }
+  buf_.resize(p_.chunk_bytes);
+  ref_.resize(p_.chunk_bytes);
+  SC_HAS_PROCESS(vdnn_runtime);
+  SC_THREAD(run);
+}
+
+bool vdnn_runtime::offloaded(std::size_t i, vdnn_policy p) const {
+  if (i + 1 >= net_.layers.size()) return false;  // the last layer's input stays resident
+  switch (p) {
+    case vdnn_policy::none: return false;
+    case vdnn_policy::all: return true;
+    case vdnn_policy::conv: return net_.layers[i].kind == layer_kind::conv;
+  }
+  return false;
+}
+
+void vdnn_runtime::write_reg(std::uint32_t off, std::uint32_t v) {
+  tlm::tlm_generic_payload t;
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  t.set_command(tlm::TLM_WRITE_COMMAND);
+  t.set_address(off);
+  t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+  t.set_data_length(4);
+  t.set_streaming_width(4);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  regs->b_transport(t, d);
+  if (t.is_response_error())
+    SC_REPORT_ERROR(name(), ("register write to offset " + std::to_string(off) + " failed: " +
+                             t.get_response_string()).c_str());
+  wait(d);
+}
+
+std::uint32_t vdnn_runtime::read_reg(std::uint32_t off) {
+  std::uint32_t v = 0;
+  tlm::tlm_generic_payload t;
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  t.set_command(tlm::TLM_READ_COMMAND);
+  t.set_address(off);
+  t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+  t.set_data_length(4);
+  t.set_streaming_width(4);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  regs->b_transport(t, d);
+  if (t.is_response_error())
+    SC_REPORT_ERROR(name(), ("register read of offset " + std::to_string(off) + " failed: " +
+                             t.get_response_string()).c_str());
+  wait(d);
+  return v;
+}
+
+std::uint64_t vdnn_runtime::submit(dma_direction dir, std::uint64_t src, std::uint64_t dst,
+                                   std::uint64_t len, std::uint64_t meta,
+                                   const vdnn_step_config& cfg) {
+  write_reg(reg::DESC_SRC_LO, static_cast<std::uint32_t>(src));
+  write_reg(reg::DESC_SRC_HI, static_cast<std::uint32_t>(src >> 32));
+  write_reg(reg::DESC_DST_LO, static_cast<std::uint32_t>(dst));
+  write_reg(reg::DESC_DST_HI, static_cast<std::uint32_t>(dst >> 32));
+  write_reg(reg::DESC_LEN_LO, static_cast<std::uint32_t>(len));
+  write_reg(reg::DESC_LEN_HI, static_cast<std::uint32_t>(len >> 32));
+  write_reg(reg::DESC_META_LO, static_cast<std::uint32_t>(meta));
+  write_reg(reg::DESC_META_HI, static_cast<std::uint32_t>(meta >> 32));
+  write_reg(reg::DESC_CTRL, reg::desc_ctrl(dir, cfg.codec, cfg.element_width));
+  write_reg(reg::DOORBELL, 1);
+  return ++submitted_;
+}
+
+ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result& r,
+                           const std::string& what) {
+  const ps_t compute_end = t0 + compute;
+  bool done = seq == 0;
+  ps_t done_at = t0;
+  for (;;) {
+    if (!done && (irq.read() || read_reg(reg::DONE_COUNT) >= seq)) {
+      if (read_reg(reg::DONE_COUNT) >= seq) {
+        done = true;
+        done_at = now_ps();
+        const std::uint32_t status = read_reg(reg::IRQ_STATUS);
+        if (status & reg::IRQ_ERROR) {
+          const std::uint32_t code = read_reg(reg::ERROR_CODE);
+          r.errors.push_back(what + ": " + to_string(static_cast<dma_error>(code)));
+          SC_REPORT_WARNING(name(), (what + " failed: " +
+                                     to_string(static_cast<dma_error>(code))).c_str());
+        }
+        write_reg(reg::IRQ_STATUS, status);
+      }
+    }
+    const ps_t now = now_ps();
+    if (done) {
+      if (now < compute_end) wait(to_sc(compute_end - now));
+      return done_at;
+    }
+    if (now < compute_end)
+      wait(to_sc(compute_end - now), irq.posedge_event());
+    else if (!irq.read())
+      wait(irq.posedge_event());
+  }
+}
+
+void vdnn_runtime::dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                       std::size_t len) {
+  tlm::tlm_generic_payload t;
+  t.set_command(cmd);
+  t.set_address(addr);
+  t.set_data_ptr(data);
+  t.set_data_length(static_cast<unsigned>(len));
+  t.set_streaming_width(static_cast<unsigned>(len));
+  const unsigned n = gpu_mem->transport_dbg(t);
+  if (n != len) {
+    std::ostringstream m;
+    m << "debug " << (cmd == tlm::TLM_READ_COMMAND ? "read" : "write") << " of " << len
+      << " bytes at GPU address 0x" << std::hex << addr << " moved only " << std::dec << n;
+    SC_REPORT_ERROR(name(), m.str().c_str());
+  }
+}
+
+std::uint64_t vdnn_runtime::produce(std::size_t i, std::uint64_t addr) {
+  const layer& l = net_.layers[i];
+  const std::uint64_t bytes = l.offload.elements() * 4;
+  std::uint64_t zeros = 0;
+  for (std::uint64_t off = 0; off < bytes; off += p_.chunk_bytes) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(p_.chunk_bytes, bytes - off));
+    source_.fill(l.offload_key, l.offload, off, buf_.data(), n);
+    for (std::size_t k = 0; k + 4 <= n; k += 4) {
+      std::uint32_t v;
+      std::memcpy(&v, buf_.data() + k, 4);
+      zeros += (v == 0);
+    }
+    dbg(tlm::TLM_WRITE_COMMAND, addr + off, buf_.data(), n);
+  }
+  return zeros;
+}
+
+void vdnn_runtime::poison(std::uint64_t addr, std::uint64_t len) {
+  std::fill(buf_.begin(), buf_.end(), 0xA5);
+  for (std::uint64_t off = 0; off < len; off += p_.chunk_bytes) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(p_.chunk_bytes, len - off));
+    dbg(tlm::TLM_WRITE_COMMAND, addr + off, buf_.data(), n);
+  }
+}
+
+void vdnn_runtime::verify(std::size_t i, std::uint64_t addr, step_result& r) {
+  const layer& l = net_.layers[i];
+  const std::uint64_t bytes = l.offload.elements() * 4;
+  std::uint64_t bad = 0;
+  for (std::uint64_t off = 0; off < bytes; off += p_.chunk_bytes) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(p_.chunk_bytes, bytes - off));
+    source_.fill(l.offload_key, l.offload, off, ref_.data(), n);
+    dbg(tlm::TLM_READ_COMMAND, addr + off, buf_.data(), n);
+    if (std::memcmp(ref_.data(), buf_.data(), n) != 0)
+      for (std::size_t k = 0; k < n; ++k) bad += (ref_[k] != buf_[k]);
+  }
+  r.verified_bytes += bytes;
+  r.mismatched_bytes += bad;
+  if (bad) {
+    std::ostringstream m;
+    m << "layer " << l.name << ": " << bad << " of " << bytes
+      << " prefetched bytes differ from what was offloaded";
+    r.errors.push_back(m.str());
+    SC_REPORT_WARNING(name(), m.str().c_str());
+  }
+}
+
+void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
+  const std::size_t n = net_.layers.size();
+  r.config = cfg;
+  r.layers.assign(n, layer_result{});
+  const bool transfers = cfg.policy != vdnn_policy::none;
+  auto slot = [this](std::size_t i) { return p_.gpu_base + (i % 3) * slot_bytes_; };
+  const ps_t t_start = now_ps();
+
+  if (transfers && n > 0) r.layers[0].zeros = produce(0, slot(0));
+  for (std::size_t i = 0; i < n; ++i) {
+    const layer& l = net_.layers[i];
+    layer_result& lr = r.layers[i];
+    lr.bytes = l.offload.elements() * 4;
+    lr.forward = times_[i].forward;
+    lr.backward = times_[i].backward;
+    lr.offloaded = offloaded(i, cfg.policy);
+    const ps_t t0 = now_ps();
+    // The layer's output is the next layer's input X_{i+1}: written where the kernel puts it.
+    if (transfers && i + 1 < n) r.layers[i + 1].zeros = produce(i + 1, slot(i + 1));
+    std::uint64_t seq = 0;
+    if (lr.offloaded)
+      seq = submit(cfg.compress ? dma_direction::offload : dma_direction::copy_d2h, slot(i),
+                   host_data_[i], lr.bytes, host_meta_[i], cfg);
+    const ps_t done = overlap(t0, lr.forward, seq, r, "offload of " + l.name + "'s input");
+    if (seq) {
+      lr.offload = done - t0;
+      lr.moved_data_bytes = (static_cast<std::uint64_t>(read_reg(reg::LAST_OUT_HI)) << 32) |
+                            read_reg(reg::LAST_OUT_LO);
+      if (cfg.compress)
+        lr.meta_bytes = codec::window_count(lr.bytes, p_.window_bytes) * codec::window_entry_bytes;
+    }
+    lr.forward_stall = now_ps() - t0 - lr.forward;
+  }
+  const ps_t t_mid = now_ps();
+  for (std::size_t i = n; i-- > 0;) {
+    const ps_t t0 = now_ps();
+    std::uint64_t seq = 0;
+    if (i >= 1 && r.layers[i - 1].offloaded) {
+      poison(slot(i - 1), r.layers[i - 1].bytes);  // vDNN released the buffer after offload
+      seq = submit(cfg.compress ? dma_direction::prefetch : dma_direction::copy_h2d,
+                   host_data_[i - 1], slot(i - 1), r.layers[i - 1].bytes, host_meta_[i - 1], cfg);
+    }
+    const ps_t done = overlap(t0, r.layers[i].backward, seq, r,
+                              "prefetch of " + net_.layers[i - (i >= 1)].name + "'s input");
+    if (seq) {
+      r.layers[i - 1].prefetch = done - t0;
+      if (p_.verify) verify(i - 1, slot(i - 1), r);
+    }
+    r.layers[i].backward_stall = now_ps() - t0 - r.layers[i].backward;
+  }
+  r.forward = t_mid - t_start;
+  r.backward = now_ps() - t_mid;
+  r.step = now_ps() - t_start;
+}
+
+void vdnn_runtime::run() {
+  write_reg(reg::IRQ_ENABLE, reg::IRQ_DONE | reg::IRQ_ERROR);
+  write_reg(reg::CTRL, reg::CTRL_ENABLE);
+  for (const vdnn_step_config& cfg : p_.steps) {
+    step_result r;
+    step(cfg, r);
+    results_.push_back(std::move(r));
+    if (on_step_done) on_step_done(results_.back());
+  }
+  finished_ = true;
+  sc_core::sc_stop();
+}
+
+tlm::tlm_sync_enum vdnn_runtime::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase&,
+                                                 sc_core::sc_time&) {
+  SC_REPORT_ERROR(name(), "unexpected nb_transport_bw: the runtime issues only b_transport");
+  p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+  return tlm::TLM_COMPLETED;
+}
+
+}  // namespace cdma::workloads

@@ -1,0 +1,117 @@
+// vdnn_runtime: the driver side of vDNN (Rhu et al., MICRO 2016) as an SC_THREAD that
+// programs the cDMA engine only through its registers (socket `regs`) and waits for its
+// interrupt (`irq`), exactly as a CPU model would.
+//
+// Per training step, forward: layer i's input X_i is offloaded while layer i computes; the
+// streams synchronise at the end of every layer (vDNN §III), so a layer lasts
+// max(compute, offload). Backward (layers in reverse): while layer i computes its backward
+// pass, X_{i-1} is prefetched (the nearest earlier offloaded layer); the last layer's input
+// stays resident. Every prefetched byte is read back and compared with the bytes that were
+// offloaded (regenerated from the activation source).
+//
+// The GPU compute itself is modelled by time only (from the roofline); the tensors it
+// produces are written into GPU memory through the `gpu_mem` socket's debug transport.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include "tlm/cdma/descriptor.h"
+#include "tlm/core/units.h"
+#include "workloads/activations/activation_source.h"
+#include "workloads/compute/roofline.h"
+#include "workloads/network/network.h"
+
+namespace cdma::workloads {
+
+enum class vdnn_policy { none, all, conv };
+std::string to_string(vdnn_policy p);
+/// "none" | "all" | "conv"; throws std::invalid_argument naming the value otherwise.
+vdnn_policy policy_from_string(const std::string& s);
+
+/// One training step to simulate. Steps run one after another in the same simulation.
+struct vdnn_step_config {
+  std::string label;                  ///< e.g. "oracle", "vdnn", "cdma"
+  vdnn_policy policy = vdnn_policy::all;
+  bool compress = false;              ///< false: plain copies; true: offload/prefetch with codec
+  codec::codec_id codec = codec::codec_id::zvc;
+  unsigned element_width = 4;         ///< bytes per element (fp32)
+};
+
+struct vdnn_runtime_params {
+  std::vector<vdnn_step_config> steps;
+  std::size_t window_bytes = 4096;    ///< must equal the engine's (sizes the metadata tables)
+  std::uint64_t gpu_base = 0;         ///< GPU memory address of the activation buffers
+  std::uint64_t host_base = 0;        ///< host (bus) address of the pinned offload region
+  bool verify = true;                 ///< compare every prefetched byte
+  std::size_t chunk_bytes = 1 << 20;  ///< functional fill / verify granularity
+};
+
+/// Results of one layer in one step. Times in ps; 0 where the layer did no transfer.
+struct layer_result {
+  bool offloaded = false;
+  std::uint64_t bytes = 0;            ///< uncompressed bytes of the offloaded tensor X_i
+  std::uint64_t zeros = 0;            ///< zero elements (bit pattern all 0x00) in X_i
+  std::uint64_t moved_data_bytes = 0; ///< data bytes written to host (compressed or not)
+  std::uint64_t meta_bytes = 0;       ///< metadata table bytes
+  ps_t forward = 0, backward = 0;     ///< compute time
+  ps_t offload = 0, prefetch = 0;     ///< transfer time (doorbell to completion)
+  ps_t forward_stall = 0, backward_stall = 0;
+};
+
+struct step_result {
+  vdnn_step_config config;
+  ps_t step = 0, forward = 0, backward = 0;
+  std::vector<layer_result> layers;   ///< same order as network.layers
+  std::uint64_t verified_bytes = 0, mismatched_bytes = 0;
+  std::vector<std::string> errors;    ///< engine errors seen (with the layer named)
+};
+
+class vdnn_runtime : public sc_core::sc_module {
+public:
+  tlm_utils::simple_initiator_socket<vdnn_runtime> regs;     ///< to cdma_engine.regs
+  tlm_utils::simple_initiator_socket<vdnn_runtime> gpu_mem;  ///< functional access to GPU memory
+  sc_core::sc_in<bool> irq;
+
+  vdnn_runtime(sc_core::sc_module_name name, const network& net,
+               std::vector<layer_time> times, activation_source& source,
+               const vdnn_runtime_params& p);
+
+  const std::vector<step_result>& results() const { return results_; }
+  bool finished() const { return finished_; }
+  /// Called after each step with its result (e.g. to snapshot link statistics).
+  std::function<void(const step_result&)> on_step_done;
+
+private:
+  void run();
+  void step(const vdnn_step_config& cfg, step_result& r);
+  bool offloaded(std::size_t i, vdnn_policy p) const;
+  std::uint64_t submit(dma_direction dir, std::uint64_t src, std::uint64_t dst,
+                       std::uint64_t len, std::uint64_t meta, const vdnn_step_config& cfg);
+  /// Waits until compute of `compute` ps from t0 has elapsed and descriptor `seq` (if any) has
+  /// completed; returns the observed transfer completion time (ps).
+  ps_t overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result& r, const std::string& what);
+  void write_reg(std::uint32_t off, std::uint32_t v);
+  std::uint32_t read_reg(std::uint32_t off);
+  std::uint64_t produce(std::size_t i, std::uint64_t addr);  ///< writes X_i; returns zero count
+  void poison(std::uint64_t addr, std::uint64_t len);
+  void verify(std::size_t i, std::uint64_t addr, step_result& r);
+  void dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&);
+
+  network net_;
+  std::vector<layer_time> times_;
+  activation_source& source_;
+  vdnn_runtime_params p_;
+  std::vector<std::uint64_t> host_data_, host_meta_;
+  std::uint64_t slot_bytes_ = 0;
+  std::uint64_t submitted_ = 0;
+  std::vector<step_result> results_;
+  std::vector<std::uint8_t> buf_, ref_;
+  bool finished_ = false;
+};
+
+}  // namespace cdma::workloads
