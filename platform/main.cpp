@@ -1,92 +1,44 @@
-// cdma-vp: the command-line front end of the platform.
-//   cdma-vp [run] [--network NAME] [--batch N] [--codec zvc|none] [--activations PATH]
-//                 [--density D] [--policy all|conv] [--json FILE] [--no-verify]
-// Exit codes: 0 success, 1 simulation ran but verification failed, 2 bad input.
+// cdma-vp: the command-line front end of the platform. Dispatches to the sub-commands
+// registered in platform/cmd_*.cpp; with no command (or only options) it runs `run`.
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <boost/program_options.hpp>
 #include <systemc>
-#include "platform/platform.h"
-#include "platform/report.h"
+#include "platform/command.h"
 
-namespace po = boost::program_options;
+namespace cdma::platform {
 
-namespace {
+std::vector<command>& commands() {
+  static std::vector<command> all;
+  return all;
+}
 
 int usage_error(const std::string& msg) {
   std::cerr << "cdma-vp: " << msg << "\n(see cdma-vp --help)\n";
   return 2;
 }
 
-int run_command(const std::vector<std::string>& args) {
-  cdma::platform::platform_config cfg;
-  std::string json_path;
-  po::options_description opts("cdma-vp run options");
-  opts.add_options()
-      ("help,h", "print this help")
-      ("network", po::value(&cfg.network)->default_value(cfg.network),
-       "network: inception_v3 | synthetic")
-      ("batch", po::value(&cfg.batch)->default_value(cfg.batch), "batch size (>= 1)")
-      ("codec", po::value(&cfg.codec)->default_value(cfg.codec),
-       "codec of the cDMA step: zvc | none")
-      ("activations", po::value(&cfg.activations),
-       "real activations: .npz with one NCHW float32 member per layer output "
-       "(default for inception_v3: the shipped chelsea.npz; other networks: synthetic)")
-      ("density", po::value(&cfg.synthetic_density)->default_value(cfg.synthetic_density),
-       "nonzero fraction of synthetic activations, in [0, 1]")
-      ("policy", po::value(&cfg.policy)->default_value(cfg.policy), "vDNN policy: all | conv")
-      ("json", po::value(&json_path), "also write the results as JSON to FILE")
-      ("no-verify", "skip comparing prefetched bytes with the offloaded ones");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << "Usage: cdma-vp [run] [options]\n\nSimulates one DNN training step under vDNN "
-                 "three times (oracle, vDNN, cDMA) on a\nTitan X (Maxwell) + PCIe Gen3 x16 "
-                 "platform and reports the step times.\n\n"
-              << opts << "\nExit status: 0 ok, 1 prefetched data did not match, 2 bad input.\n";
-    return 0;
-  }
-  cfg.verify = vm.count("no-verify") == 0;
-  if (cfg.policy == "none") return usage_error("--policy none is the oracle, which is always reported; use all or conv");
-  // Fail on an unwritable --json before spending time on the simulation.
-  if (!json_path.empty()) {
-    std::ofstream probe(json_path, std::ios::app);
-    if (!probe) return usage_error("--json " + json_path + ": cannot open for writing");
-  }
-  cdma::platform::run_report rep;
-  try {
-    rep = cdma::platform::run(cfg);
-  } catch (const std::exception& e) {
-    return usage_error(e.what());
-  }
-  cdma::platform::print_summary(std::cout, rep);
-  if (!json_path.empty()) {
-    try {
-      cdma::platform::write_json(json_path, rep);
-      std::cout << "results written to " << json_path << "\n";
-    } catch (const std::exception& e) {
-      std::cerr << "cdma-vp: " << e.what() << "\n";
-      return 2;
-    }
-  }
-  return rep.ok() || !cfg.verify ? 0 : 1;
-}
-
-}  // namespace
+}  // namespace cdma::platform
 
 int sc_main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "run") args.erase(args.begin());
-  else if (!args.empty() && args[0][0] != '-')
-    return usage_error("unknown command '" + args[0] + "'; expected: run");
+  using namespace cdma::platform;
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  return run_command(args);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string name = "run";
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::cout << "Usage: cdma-vp [COMMAND] [options]   (COMMAND defaults to run)\n\nCommands:\n";
+    for (const auto& c : commands()) std::cout << "  " << c.name << std::string(c.name.size() < 10 ? 10 - c.name.size() : 1, ' ') << c.summary << "\n";
+    std::cout << "\n`cdma-vp COMMAND --help` describes one command.\n";
+    return 0;
+  }
+  if (!args.empty() && args[0].rfind("-", 0) != 0) {
+    name = args[0];
+    args.erase(args.begin());
+  }
+  for (const auto& c : commands())
+    if (c.name == name) return c.run(args);
+  std::string known;
+  for (const auto& c : commands()) known += (known.empty() ? "" : ", ") + c.name;
+  return usage_error("unknown command '" + name + "'; expected one of: " + known);
 }
 
 // Our own entry point so the SystemC banner is off unless the user asks for it
