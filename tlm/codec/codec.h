@@ -1,0 +1,57 @@
+// Compression codecs of the cDMA engine: the one interface every model codes against.
+//
+// Pure C++ (no SystemC). A codec works on a byte buffer of L bytes holding little-endian
+// elements of `element_width()` bytes; the exact formats are docs/ARCHITECTURE.md section 5
+// (ZVC in zvc.h, raw in raw.h). Windowed DMA framing (per-window metadata, raw fallback) is
+// in window.h.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace cdma::codec {
+
+/// Error from a codec: bad parameter (unknown name, unsupported element width) or corrupt
+/// compressed input. The message says what is wrong, at which byte offset, and what was expected.
+class codec_error : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Codec identifiers. The numeric value is the descriptor's codec field (see the register map).
+enum class codec_id : std::uint8_t { raw = 0, zvc = 1 };  // rle, zlib, lz4, zstd come later
+
+/// Canonical name: "raw", "zvc".
+std::string to_string(codec_id id);
+
+/// Parses a codec name: "raw" or "none" -> raw, "zvc" -> zvc (exact, lower case).
+/// Throws codec_error listing the valid names otherwise.
+codec_id codec_from_string(const std::string& s);
+
+/// A stateless, thread-safe compressor/decompressor for one element width.
+class codec {
+ public:
+  virtual ~codec() = default;
+  virtual codec_id id() const = 0;
+  /// Element width in bytes: 1, 2 or 4.
+  virtual unsigned element_width() const = 0;
+  /// Worst-case compressed size in bytes for n input bytes.
+  virtual std::size_t max_compressed_size(std::size_t n) const = 0;
+  /// Compresses n bytes from `in`; `out` has room for max_compressed_size(n) bytes.
+  /// Returns the number of bytes written. `in` may be null when n == 0.
+  virtual std::size_t compress(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const = 0;
+  /// Decodes exactly out_n bytes from in[0..in_n). Throws codec_error (message says what and
+  /// at which offset) if the stream is truncated, too long, a mask implies more data than
+  /// present, etc. Never reads or writes out of bounds.
+  virtual void decompress(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out,
+                          std::size_t out_n) const = 0;
+  /// Size in bytes compress() would return, without writing output (fast path).
+  virtual std::size_t compressed_size(const std::uint8_t* in, std::size_t n) const = 0;
+};
+
+/// Creates a codec. element_width must be 1, 2 or 4 bytes (else codec_error); an unknown id
+/// also throws codec_error.
+std::unique_ptr<codec> make_codec(codec_id id, unsigned element_width = 4);
+
+}  // namespace cdma::codec

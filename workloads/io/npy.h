@@ -1,0 +1,81 @@
+// NumPy .npy parser and .npz reader (activation sources for the workloads).
+//
+// Format: NumPy's "NPY format" (numpy/lib/format.py, NEP 1), versions 1.0, 2.0 and 3.0:
+//   bytes 0..5  magic "\x93NUMPY"; byte 6 major version (1, 2 or 3); byte 7 minor version (0);
+//   v1.0: bytes 8..9 u16 LE header length H; v2.0/v3.0: bytes 8..11 u32 LE header length H;
+//   then H bytes of header (ASCII, UTF-8 for v3.0): a Python dict literal with exactly the keys
+//   'descr' (dtype string), 'fortran_order' (True/False) and 'shape' (tuple of ints),
+//   padded with spaces and a newline; then the raw data.
+// An .npz is a ZIP archive with one member "<key>.npy" per array (numpy.savez[_compressed]).
+//
+// Supported dtypes: f2 f4 f8 i1 u1 i2 u2 i4 u4 i8 u8 b1, byte order '<', '>', '|' or '='
+// ('|' and '=' mean native = little-endian on the supported hosts). Everything else (object
+// 'O', strings 'S'/'U', complex, datetime, structured/list descr) is refused.
+// Trailing bytes after the data are refused (a clean .npy file ends exactly at its data).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cdma::workloads {
+
+/// Error reading a .npy/.npz. Message form: "<file>[:<member>]: <problem>; expected <form>".
+class npy_error : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A dense array as NumPy presents it.
+struct npy_array {
+  std::vector<std::int64_t> shape;  ///< dimensions (empty for a 0-d array)
+  /// dtype string exactly as in the header, e.g. "<f4", ">i2", "|u1" (a ">" descr is kept even
+  /// though `data` has been converted to little-endian).
+  std::string descr;
+  unsigned element_width = 0;       ///< bytes per element (1, 2, 4 or 8)
+  /// elements() * element_width bytes, C order, little-endian: converted if the file was
+  /// big-endian ('>') or fortran_order, so element [i0, .., ik] is where NumPy's C-ordered
+  /// ascontiguousarray(a).astype('<...') would put it.
+  std::vector<std::uint8_t> data;
+  /// Product of shape (1 for a 0-d array).
+  std::uint64_t elements() const;
+};
+
+/// Parses a complete .npy image bytes[0..n). `origin` names the file (and member) in errors.
+/// Throws npy_error on bad magic or version, truncated header or data, malformed header dict,
+/// unsupported descr, negative or overflowing shape, or bytes after the data. Never allocates
+/// more than the data actually present.
+npy_array parse_npy(const std::uint8_t* bytes, std::size_t n, const std::string& origin);
+
+/// Reads and parses a .npy file. npy_error if it cannot be read (or as parse_npy).
+npy_array read_npy(const std::string& path);
+
+/// Read-only .npz archive (a ZIP of .npy members). Not copyable; one archive must not be read
+/// from two threads at once (open one npz_archive per thread instead).
+class npz_archive {
+ public:
+  /// Opens the archive. npy_error if the file is missing, unreadable or not a zip archive.
+  explicit npz_archive(const std::string& path);
+  ~npz_archive();
+  npz_archive(npz_archive&&) noexcept;
+  npz_archive& operator=(npz_archive&&) noexcept;
+  npz_archive(const npz_archive&) = delete;
+  npz_archive& operator=(const npz_archive&) = delete;
+
+  /// Member names with a trailing ".npy" removed (as numpy.load(...).files), in archive order.
+  const std::vector<std::string>& keys() const;
+  bool contains(const std::string& key) const;
+  /// Reads and parses member "<key>.npy" (or "<key>" if stored without the suffix).
+  /// npy_error naming the file and key if absent, unreadable (bad CRC, truncated) or corrupt.
+  npy_array read(const std::string& key) const;
+  /// The path given to the constructor.
+  const std::string& path() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace cdma::workloads
