@@ -1,6 +1,8 @@
 #include "platform/platform.h"
 
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <memory>
 #include <stdexcept>
 #include "tlm/core/initiator_mux.h"
@@ -38,6 +40,15 @@ bool run_report::ok() const {
 
 namespace {
 
+/// Peak resident set size of this process (VmHWM from /proc/self/status), bytes; 0 if unknown.
+std::uint64_t peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
 /// The modules of one platform instance.
 struct top {
   gpu_memory_controller gpu_mem;
@@ -67,7 +78,11 @@ struct top {
 
 }  // namespace
 
-run_report run(const platform_config& cfg) {
+run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
+  platform_config cfg = cfg_in;
+  // One parameter, one place: the roofline uses the GPU memory's bandwidth and capacity.
+  cfg.gpu.dram_Bps = cfg.gpu_mem.peak_bandwidth_Bps;
+  cfg.gpu.memory_bytes = cfg.gpu_mem.size_bytes;
   if (cfg.batch < 1) throw std::invalid_argument("--batch must be >= 1, got " + std::to_string(cfg.batch));
   run_report rep;
   rep.config = cfg;
@@ -110,9 +125,22 @@ run_report run(const platform_config& cfg) {
     last_h = sh;
   };
 
+  t->runtime.on_layer = hooks.progress;
+  sc_core::sc_trace_file* vcd = nullptr;
+  if (!hooks.vcd_path.empty()) {
+    std::string base = hooks.vcd_path;
+    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0) base.resize(base.size() - 4);
+    vcd = sc_core::sc_create_vcd_trace_file(base.c_str());
+    vcd->set_time_unit(1, sc_core::SC_NS);
+    sc_core::sc_trace(vcd, t->irq, "irq");
+    sc_core::sc_trace(vcd, t->runtime.compute_busy, "compute_busy");
+    sc_core::sc_trace(vcd, t->runtime.transfer_busy, "transfer_busy");
+  }
+  rep.pcie_rate_Bps = t->pcie.rate_Bps();
   const auto w0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  if (vcd) sc_core::sc_close_vcd_trace_file(vcd);
   if (!t->runtime.finished() || t->runtime.results().size() != 3)
     throw std::runtime_error("simulation ended before the three training steps completed");
   const auto& res = t->runtime.results();
@@ -122,6 +150,7 @@ run_report run(const platform_config& cfg) {
     out[i]->d2h = d2h[i];
     out[i]->h2d = h2d[i];
   }
+  rep.peak_rss_bytes = peak_rss_bytes();
   return rep;
 }
 

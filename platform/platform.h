@@ -8,6 +8,7 @@
 //   cdma_engine.pcie ─────► pcie_link.tgt ; pcie_link.init ─► host_memory.tgt
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 #include "tlm/cdma/cdma_engine.h"
@@ -55,6 +56,8 @@ struct run_report {
   std::string activations;                 ///< description of the activation source
   std::vector<workloads::layer_time> times;
   step_report oracle, vdnn, cdma;
+  double pcie_rate_Bps = 0;                ///< raw rate of one link direction
+  std::uint64_t peak_rss_bytes = 0;        ///< peak resident memory of this process at the end
   double wall_s = 0;                       ///< wall-clock seconds of the simulation
   /// Compression ratio of the cDMA step: offloaded bytes / (data + metadata bytes moved).
   double compression_ratio() const;
@@ -66,6 +69,14 @@ struct run_report {
 /// Builds the platform in the current SystemC context, runs oracle, vDNN and cDMA steps and
 /// returns the results. Throws (network_error, activation_error, npy_error,
 /// std::invalid_argument) with a message naming the bad input before simulating anything.
-run_report run(const platform_config& cfg);
+/// Called as each layer starts: step label, forward pass?, layer index, layer count.
+using progress_fn = std::function<void(const std::string&, bool, std::size_t, std::size_t)>;
+
+/// Optional observers of a run (not part of the platform's configuration).
+struct run_hooks {
+  progress_fn progress;
+  std::string vcd_path;  ///< if set: VCD of irq, compute_busy, transfer_busy
+};
+run_report run(const platform_config& cfg, const run_hooks& hooks = {});
 
 }  // namespace cdma::platform

@@ -1,5 +1,9 @@
 #include "platform/report.h"
 
+#include <cmath>
+#include <boost/histogram.hpp>
+#include "platform/config.h"
+
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -98,6 +102,67 @@ void print_summary(std::ostream& os, const run_report& r) {
   os << "wall time: " << fmt("%.2f", r.wall_s) << " s\n";
 }
 
+std::vector<stat> collect_stats(const run_report& r) {
+  std::vector<stat> out;
+  auto add = [&](const std::string& n, double v, const char* unit) { out.push_back({n, v, unit}); };
+  const step_report* steps[] = {&r.oracle, &r.vdnn, &r.cdma};
+  for (const step_report* s : steps) {
+    const std::string k = s->result.config.label;
+    const double t = ps_to_s(s->result.step);
+    add("step_time." + k, t, "s");
+    add("forward_time." + k, ps_to_s(s->result.forward), "s");
+    add("backward_time." + k, ps_to_s(s->result.backward), "s");
+    if (s == &r.oracle) continue;
+    ps_t stall = 0;
+    for (const auto& l : s->result.layers) stall += l.forward_stall + l.backward_stall;
+    add("stall_time." + k, ps_to_s(stall), "s");
+    for (const auto& [dir, tr] : {std::pair<const char*, const pcie_traffic*>{"d2h", &s->d2h}, {"h2d", &s->h2d}}) {
+      const std::string p = "pcie." + k + "." + dir;
+      add(p + ".payload_bytes", static_cast<double>(tr->payload_bytes), "B");
+      add(p + ".wire_bytes", static_cast<double>(tr->wire_bytes), "B");
+      add(p + ".efficiency", tr->wire_bytes ? static_cast<double>(tr->payload_bytes) / tr->wire_bytes : 0.0, "ratio");
+      add(p + ".mean_bandwidth", t > 0 ? tr->payload_bytes / t / 1e9 : 0.0, "GB/s");
+      add(p + ".utilisation", t > 0 && r.pcie_rate_Bps > 0 ? tr->wire_bytes / (t * r.pcie_rate_Bps) : 0.0, "ratio");
+    }
+  }
+  add("speedup.cdma_over_vdnn", static_cast<double>(r.vdnn.result.step) / static_cast<double>(r.cdma.result.step), "ratio");
+  add("compression_ratio", r.compression_ratio(), "ratio");
+  add("verified_bytes", static_cast<double>(r.verified_bytes()), "B");
+  add("peak_rss", static_cast<double>(r.peak_rss_bytes), "B");
+  add("wall_time", r.wall_s, "s");
+  for (std::size_t i = 0; i < r.net.layers.size(); ++i) {
+    const auto& c = r.cdma.result.layers[i];
+    const auto& v = r.vdnn.result.layers[i];
+    const std::string p = "layer." + r.net.layers[i].name;
+    if (c.offloaded) add(p + ".compression_ratio", ratio(c), "ratio");
+    add(p + ".stall.vdnn", ps_to_s(v.forward_stall + v.backward_stall), "s");
+    add(p + ".stall.cdma", ps_to_s(c.forward_stall + c.backward_stall), "s");
+  }
+  return out;
+}
+
+nlohmann::json transfer_histograms(const run_report& r) {
+  using nlohmann::json;
+  namespace bh = boost::histogram;
+  json out = json::object();
+  for (const step_report* s : {&r.vdnn, &r.cdma}) {
+    for (const bool off : {true, false}) {
+      // Log-spaced bins from 1 us to 1 s, 4 per decade; under/overflow kept.
+      auto h = bh::make_histogram(bh::axis::regular<double, bh::axis::transform::log>(24, 1e-6, 1.0));
+      for (const auto& l : s->result.layers) {
+        const ps_t t = off ? l.offload : l.prefetch;
+        if (l.offloaded && t) h(ps_to_s(t));
+      }
+      json bins = json::array();
+      for (auto&& x : bh::indexed(h, bh::coverage::all))
+        if (*x > 0)
+          bins.push_back(json{{"lower_s", x.bin().lower()}, {"upper_s", x.bin().upper()}, {"count", static_cast<double>(*x)}});
+      out[s->result.config.label + (off ? ".offload_time" : ".prefetch_time")] = {{"unit", "s"}, {"bins", bins}};
+    }
+  }
+  return out;
+}
+
 nlohmann::json to_json(const run_report& r) {
   using nlohmann::json;
   const auto& v = r.vdnn.result;
@@ -151,6 +216,12 @@ nlohmann::json to_json(const run_report& r) {
   }
   j["layers"] = layers;
   j["wall_s"] = r.wall_s;
+  j["peak_rss_bytes"] = r.peak_rss_bytes;
+  json stats = json::object();
+  for (const auto& s : collect_stats(r)) stats[s.name] = {{"value", s.value}, {"unit", s.unit}};
+  j["stats"] = stats;
+  j["histograms"] = transfer_histograms(r);
+  j["config"] = to_json(r.config);
   return j;
 }
 

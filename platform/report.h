@@ -2,6 +2,7 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include "platform/platform.h"
 
@@ -9,6 +10,20 @@ namespace cdma::platform {
 
 /// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
 void print_summary(std::ostream& os, const run_report& r);
+
+/// One named statistic with its unit ("s", "B", "GB/s", "ratio").
+struct stat {
+  std::string name;
+  double value;
+  std::string unit;
+};
+/// Every statistic of a run: step/forward/backward/stall times per step, PCIe bytes, efficiency
+/// (payload / wire), mean bandwidth and utilisation per direction, speed-up, compression ratio
+/// (total and per layer), per-layer stalls, verified bytes, peak RSS, wall time.
+std::vector<stat> collect_stats(const run_report& r);
+/// Histograms (Boost.Histogram, log-spaced 1 us .. 1 s) of per-layer offload and prefetch
+/// times of the vDNN and cDMA steps.
+nlohmann::json transfer_histograms(const run_report& r);
 
 /// Results as JSON. Keys (times in seconds, sizes in bytes): network, batch, activations,
 /// step_time_s.{oracle,vdnn,cdma}, speedup_cdma_over_vdnn, compression_ratio, verified_bytes,

@@ -125,11 +125,15 @@ ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result
   const ps_t compute_end = t0 + compute;
   bool done = seq == 0;
   ps_t done_at = t0;
+  compute_busy.write(compute > 0);
+  transfer_busy.write(seq != 0);
   for (;;) {
+    if (now_ps() >= compute_end) compute_busy.write(false);
     if (!done && (irq.read() || read_reg(reg::DONE_COUNT) >= seq)) {
       if (read_reg(reg::DONE_COUNT) >= seq) {
         done = true;
         done_at = now_ps();
+        transfer_busy.write(false);
         const std::uint32_t status = read_reg(reg::IRQ_STATUS);
         if (status & reg::IRQ_ERROR) {
           const std::uint32_t code = read_reg(reg::ERROR_CODE);
@@ -143,6 +147,7 @@ ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result
     const ps_t now = now_ps();
     if (done) {
       if (now < compute_end) wait(to_sc(compute_end - now));
+      compute_busy.write(false);
       return done_at;
     }
     if (now < compute_end)
@@ -233,6 +238,8 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     lr.backward = times_[i].backward;
     lr.offloaded = offloaded(i, cfg.policy);
     const ps_t t0 = now_ps();
+    lr.forward_start = t0;
+    if (on_layer) on_layer(cfg.label, true, i, n);
     // The layer's output is the next layer's input X_{i+1}: written where the kernel puts it.
     if (transfers && i + 1 < n) r.layers[i + 1].zeros = produce(i + 1, slot(i + 1));
     std::uint64_t seq = 0;
@@ -252,6 +259,8 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
   const ps_t t_mid = now_ps();
   for (std::size_t i = n; i-- > 0;) {
     const ps_t t0 = now_ps();
+    r.layers[i].backward_start = t0;
+    if (on_layer) on_layer(cfg.label, false, i, n);
     std::uint64_t seq = 0;
     if (i >= 1 && r.layers[i - 1].offloaded) {
       poison(slot(i - 1), r.layers[i - 1].bytes);  // vDNN released the buffer after offload

@@ -60,6 +60,7 @@ struct layer_result {
   ps_t forward = 0, backward = 0;     ///< compute time
   ps_t offload = 0, prefetch = 0;     ///< transfer time (doorbell to completion)
   ps_t forward_stall = 0, backward_stall = 0;
+  ps_t forward_start = 0, backward_start = 0;  ///< absolute simulated times the layer began (ps)
 };
 
 struct step_result {
@@ -75,6 +76,8 @@ public:
   tlm_utils::simple_initiator_socket<vdnn_runtime> regs;     ///< to cdma_engine.regs
   tlm_utils::simple_initiator_socket<vdnn_runtime> gpu_mem;  ///< functional access to GPU memory
   sc_core::sc_in<bool> irq;
+  /// High while a layer's kernel runs / while a DMA descriptor is outstanding (for VCD traces).
+  sc_core::sc_signal<bool> compute_busy{"compute_busy"}, transfer_busy{"transfer_busy"};
 
   vdnn_runtime(sc_core::sc_module_name name, const network& net,
                std::vector<layer_time> times, activation_source& source,
@@ -84,6 +87,8 @@ public:
   bool finished() const { return finished_; }
   /// Called after each step with its result (e.g. to snapshot link statistics).
   std::function<void(const step_result&)> on_step_done;
+  /// Called when a layer starts: step label, true in the forward pass, layer index, count.
+  std::function<void(const std::string&, bool, std::size_t, std::size_t)> on_layer;
 
 private:
   void run();

@@ -1,0 +1,287 @@
+// cdma-vp sweep: runs every combination of --grid parameters as a separate `cdma-vp run`
+// process (as many at once as there are cores), writes one CSV row per run and plots.
+//
+//   cdma-vp sweep --grid 'pcie.gen=3,4,5' --grid 'codec=none,zvc' --network synthetic --out DIR
+//   cdma-vp sweep ... --out DIR --emit-slurm job.sh   (no runs: a Slurm job-array script)
+//   cdma-vp sweep --merge DIR                          (gather run_*.json into CSV + plots)
+//
+// Options other than the sweep's own are passed to every run unchanged. DIR gets
+// sweep.plan.json (the grid and the runs' arguments), run_K.json / run_K.log per run,
+// sweep.csv and sweep.png / sweep.svg.
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+#include "platform/command.h"
+#include "platform/config.h"
+#include "platform/outputs.h"
+
+extern char** environ;
+
+namespace po = boost::program_options;
+
+namespace cdma::platform {
+namespace {
+
+using nlohmann::json;
+
+struct grid_axis {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+grid_axis parse_grid(const std::string& g) {
+  const auto eq = g.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
+    throw config_error("--grid " + g + ": expected name=v1,v2,... e.g. pcie.gen=3,4,5");
+  grid_axis a{g.substr(0, eq), {}};
+  std::stringstream ss(g.substr(eq + 1));
+  std::string v;
+  while (std::getline(ss, v, ',')) a.values.push_back(v);  // an empty value is allowed (e.g. activations=)
+  if (g.back() == ',') a.values.push_back("");
+  if (a.values.empty()) throw config_error("--grid " + g + ": no values");
+  return a;
+}
+
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the cdma-vp executable (/proc/self/exe)");
+  buf[n] = 0;
+  return buf;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+/// Checks every combination's configuration in-process, so a bad key fails before any run.
+void check_config(const std::vector<std::string>& args) {
+  config_options o;
+  output_options out;
+  po::options_description d;
+  add_config_options(d, o);
+  add_output_options(d, out);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).run(), vm);
+  po::notify(vm);
+  o.resolve(vm);
+}
+
+json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string>& pass) {
+  json runs = json::array();
+  std::vector<std::size_t> idx(grid.size(), 0);
+  for (;;) {
+    json values = json::object();
+    std::vector<std::string> args = pass;
+    for (std::size_t a = 0; a < grid.size(); ++a) {
+      values[grid[a].name] = grid[a].values[idx[a]];
+      args.push_back("--param");
+      args.push_back(grid[a].name + "=" + grid[a].values[idx[a]]);
+    }
+    runs.push_back({{"values", values}, {"args", args}});
+    std::size_t a = grid.size();
+    while (a > 0 && ++idx[a - 1] == grid[a - 1].values.size()) idx[--a] = 0;
+    if (a == 0) break;
+  }
+  json axes = json::array();
+  for (const auto& g : grid) axes.push_back({{"name", g.name}, {"values", g.values}});
+  return {{"grid", axes}, {"runs", runs}};
+}
+
+int spawn_run(const std::string& exe, const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv_s = {exe, "run"};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("cannot start " + exe + ": " + std::strerror(rc));
+  return pid;
+}
+
+/// Reads run_K.json of every planned run and writes sweep.csv (+ plots). Returns failures.
+int merge(const std::string& dir, bool plot, std::ostream& log) {
+  std::ifstream pf(dir + "/sweep.plan.json");
+  if (!pf) throw config_error(dir + "/sweep.plan.json: not found; expected a folder made by cdma-vp sweep");
+  json plan;
+  try {
+    plan = json::parse(pf);
+  } catch (const std::exception& e) {
+    throw config_error(dir + "/sweep.plan.json: not valid JSON (" + e.what() + ")");
+  }
+  std::ofstream csv(dir + "/sweep.csv");
+  if (!csv) throw std::runtime_error(dir + "/sweep.csv: cannot open for writing");
+  csv << "run";
+  for (const auto& a : plan["grid"]) csv << ",grid:" << a["name"].get<std::string>();
+  csv << ",status,network,batch,oracle_s,vdnn_s,cdma_s,speedup,compression_ratio,verified_bytes\n";
+  csv.precision(12);
+  int failed = 0;
+  for (std::size_t k = 0; k < plan["runs"].size(); ++k) {
+    const auto& run = plan["runs"][k];
+    csv << k;
+    for (const auto& a : plan["grid"]) csv << "," << run["values"][a["name"].get<std::string>()].get<std::string>();
+    std::ifstream rf(dir + "/run_" + std::to_string(k) + ".json");
+    json r;
+    bool ok = false;
+    if (rf) {
+      try {
+        r = json::parse(rf);
+        ok = r.value("verified", false) || !r["config"].value("verify", true);
+      } catch (const std::exception&) {
+      }
+    }
+    if (!ok) {
+      ++failed;
+      std::string status = "failed";
+      std::ifstream sf(dir + "/run_" + std::to_string(k) + ".status");
+      if (sf) sf >> status;
+      csv << "," << status << ",,,,,,,,\n";
+      log << "run " << k << " failed (see " << dir << "/run_" << k << ".log)\n";
+      continue;
+    }
+    csv << ",ok," << r["network"].get<std::string>() << "," << r["batch"] << ","
+        << r["step_time_s"]["oracle"].get<double>() << "," << r["step_time_s"]["vdnn"].get<double>() << ","
+        << r["step_time_s"]["cdma"].get<double>() << "," << r["speedup_cdma_over_vdnn"].get<double>() << ","
+        << r["compression_ratio"].get<double>() << "," << r["verified_bytes"] << "\n";
+  }
+  csv.close();
+  log << "sweep table written to " << dir << "/sweep.csv (" << plan["runs"].size() - failed << " ok, "
+      << failed << " failed)\n";
+  if (plot) {
+    const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py") +
+                            " " + shell_quote(dir + "/sweep.csv") + " " + shell_quote(dir + "/sweep");
+    if (std::system(cmd.c_str()) == 0)
+      log << "plots written to " << dir << "/sweep.png and " << dir << "/sweep.svg\n";
+    else
+      log << "warning: plotting failed (needs /usr/bin/python3 with matplotlib); the CSV is complete\n";
+  }
+  return failed;
+}
+
+int sweep_command(const std::vector<std::string>& args) {
+  std::vector<grid_axis> grid;
+  std::vector<std::string> pass;
+  std::string out, slurm, merge_dir;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool plot = true;
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      auto value = [&](const char* opt) -> std::string {
+        if (i + 1 >= args.size()) throw config_error(std::string(opt) + " needs a value");
+        return args[++i];
+      };
+      if (a == "--help" || a == "-h") {
+        std::cout << "Usage: cdma-vp sweep --grid NAME=V1,V2,... [--grid ...] --out DIR [--jobs N] "
+                     "[--no-plot] [run options]\n"
+                     "       cdma-vp sweep --grid ... --out DIR --emit-slurm FILE [run options]\n"
+                     "       cdma-vp sweep --merge DIR [--no-plot]\n\n"
+                     "Runs every combination of the grid as a separate `cdma-vp run` (NAME is any parameter\n"
+                     "of `cdma-vp config --list`), --jobs at once (default: cores), then writes DIR/sweep.csv\n"
+                     "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n";
+        return 0;
+      } else if (a == "--grid") grid.push_back(parse_grid(value("--grid")));
+      else if (a == "--out") out = value("--out");
+      else if (a == "--jobs") {
+        const std::string v = value("--jobs");
+        try { jobs = static_cast<unsigned>(std::stoul(v)); } catch (...) { jobs = 0; }
+        if (jobs == 0) throw config_error("--jobs " + v + ": expected a whole number >= 1");
+      } else if (a == "--emit-slurm") slurm = value("--emit-slurm");
+      else if (a == "--merge") merge_dir = value("--merge");
+      else if (a == "--no-plot") plot = false;
+      else if (a == "--json" || a == "--csv" || a == "--trace" || a == "--vcd")
+        throw config_error(a + " is set per run by the sweep (DIR/run_K.json); not allowed here");
+      else pass.push_back(a);
+    }
+    if (!merge_dir.empty()) return merge(merge_dir, plot, std::cout) ? 1 : 0;
+    if (grid.empty()) throw config_error("no --grid given; expected e.g. --grid 'pcie.gen=3,4,5'");
+    if (out.empty()) throw config_error("--out DIR is required");
+    json plan = make_plan(grid, pass);
+    for (const auto& r : plan["runs"]) check_config(r["args"].get<std::vector<std::string>>());
+    if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
+      throw std::runtime_error("--out " + out + ": cannot create the folder: " + std::strerror(errno));
+    std::ofstream pf(out + "/sweep.plan.json");
+    if (!pf) throw std::runtime_error(out + "/sweep.plan.json: cannot open for writing");
+    pf << plan.dump(2) << "\n";
+    pf.close();
+    const std::size_t n = plan["runs"].size();
+    // Results of an earlier plan in the same folder must not be merged into this one.
+    for (std::size_t k = 0; k < n; ++k)
+      for (const char* ext : {".json", ".status", ".config.json"})
+        std::remove((out + "/run_" + std::to_string(k) + ext).c_str());
+    const std::string exe = self_exe();
+    if (!slurm.empty()) {
+      std::ofstream s(slurm);
+      if (!s) throw std::runtime_error("--emit-slurm " + slurm + ": cannot open for writing");
+      s << "#!/bin/bash\n#SBATCH --job-name=cdma-vp-sweep\n#SBATCH --array=0-" << n - 1
+        << "\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << out << "/run_%a.log\n"
+        << "# One task per grid combination; afterwards: cdma-vp sweep --merge " << out << "\n"
+        << "CDMA_VP=${CDMA_VP:-" << shell_quote(exe) << "}\ncase \"$SLURM_ARRAY_TASK_ID\" in\n";
+      for (std::size_t k = 0; k < n; ++k) {
+        s << "  " << k << ") ARGS=(";
+        for (const auto& a : plan["runs"][k]["args"]) s << " " << shell_quote(a.get<std::string>());
+        s << " ) ;;\n";
+      }
+      s << "  *) echo \"unknown task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n"
+        << "\"$CDMA_VP\" run \"${ARGS[@]}\" -q --json " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.json\n";
+      std::cout << "Slurm job-array script with " << n << " tasks written to " << slurm
+                << "; after the jobs: cdma-vp sweep --merge " << out << "\n";
+      return 0;
+    }
+    std::map<pid_t, std::size_t> running;
+    std::size_t next = 0;
+    while (next < n || !running.empty()) {
+      while (next < n && running.size() < jobs) {
+        auto a = plan["runs"][next]["args"].get<std::vector<std::string>>();
+        a.push_back("-q");
+        a.push_back("--json");
+        a.push_back(out + "/run_" + std::to_string(next) + ".json");
+        running[spawn_run(exe, a, out + "/run_" + std::to_string(next) + ".log")] = next;
+        ++next;
+      }
+      int st = 0;
+      const pid_t pid = waitpid(-1, &st, 0);
+      if (pid < 0) break;
+      const std::size_t k = running[pid];
+      running.erase(pid);
+      const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+      std::ofstream(out + "/run_" + std::to_string(k) + ".status")
+          << (ok ? "ok" : WIFEXITED(st) ? "failed(exit=" + std::to_string(WEXITSTATUS(st)) + ")"
+                                         : "failed(signal=" + std::to_string(WTERMSIG(st)) + ")");
+      std::cerr << "run " << k + 1 << " of " << n << (ok ? " done" : " FAILED") << "\n";
+    }
+    return merge(out, plot, std::cout) ? 1 : 0;
+  } catch (const config_error& e) {
+    return usage_error(e.what());
+  } catch (const po::error& e) {
+    return usage_error(e.what());
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
+  }
+}
+
+const command_registrar reg({"sweep", "run a grid of configurations as parallel processes; CSV and plots",
+                             sweep_command});
+
+}  // namespace
+}  // namespace cdma::platform

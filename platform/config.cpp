@@ -1,0 +1,384 @@
+#include "platform/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <functional>
+#include <sstream>
+#include "tlm/codec/codec.h"
+#include "tlm/core/quantity.h"
+
+namespace cdma::platform {
+
+namespace {
+
+using nlohmann::json;
+
+/// One bound parameter: how to read it from JSON / text, write it back, and check it.
+struct param {
+  std::string name;
+  std::string kind;  // "int", "number", "bool", "string", "time", "rate", "bytes", "frequency", "flops"
+  std::string doc;
+  std::function<void(const json&, const std::string& where)> set;
+  std::function<json()> get;
+};
+
+[[noreturn]] void fail(const std::string& where, const std::string& key, const json& v,
+                       const std::string& expected) {
+  throw config_error(where + ": " + key + " = " + v.dump() + ": expected " + expected);
+}
+
+/// Text of a value for quantity parsing: strings as they are, numbers as the base unit.
+std::string text(const json& v, const std::string& where, const std::string& key,
+                 const std::string& expected) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) {
+    std::ostringstream o;
+    o.precision(17);
+    o << v.get<double>();
+    return o.str();
+  }
+  fail(where, key, v, expected);
+}
+
+template <typename T>
+param integer(const std::string& name, T& ref, long long lo, long long hi, const std::string& doc) {
+  return {name, "int", doc,
+          [&ref, name, lo, hi](const json& v, const std::string& where) {
+            const std::string exp = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+            long long x = 0;
+            if (v.is_number_integer()) x = v.get<long long>();
+            else if (v.is_string()) {
+              const std::string s = v.get<std::string>();
+              std::size_t pos = 0;
+              try { x = std::stoll(s, &pos); } catch (...) { fail(where, name, v, exp); }
+              if (pos != s.size()) fail(where, name, v, exp);
+            } else fail(where, name, v, exp);
+            if (x < lo || x > hi) fail(where, name, v, exp);
+            ref = static_cast<T>(x);
+          },
+          [&ref] { return json(static_cast<long long>(ref)); }};
+}
+
+param number(const std::string& name, double& ref, double lo, double hi, const std::string& doc,
+             bool lo_open = false) {
+  return {name, "number", doc,
+          [&ref, name, lo, hi, lo_open](const json& v, const std::string& where) {
+            std::ostringstream e;
+            e << "a number in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+            double x = 0;
+            if (v.is_number()) x = v.get<double>();
+            else if (v.is_string()) {
+              const std::string s = v.get<std::string>();
+              std::size_t pos = 0;
+              try { x = std::stod(s, &pos); } catch (...) { fail(where, name, v, e.str()); }
+              if (pos != s.size()) fail(where, name, v, e.str());
+            } else fail(where, name, v, e.str());
+            if (!(x >= lo && x <= hi) || (lo_open && x == lo)) fail(where, name, v, e.str());
+            ref = x;
+          },
+          [&ref] { return json(ref); }};
+}
+
+param boolean(const std::string& name, bool& ref, const std::string& doc) {
+  return {name, "bool", doc,
+          [&ref, name](const json& v, const std::string& where) {
+            if (v.is_boolean()) ref = v.get<bool>();
+            else if (v.is_string() && (v == "true" || v == "1")) ref = true;
+            else if (v.is_string() && (v == "false" || v == "0")) ref = false;
+            else fail(where, name, v, "true or false");
+          },
+          [&ref] { return json(ref); }};
+}
+
+param string(const std::string& name, std::string& ref, std::vector<std::string> choices,
+             const std::string& doc) {
+  return {name, "string", doc,
+          [&ref, name, choices](const json& v, const std::string& where) {
+            std::string exp = "a string";
+            if (!choices.empty()) {
+              exp = "one of";
+              for (const auto& c : choices) exp += " " + c;
+            }
+            if (!v.is_string()) fail(where, name, v, exp);
+            const std::string s = v.get<std::string>();
+            if (!choices.empty() && std::find(choices.begin(), choices.end(), s) == choices.end())
+              fail(where, name, v, exp);
+            ref = s;
+          },
+          [&ref] { return json(ref); }};
+}
+
+template <typename T, typename Parse, typename Format>
+param quantity(const std::string& name, const std::string& kind, T& ref, double lo, double hi,
+               const std::string& example, Parse parse, Format format, const std::string& doc) {
+  return {name, kind, doc,
+          [&ref, name, lo, hi, example, parse, format](const json& v, const std::string& where) {
+            std::ostringstream e;
+            e << example << ", from " << format(static_cast<T>(lo)) << " to " << format(static_cast<T>(hi));
+            double x = 0;
+            try {
+              x = static_cast<double>(parse(text(v, where, name, e.str())));
+            } catch (const quantity_error& q) {
+              fail(where, name, v, e.str() + " (" + q.what() + ")");
+            }
+            if (!(x >= lo && x <= hi)) fail(where, name, v, e.str());
+            ref = static_cast<T>(x);
+          },
+          [&ref, format] { return json(format(ref)); }};
+}
+
+param time_p(const std::string& n, ps_t& r, double lo, double hi, const std::string& doc) {
+  return quantity(n, "time", r, lo, hi, "a time such as \"400 ns\"", parse_time_ps, format_time, doc);
+}
+param rate_p(const std::string& n, double& r, const std::string& doc) {
+  return quantity(n, "rate", r, 1.0, 1e15, "a bandwidth such as \"12.8 GB/s\"", parse_rate_Bps,
+                  format_rate, doc);
+}
+template <typename T>
+param bytes_p(const std::string& n, T& r, double lo, double hi, const std::string& doc) {
+  return quantity(n, "bytes", r, lo, hi, "a size such as \"4 KiB\"", parse_bytes,
+                  [](T v) { return format_bytes(static_cast<std::uint64_t>(v)); }, doc);
+}
+
+/// The parameter table, bound to one configuration object. Sources of defaults are in the
+/// parameter structs' docstrings (tlm/..., workloads/...).
+std::vector<param> table(platform_config& c) {
+  auto codecs = std::vector<std::string>{"none", "raw", "zvc"};
+  for (const char* extra : {"rle", "zlib", "lz4", "zstd"}) {
+    try {
+      codec::codec_from_string(extra);
+      codecs.push_back(extra);
+    } catch (const std::exception&) {
+    }
+  }
+  return {
+      // workload
+      string("network", c.network, {}, "network to train (see cdma-vp run --help)"),
+      integer("batch", c.batch, 1, 1 << 20, "batch size"),
+      string("codec", c.codec, codecs, "codec of the cDMA step"),
+      string("policy", c.policy, {"all", "conv"}, "vDNN offload policy of the vDNN and cDMA steps"),
+      string("activations", c.activations, {}, ".npz with real activations; empty: shipped sample or synthetic"),
+      number("density", c.synthetic_density, 0.0, 1.0, "nonzero fraction of synthetic activations"),
+      boolean("verify", c.verify, "compare every prefetched byte with what was offloaded"),
+      quantity("quantum", "time", c.quantum_ns, 1e-3, 1e9, "a time such as \"1 us\"",
+               [](const std::string& s) { return static_cast<double>(parse_time_ps(s)) / 1e3; },
+               [](double ns) { return format_time(static_cast<ps_t>(ns * 1e3 + 0.5)); },
+               "global LT quantum (tlm_global_quantum)"),
+      // GPU compute (roofline)
+      string("gpu.name", c.gpu.name, {}, "GPU name for reports"),
+      quantity("gpu.peak_flops", "flops", c.gpu.peak_flops, 1e6, 1e18, "a throughput such as \"7 TFLOP/s\"",
+               parse_flops, format_flops, "peak fp32 FLOP/s"),
+      number("gpu.flop_efficiency", c.gpu.flop_efficiency, 0.0, 1.0, "fraction of peak FLOP/s kernels reach", true),
+      number("gpu.bw_efficiency", c.gpu.bw_efficiency, 0.0, 1.0, "fraction of peak DRAM bandwidth kernels reach", true),
+      number("gpu.backward_flops_factor", c.gpu.backward_flops_factor, 0.0, 100.0, "backward FLOPs / forward FLOPs"),
+      number("gpu.backward_bytes_factor", c.gpu.backward_bytes_factor, 0.0, 100.0, "backward bytes / forward bytes"),
+      // GPU memory
+      bytes_p("gpu_mem.size", c.gpu_mem.size_bytes, 1 << 20, 1.8e19, "GPU DRAM capacity"),
+      rate_p("gpu_mem.peak_bandwidth", c.gpu_mem.peak_bandwidth_Bps, "peak GPU DRAM bandwidth (also the roofline's)"),
+      integer("gpu_mem.channels", c.gpu_mem.channels, 1, 1024, "DRAM channels"),
+      number("gpu_mem.efficiency", c.gpu_mem.efficiency, 0.0, 1.0, "achieved / peak for streaming", true),
+      time_p("gpu_mem.latency", c.gpu_mem.latency_ps, 0, 1e9, "access latency"),
+      // host memory
+      bytes_p("host_mem.size", c.host_mem.size_bytes, 1 << 20, 1.8e19, "host memory address space (sparse)"),
+      rate_p("host_mem.bandwidth", c.host_mem.bandwidth_Bps, "host DRAM bandwidth"),
+      time_p("host_mem.latency", c.host_mem.latency_ps, 0, 1e9, "host DRAM access latency"),
+      // PCIe
+      integer("pcie.gen", c.pcie.gen, 1, 6, "PCIe generation"),
+      integer("pcie.lanes", c.pcie.lanes, 1, 32, "link width (1, 2, 4, 8, 12, 16, 32)"),
+      bytes_p("pcie.mps", c.pcie.mps, 128, 4096, "Max Payload Size"),
+      bytes_p("pcie.mrrs", c.pcie.mrrs, 128, 4096, "Max Read Request Size"),
+      bytes_p("pcie.rcb", c.pcie.rcb, 64, 128, "Read Completion Boundary"),
+      boolean("pcie.header_4dw", c.pcie.header_4dw, "64-bit addressing (16 B headers)"),
+      boolean("pcie.ecrc", c.pcie.ecrc, "end-to-end CRC (+4 B per TLP)"),
+      time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link + root complex latency"),
+      // cDMA engine
+      bytes_p("cdma.window", c.engine.window_bytes, 64, 1 << 30, "uncompressed bytes per compression window"),
+      integer("cdma.compression_units", c.engine.compression_units, 1, 1024, "units on the offload path"),
+      integer("cdma.decompression_units", c.engine.decompression_units, 1, 1024, "units on the prefetch path"),
+      number("cdma.unit_bytes_per_cycle", c.engine.unit_bytes_per_cycle, 0.0, 1e6, "throughput of one unit, bytes/cycle", true),
+      quantity("cdma.clock", "frequency", c.engine.clock_hz, 1e3, 1e12, "a frequency such as \"1 GHz\"",
+               parse_frequency_hz, format_frequency, "unit clock"),
+      integer("cdma.pipeline_latency_cycles", c.engine.pipeline_latency_cycles, 0, 1 << 20, "per-window unit latency, cycles"),
+      integer("cdma.max_outstanding", c.engine.max_outstanding, 1, 1 << 20, "windows in flight"),
+      integer("cdma.queue_depth", c.engine.queue_depth, 1, 1 << 20, "descriptors queued"),
+  };
+}
+
+std::string strip_prefix(std::string k) {
+  if (k.rfind("platform.", 0) == 0) k = k.substr(9);
+  return k;
+}
+
+void apply_leaf(std::vector<param>& t, const std::string& key, const json& v, const std::string& where) {
+  const std::string k = strip_prefix(key);
+  for (auto& p : t)
+    if (p.name == k) return p.set(v, where);
+  std::string hint;
+  const auto dot = k.find('.');
+  for (auto& p : t)
+    if (dot != std::string::npos && p.name.compare(0, dot + 1, k, 0, dot + 1) == 0)
+      hint += (hint.empty() ? "" : ", ") + p.name;
+  throw config_error(where + ": unknown parameter '" + key + "'" +
+                     (hint.empty() ? std::string("; `cdma-vp config --list` lists them")
+                                   : "; known in this group: " + hint));
+}
+
+void walk(std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (prefix.empty() && (it.key() == "preset" || it.key() == "description")) continue;
+    if (it.value().is_object()) walk(t, it.value(), key, where);
+    else apply_leaf(t, key, it.value(), where);
+  }
+}
+
+// ---- presets -----------------------------------------------------------------------------
+// Sources: ARCHITECTURE.md §9 and the vendors' spec sheets (fp32 non-tensor peak; memory
+// bandwidth and capacity); PCIe generation of each system's host link.
+const char* const preset_text[][2] = {
+    {"titanx-gen3", R"J({
+  "description": "Titan X (Maxwell), 12 GB GDDR5, PCIe Gen3 x16: the vDNN paper's system",
+  "gpu": {"name": "Titan X (Maxwell)", "peak_flops": "7 TFLOP/s"},
+  "gpu_mem": {"size": "12 GiB", "peak_bandwidth": "336 GB/s", "channels": 12},
+  "pcie": {"gen": 3, "lanes": 16}
+})J"},
+    {"titanxp-gen3", R"J({
+  "description": "Titan Xp, 12 GB GDDR5X, PCIe Gen3 x16: the cDMA (HPCA 2018) paper's system",
+  "gpu": {"name": "Titan Xp", "peak_flops": "12.1 TFLOP/s"},
+  "gpu_mem": {"size": "12 GiB", "peak_bandwidth": "547.6 GB/s", "channels": 12},
+  "pcie": {"gen": 3, "lanes": 16}
+})J"},
+    {"v100-gen3", R"J({
+  "description": "Tesla V100 SXM2 16 GB HBM2, PCIe Gen3 x16 host link",
+  "gpu": {"name": "V100", "peak_flops": "15.7 TFLOP/s"},
+  "gpu_mem": {"size": "16 GiB", "peak_bandwidth": "900 GB/s", "channels": 32},
+  "pcie": {"gen": 3, "lanes": 16}
+})J"},
+    {"a100-gen4", R"J({
+  "description": "A100 40 GB HBM2, PCIe Gen4 x16 host link",
+  "gpu": {"name": "A100-40GB", "peak_flops": "19.5 TFLOP/s"},
+  "gpu_mem": {"size": "40 GiB", "peak_bandwidth": "1555 GB/s", "channels": 40},
+  "pcie": {"gen": 4, "lanes": 16}
+})J"},
+    {"h100-gen5", R"J({
+  "description": "H100 SXM5 80 GB HBM3, PCIe Gen5 x16 host link",
+  "gpu": {"name": "H100 SXM", "peak_flops": "67 TFLOP/s"},
+  "gpu_mem": {"size": "80 GiB", "peak_bandwidth": "3350 GB/s", "channels": 80},
+  "pcie": {"gen": 5, "lanes": 16}
+})J"},
+};
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> n;
+  for (const auto& p : preset_text) n.push_back(p[0]);
+  return n;
+}
+
+json preset_json(const std::string& name) {
+  for (const auto& p : preset_text)
+    if (name == p[0]) return json::parse(p[1]);
+  std::string known;
+  for (const auto& n : preset_names()) known += " " + n;
+  throw config_error("unknown preset '" + name + "'; expected one of:" + known);
+}
+
+platform_config preset(const std::string& name) {
+  platform_config c;
+  apply_json(c, preset_json(name), "preset " + name);
+  return c;
+}
+
+void apply_json(platform_config& cfg, const json& j, const std::string& origin) {
+  if (!j.is_object()) throw config_error(origin + ": the configuration must be a JSON object");
+  platform_config next = cfg;
+  auto t = table(next);
+  walk(t, j, "", origin);
+  try {
+    validate(next);
+  } catch (const config_error& e) {
+    throw config_error(origin + ": " + e.what());
+  }
+  cfg = next;
+}
+
+platform_config load_config_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw config_error(path + ": cannot open the configuration file");
+  json j;
+  try {
+    j = json::parse(f);
+  } catch (const json::parse_error& e) {
+    throw config_error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw config_error(path + ": the configuration must be a JSON object");
+  std::string base = preset_names().front();
+  if (j.contains("preset")) {
+    if (!j["preset"].is_string()) throw config_error(path + ": preset must be a string naming a preset");
+    base = j["preset"].get<std::string>();
+  }
+  platform_config c = preset(base);
+  apply_json(c, j, path);
+  return c;
+}
+
+void apply_override(platform_config& cfg, const std::string& a) {
+  const auto eq = a.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw config_error("--param " + a + ": expected name=value, e.g. pcie.lanes=8");
+  platform_config next = cfg;  // all or nothing: cfg is unchanged if the value is refused
+  auto t = table(next);
+  const std::string key = a.substr(0, eq), val = a.substr(eq + 1);
+  apply_leaf(t, key, json(val), "--param");
+  validate(next);
+  cfg = next;
+}
+
+void validate(const platform_config& c) {
+  auto pow2 = [](std::uint64_t v) { return v && !(v & (v - 1)); };
+  const int lanes[] = {1, 2, 4, 8, 12, 16, 32};
+  if (std::find(std::begin(lanes), std::end(lanes), c.pcie.lanes) == std::end(lanes))
+    throw config_error("pcie.lanes = " + std::to_string(c.pcie.lanes) + ": expected 1, 2, 4, 8, 12, 16 or 32");
+  if (!pow2(c.pcie.mps)) throw config_error("pcie.mps = " + std::to_string(c.pcie.mps) + ": expected a power of two in [128, 4096]");
+  if (!pow2(c.pcie.mrrs)) throw config_error("pcie.mrrs = " + std::to_string(c.pcie.mrrs) + ": expected a power of two in [128, 4096]");
+  if (c.pcie.rcb != 64 && c.pcie.rcb != 128) throw config_error("pcie.rcb = " + std::to_string(c.pcie.rcb) + ": expected 64 or 128");
+  if (c.engine.window_bytes % 4 != 0)
+    throw config_error("cdma.window = " + std::to_string(c.engine.window_bytes) + ": expected a multiple of 4 bytes");
+  try {
+    c.pcie.validate();
+    c.gpu_mem.validate();
+  } catch (const std::invalid_argument& e) {
+    throw config_error(std::string("invalid platform parameter: ") + e.what());
+  }
+}
+
+json to_json(const platform_config& cfg) {
+  platform_config copy = cfg;
+  auto t = table(copy);
+  json j = json::object();
+  for (auto& p : t) {
+    json* node = &j;
+    std::string name = p.name;
+    std::size_t pos;
+    while ((pos = name.find('.')) != std::string::npos) {
+      node = &(*node)[name.substr(0, pos)];
+      name = name.substr(pos + 1);
+    }
+    (*node)[name] = p.get();
+  }
+  return j;
+}
+
+std::vector<param_doc> describe_params(const platform_config& cfg) {
+  platform_config copy = cfg;
+  std::vector<param_doc> out;
+  for (auto& p : table(copy)) {
+    const json v = p.get();
+    out.push_back({p.name, p.kind, v.is_string() ? v.get<std::string>() : v.dump(), p.doc});
+  }
+  return out;
+}
+
+}  // namespace cdma::platform

@@ -1,0 +1,49 @@
+// Platform configuration: presets, JSON files, `--param name=value` overrides and the
+// effective configuration written with every run.
+//
+// Parameter names are hierarchical and equal to the module path in the platform
+// (`pcie.lanes`, `gpu_mem.peak_bandwidth`, `cdma.compression_units`); workload settings sit
+// at the top level (`network`, `batch`, `codec`, ...). A leading "platform." is accepted.
+// Values carry units where they have them ("850 ns", "12.8 GB/s", "12 GiB"). Unknown keys,
+// wrong types and out-of-range values are config_errors naming the key, the value, the
+// file (or --param) and the expected form.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "platform/platform.h"
+
+namespace cdma::platform {
+
+class config_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Names of the shipped presets; the first is the default.
+std::vector<std::string> preset_names();
+/// The preset's configuration. config_error listing the names if unknown.
+platform_config preset(const std::string& name);
+/// The preset's JSON text as shipped (what `cdma-vp config --dump --preset NAME` starts from).
+nlohmann::json preset_json(const std::string& name);
+
+/// Applies every leaf of `j` (nested objects or dotted keys) to cfg. `origin` names the file
+/// in errors.
+void apply_json(platform_config& cfg, const nlohmann::json& j, const std::string& origin);
+/// Reads a JSON file (optionally with "preset": NAME to start from) and applies it.
+platform_config load_config_file(const std::string& path);
+/// Applies one "name=value" override (value parsed like in a file; strings need no quotes).
+void apply_override(platform_config& cfg, const std::string& assignment);
+/// Checks cross-parameter rules; throws config_error naming the keys.
+void validate(const platform_config& cfg);
+/// The effective configuration as nested JSON with units, loadable by load_config_file.
+nlohmann::json to_json(const platform_config& cfg);
+
+/// One documented parameter, for `cdma-vp config --list` and docs.
+struct param_doc {
+  std::string name, kind, value, doc;
+};
+std::vector<param_doc> describe_params(const platform_config& cfg);
+
+}  // namespace cdma::platform

@@ -1,0 +1,199 @@
+#include "platform/outputs.h"
+
+#include <unistd.h>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include "platform/config.h"
+#include "platform/report.h"
+
+namespace po = boost::program_options;
+
+namespace cdma::platform {
+
+void add_config_options(po::options_description& d, config_options& o) {
+  d.add_options()
+      ("preset", po::value(&o.preset), "platform preset: titanx-gen3 (default), titanxp-gen3, "
+                                        "v100-gen3, a100-gen4, h100-gen5")
+      ("config", po::value(&o.config_file), "JSON configuration file (may name a \"preset\" to start from)")
+      ("param", po::value(&o.params)->composing(),
+       "override one parameter, name=value (repeatable; the last wins), e.g. pcie.lanes=8, "
+       "pcie.latency=\"500 ns\"")
+      ("network", po::value(&o.network), "network: inception_v3 (default) | synthetic | ... (= --param network=)")
+      ("batch", po::value(&o.batch), "batch size >= 1 (default 32)")
+      ("codec", po::value(&o.codec), "codec of the cDMA step: zvc (default) | none | ...")
+      ("activations", po::value(&o.activations),
+       ".npz with one NCHW float32 member per layer output (default for inception_v3: the "
+       "shipped chelsea.npz; other networks: synthetic)")
+      ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5)")
+      ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv")
+      ("no-verify", "skip comparing prefetched bytes with the offloaded ones");
+}
+
+void config_options::resolve(const po::variables_map& vm) {
+  if (!preset.empty() && !config_file.empty())
+    throw config_error("--preset and --config both given; a config file names its preset with \"preset\"");
+  config = !config_file.empty() ? load_config_file(config_file)
+                                : cdma::platform::preset(preset.empty() ? preset_names().front() : preset);
+  if (vm.count("network")) apply_override(config, "network=" + network);
+  if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch));
+  if (vm.count("codec")) apply_override(config, "codec=" + codec);
+  if (vm.count("activations")) apply_override(config, "activations=" + activations);
+  if (vm.count("density")) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.17g", density);
+    apply_override(config, std::string("density=") + b);
+  }
+  if (vm.count("policy")) apply_override(config, "policy=" + policy);
+  if (vm.count("no-verify")) config.verify = false;
+  for (const auto& p : params) apply_override(config, p);
+}
+
+void add_output_options(po::options_description& d, output_options& o) {
+  d.add_options()
+      ("json", po::value(&o.json_path), "write results (with stats and the effective config) as JSON to FILE; "
+                                         "the effective config also goes to FILE's stem + .config.json")
+      ("csv", po::value(&o.csv_path), "write one CSV row per layer to FILE")
+      ("trace", po::value(&o.trace_path), "write a Chrome trace event JSON (open in Perfetto / chrome://tracing)")
+      ("vcd", po::value(&o.vcd_path), "write a VCD of irq, compute_busy and transfer_busy")
+      ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr");
+}
+
+namespace {
+
+std::string config_path_for(const std::string& json_path) {
+  std::string stem = json_path;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
+  return stem + ".config.json";
+}
+
+void probe(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  std::ofstream f(path, std::ios::app);
+  if (!f) throw std::runtime_error(std::string(option) + " " + path + ": cannot open for writing");
+}
+
+}  // namespace
+
+void output_options::check_writable() const {
+  probe(json_path, "--json");
+  if (!json_path.empty()) probe(config_path_for(json_path), "--json (effective config)");
+  probe(csv_path, "--csv");
+  probe(trace_path, "--trace");
+  probe(vcd_path, "--vcd");
+}
+
+run_hooks output_options::hooks() const {
+  run_hooks h;
+  h.vcd_path = vcd_path;
+  if (!quiet && isatty(STDERR_FILENO)) {
+    auto start = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    h.progress = [start](const std::string& step, bool fwd, std::size_t i, std::size_t n) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - *start).count();
+      if (s < 2.0) return;
+      std::fprintf(stderr, "\r%-6s %-8s layer %zu of %zu   ", step.c_str(), fwd ? "forward" : "backward",
+                   fwd ? i + 1 : n - i, n);
+      if (!fwd && i == 0) std::fprintf(stderr, "\r%40s\r", "");
+      std::fflush(stderr);
+    };
+  }
+  return h;
+}
+
+void output_options::write_all(const run_report& r, std::ostream& log) const {
+  if (!json_path.empty()) {
+    write_json(json_path, r);
+    const std::string cp = config_path_for(json_path);
+    std::ofstream f(cp);
+    f << to_json(r.config).dump(2) << "\n";
+    if (!f) throw std::runtime_error(cp + ": write failed");
+    log << "results written to " << json_path << " (effective configuration: " << cp << ")\n";
+  }
+  if (!csv_path.empty()) {
+    write_csv(csv_path, r);
+    log << "per-layer CSV written to " << csv_path << "\n";
+  }
+  if (!trace_path.empty()) {
+    std::ofstream f(trace_path);
+    f << chrome_trace(r).dump() << "\n";
+    if (!f) throw std::runtime_error(trace_path + ": write failed");
+    log << "trace written to " << trace_path << " (open it in https://ui.perfetto.dev)\n";
+  }
+  if (!vcd_path.empty()) log << "VCD written to " << vcd_path << "\n";
+}
+
+void write_csv(const std::string& path, const run_report& r) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error(path + ": cannot open for writing (--csv)");
+  f << "layer,offload_key,n,c,h,w,bytes,zero_fraction,compressed_bytes,ratio,forward_s,backward_s,"
+       "vdnn_offload_s,vdnn_prefetch_s,vdnn_stall_s,cdma_offload_s,cdma_prefetch_s,cdma_stall_s\n";
+  f.precision(12);
+  for (std::size_t i = 0; i < r.net.layers.size(); ++i) {
+    const auto& l = r.net.layers[i];
+    const auto& v = r.vdnn.result.layers[i];
+    const auto& c = r.cdma.result.layers[i];
+    const std::uint64_t moved = c.moved_data_bytes + c.meta_bytes;
+    f << l.name << "," << l.offload_key << "," << l.offload.n << "," << l.offload.c << ","
+      << l.offload.h << "," << l.offload.w << "," << c.bytes << ","
+      << (c.bytes ? static_cast<double>(c.zeros) * 4 / c.bytes : 0.0) << "," << moved << ","
+      << (moved ? static_cast<double>(c.bytes) / moved : 0.0) << "," << ps_to_s(c.forward) << ","
+      << ps_to_s(c.backward) << "," << ps_to_s(v.offload) << "," << ps_to_s(v.prefetch) << ","
+      << ps_to_s(v.forward_stall + v.backward_stall) << "," << ps_to_s(c.offload) << ","
+      << ps_to_s(c.prefetch) << "," << ps_to_s(c.forward_stall + c.backward_stall) << "\n";
+  }
+  if (!f) throw std::runtime_error(path + ": write failed");
+}
+
+nlohmann::json chrome_trace(const run_report& r) {
+  using nlohmann::json;
+  json ev = json::array();
+  const double us = 1e6;
+  int pid = 1;
+  for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
+    const auto& res = s->result;
+    ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", res.config.label + " step"}}}});
+    const char* threads[] = {"compute", "offload", "prefetch"};
+    for (int t = 0; t < 3; ++t)
+      ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", t + 1}, {"args", {{"name", threads[t]}}}});
+    for (std::size_t i = 0; i < res.layers.size(); ++i) {
+      const auto& l = res.layers[i];
+      const std::string& name = r.net.layers[i].name;
+      ev.push_back({{"ph", "X"}, {"name", name + " fwd"}, {"cat", "compute"}, {"pid", pid}, {"tid", 1},
+                    {"ts", ps_to_s(l.forward_start) * us}, {"dur", ps_to_s(l.forward) * us}});
+      ev.push_back({{"ph", "X"}, {"name", name + " bwd"}, {"cat", "compute"}, {"pid", pid}, {"tid", 1},
+                    {"ts", ps_to_s(l.backward_start) * us}, {"dur", ps_to_s(l.backward) * us}});
+      const double kernel_GBps = l.forward ? static_cast<double>(r.net.layers[i].forward_bytes) /
+                                                 ps_to_s(l.forward) / 1e9 : 0.0;
+      ev.push_back({{"ph", "C"}, {"name", "DRAM kernel GB/s"}, {"pid", pid}, {"ts", ps_to_s(l.forward_start) * us},
+                    {"args", {{"GB/s", kernel_GBps}}}});
+      if (l.offloaded) {
+        const std::uint64_t moved = l.moved_data_bytes + l.meta_bytes;
+        ev.push_back({{"ph", "X"}, {"name", name + " offload"}, {"cat", "dma"}, {"pid", pid}, {"tid", 2},
+                      {"ts", ps_to_s(l.forward_start) * us}, {"dur", ps_to_s(l.offload) * us},
+                      {"args", {{"bytes", l.bytes}, {"moved_bytes", moved}}}});
+        ev.push_back({{"ph", "C"}, {"name", "PCIe d2h GB/s"}, {"pid", pid}, {"ts", ps_to_s(l.forward_start) * us},
+                      {"args", {{"GB/s", l.offload ? moved / ps_to_s(l.offload) / 1e9 : 0.0}}}});
+        ev.push_back({{"ph", "C"}, {"name", "PCIe d2h GB/s"}, {"pid", pid},
+                      {"ts", ps_to_s(l.forward_start + l.offload) * us}, {"args", {{"GB/s", 0.0}}}});
+        // X_i is prefetched while layer i+1 runs its backward pass.
+        if (i + 1 < res.layers.size() && l.prefetch) {
+          const ps_t t0 = res.layers[i + 1].backward_start;
+          ev.push_back({{"ph", "X"}, {"name", name + " prefetch"}, {"cat", "dma"}, {"pid", pid}, {"tid", 3},
+                        {"ts", ps_to_s(t0) * us}, {"dur", ps_to_s(l.prefetch) * us},
+                        {"args", {{"bytes", l.bytes}, {"moved_bytes", moved}}}});
+          ev.push_back({{"ph", "C"}, {"name", "PCIe h2d GB/s"}, {"pid", pid}, {"ts", ps_to_s(t0) * us},
+                        {"args", {{"GB/s", moved / ps_to_s(l.prefetch) / 1e9}}}});
+          ev.push_back({{"ph", "C"}, {"name", "PCIe h2d GB/s"}, {"pid", pid},
+                        {"ts", ps_to_s(t0 + l.prefetch) * us}, {"args", {{"GB/s", 0.0}}}});
+        }
+      }
+    }
+    ++pid;
+  }
+  return json{{"traceEvents", ev}, {"displayTimeUnit", "ms"},
+              {"otherData", {{"network", r.net.name}, {"batch", r.net.batch}, {"time", "simulated"}}}};
+}
+
+}  // namespace cdma::platform

@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""Plots a cdma-vp sweep: step time of oracle / vDNN / cDMA and cDMA's speed-up over vDNN
+for every run of the grid. Usage: plot_sweep.py SWEEP.csv OUT_STEM  (writes OUT_STEM.png and
+OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-deps)."""
+import csv
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM")
+    with open(sys.argv[1], newline="") as f:
+        rows = list(csv.DictReader(f))
+    grid_cols = [c for c in rows[0].keys() if c.startswith("grid:")] if rows else []
+    ok = [r for r in rows if r["status"] == "ok"]
+    labels = [", ".join(f"{c[5:]}={r[c]}" for c in grid_cols) or r["run"] for r in ok]
+    x = range(len(ok))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(6, 0.9 * len(ok) + 2), 7), sharex=True)
+    w = 0.27
+    for k, (key, name) in enumerate([("oracle_s", "oracle"), ("vdnn_s", "vDNN"), ("cdma_s", "cDMA")]):
+        ax1.bar([i + (k - 1) * w for i in x], [float(r[key]) * 1e3 for r in ok], w, label=name)
+    ax1.set_ylabel("step time (ms, simulated)")
+    ax1.legend(ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax1.grid(axis="y", alpha=0.3)
+    ax2.bar(list(x), [float(r["speedup"]) for r in ok], 0.6, color="tab:green")
+    ax2.axhline(1.0, color="k", lw=0.8)
+    sp = [float(r["speedup"]) for r in ok] or [1.0]
+    ax2.set_ylim(min(0.9, min(sp) - 0.05), max(sp) + 0.1)
+    ax2.set_ylabel("cDMA speed-up over vDNN")
+    ax2.grid(axis="y", alpha=0.3)
+    ax2.set_xticks(list(x))
+    ax2.set_xticklabels(labels, rotation=30, ha="right")
+    net = ok[0]["network"] if ok else ""
+    fig.suptitle(f"cdma-vp sweep {net}".strip(), y=0.995)
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(f"{sys.argv[2]}.{ext}", dpi=120)
+
+
+if __name__ == "__main__":
+    main()

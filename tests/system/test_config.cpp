@@ -1,0 +1,227 @@
+// Configuration (platform/config.h) and the command line (cdma-vp run/config/sweep).
+#include <gtest/gtest.h>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+#include "platform/config.h"
+#include "platform/outputs.h"
+#include "platform/report.h"
+#include "support/sc_fixture.h"
+
+using namespace cdma::platform;
+using nlohmann::json;
+
+namespace {
+
+std::string tmp(const std::string& name) {
+  return std::string(::testing::TempDir()) + "cdma_cfg_" + std::to_string(::getpid()) + "_" + name;
+}
+
+/// Runs cdma-vp with `args`; returns the exit status and fills out/err.
+int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
+  const std::string o = tmp("stdout"), e = tmp("stderr");
+  const int rc = std::system((std::string(CDMA_VP_EXE) + " " + args + " >" + o + " 2>" + e).c_str());
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  if (out) *out = slurp(o);
+  if (err) *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+}  // namespace
+
+TEST(config, default_preset_is_the_papers_system) {
+  const platform_config c = preset("titanx-gen3");
+  EXPECT_EQ(preset_names().front(), "titanx-gen3");
+  EXPECT_DOUBLE_EQ(c.gpu.peak_flops, 7e12);              // ARCHITECTURE §9
+  EXPECT_DOUBLE_EQ(c.gpu_mem.peak_bandwidth_Bps, 336e9);  // 384-bit x 7 Gb/s
+  EXPECT_EQ(c.pcie.gen, 3);
+  EXPECT_EQ(c.pcie.lanes, 16);
+  EXPECT_EQ(c.network, "inception_v3");
+  EXPECT_EQ(c.batch, 32);
+  EXPECT_EQ(c.codec, "zvc");
+}
+
+TEST(config, every_preset_loads_and_differs_where_it_should) {
+  EXPECT_EQ(preset("a100-gen4").pcie.gen, 4);
+  EXPECT_DOUBLE_EQ(preset("a100-gen4").gpu_mem.peak_bandwidth_Bps, 1555e9);
+  EXPECT_EQ(preset("h100-gen5").pcie.gen, 5);
+  EXPECT_DOUBLE_EQ(preset("h100-gen5").gpu_mem.peak_bandwidth_Bps, 3350e9);
+  EXPECT_DOUBLE_EQ(preset("titanxp-gen3").gpu_mem.peak_bandwidth_Bps, 547.6e9);
+  EXPECT_DOUBLE_EQ(preset("v100-gen3").gpu_mem.peak_bandwidth_Bps, 900e9);
+  EXPECT_THROW(preset("gtx480"), config_error);
+}
+
+TEST(config, overrides_parse_units_and_the_last_one_wins) {
+  platform_config c = preset("titanx-gen3");
+  apply_override(c, "pcie.latency=850 ns");
+  EXPECT_EQ(c.pcie.latency_ps, 850000u);
+  apply_override(c, "platform.pcie.lanes=8");  // the "platform." prefix is accepted
+  apply_override(c, "pcie.lanes=4");
+  EXPECT_EQ(c.pcie.lanes, 4);
+  apply_override(c, "gpu_mem.peak_bandwidth=547.6 GB/s");
+  EXPECT_DOUBLE_EQ(c.gpu_mem.peak_bandwidth_Bps, 547.6e9);
+  apply_override(c, "cdma.window=8 KiB");
+  EXPECT_EQ(c.engine.window_bytes, 8192u);
+  apply_override(c, "verify=false");
+  EXPECT_FALSE(c.verify);
+}
+
+TEST(config, bad_values_name_key_value_and_expected_form) {
+  platform_config c = preset("titanx-gen3");
+  auto expect_error = [&](const std::string& a, const std::vector<std::string>& parts) {
+    try {
+      apply_override(c, a);
+      FAIL() << a;
+    } catch (const config_error& e) {
+      for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    }
+  };
+  expect_error("pcie.lanez=8", {"pcie.lanez", "pcie.lanes"});
+  expect_error("pcie.lanes=7", {"pcie.lanes", "7", "expected"});
+  expect_error("batch=-1", {"batch", "-1", "expected an integer"});
+  expect_error("pcie.latency=fast", {"pcie.latency", "fast", "expected a time"});
+  expect_error("gpu.flop_efficiency=1.5", {"gpu.flop_efficiency", "1.5", "(0, 1]"});
+  expect_error("codec=lzw", {"codec", "lzw", "one of"});
+  expect_error("pcie.mps=300", {"pcie.mps", "power of two"});
+  expect_error("novalue", {"name=value"});
+}
+
+TEST(config, file_errors_name_the_file) {
+  const std::string p = tmp("bad.json");
+  std::ofstream(p) << R"({"preset": "a100-gen4", "pcie": {"lanes": "sixteen"}})";
+  try {
+    load_config_file(p);
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pcie.lanes"), std::string::npos) << e.what();
+  }
+  std::ofstream(p) << "{ not json";
+  EXPECT_THROW(load_config_file(p), config_error);
+  EXPECT_THROW(load_config_file(tmp("missing.json")), config_error);
+}
+
+TEST(config, effective_config_round_trips_through_a_file) {
+  platform_config c = preset("h100-gen5");
+  apply_override(c, "pcie.latency=500 ns");
+  apply_override(c, "cdma.compression_units=8");
+  apply_override(c, "network=synthetic");
+  const std::string p = tmp("effective.json");
+  std::ofstream(p) << to_json(c).dump(2);
+  const platform_config d = load_config_file(p);
+  EXPECT_EQ(to_json(d), to_json(c));
+  EXPECT_EQ(d.pcie.latency_ps, 500000u);
+  EXPECT_EQ(d.engine.compression_units, 8u);
+  EXPECT_EQ(d.pcie.gen, 5);
+}
+
+TEST(cli, unknown_key_is_exit_2_with_no_output_files) {
+  const std::string j = tmp("never.json");
+  std::remove(j.c_str());
+  std::string out, err;
+  EXPECT_EQ(cli("run --network synthetic --param pcie.speed=9 --json " + j, &out, &err), 2);
+  EXPECT_NE(err.find("pcie.speed"), std::string::npos) << err;
+  EXPECT_TRUE(out.empty()) << out;
+  EXPECT_FALSE(std::ifstream(j).good());
+  EXPECT_EQ(cli("run --batch 0"), 2);
+  EXPECT_EQ(cli("frobnicate"), 2);
+  EXPECT_EQ(cli("run --preset nope"), 2);
+}
+
+TEST(cli, config_dump_prints_the_effective_configuration) {
+  std::string out;
+  ASSERT_EQ(cli("config --dump --preset a100-gen4 --param pcie.latency=\"700 ns\"", &out), 0);
+  const json j = json::parse(out);
+  EXPECT_EQ(j["pcie"]["gen"], 4);
+  EXPECT_EQ(j["pcie"]["latency"], "700 ns");
+  EXPECT_EQ(j["gpu_mem"]["peak_bandwidth"], "1555 GB/s");
+}
+
+TEST(cli, run_writes_json_config_csv_trace_and_vcd) {
+  const std::string j = tmp("r.json"), csv = tmp("r.csv"), tr = tmp("r.trace.json"), vcd = tmp("r.vcd");
+  ASSERT_EQ(cli("run --network synthetic --batch 2 --json " + j + " --csv " + csv + " --trace " + tr +
+                " --vcd " + vcd), 0);
+  const json r = json::parse(std::ifstream(j));
+  const json cfg = json::parse(std::ifstream(tmp("r.config.json")));
+  EXPECT_EQ(cfg["network"], "synthetic");
+  EXPECT_EQ(r["config"], cfg);
+  EXPECT_TRUE(r["verified"].get<bool>());
+  EXPECT_EQ(r["stats"]["step_time.cdma"]["unit"], "s");
+  EXPECT_DOUBLE_EQ(r["stats"]["step_time.cdma"]["value"].get<double>(), r["step_time_s"]["cdma"].get<double>());
+  // CSV: a header and one row per layer (4 layers).
+  std::ifstream c(csv);
+  std::string line;
+  int rows = 0;
+  while (std::getline(c, line)) ++rows;
+  EXPECT_EQ(rows, 1 + 4);
+  // Trace: the compute spans of each step add up to the step's compute time, and the cDMA
+  // step's offload spans are the per-layer offload times of the results.
+  const json t = json::parse(std::ifstream(tr));
+  double compute_us[4] = {0, 0, 0, 0}, offload_us = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["cat"] == "compute") compute_us[e["pid"].get<int>()] += e["dur"].get<double>();
+    if (e["cat"] == "dma" && e["pid"] == 3 && e["name"].get<std::string>().find("offload") != std::string::npos)
+      offload_us += e["dur"].get<double>();
+  }
+  double sum_compute = 0, sum_offload = 0;
+  for (const auto& l : r["layers"]) {
+    sum_compute += l["forward_s"].get<double>() + l["backward_s"].get<double>();
+    sum_offload += l["offload_s"].get<double>();
+  }
+  for (int pid = 1; pid <= 3; ++pid) EXPECT_NEAR(compute_us[pid], sum_compute * 1e6, 1e-3);
+  EXPECT_NEAR(offload_us, sum_offload * 1e6, 1e-3);
+  // The oracle step is all compute.
+  EXPECT_NEAR(compute_us[1], r["step_time_s"]["oracle"].get<double>() * 1e6, 1e-3);
+  // VCD: the three signals are declared.
+  std::stringstream v;
+  v << std::ifstream(vcd).rdbuf();
+  for (const char* s : {"irq", "compute_busy", "transfer_busy"}) EXPECT_NE(v.str().find(s), std::string::npos);
+}
+
+TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
+  const std::string dir = tmp("sweep");
+  std::system(("rm -rf " + dir).c_str());
+  // density=2 is out of range only for... a valid grid: 2 x 2 runs.
+  std::string out;
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3,4 --grid codec=none,zvc --network synthetic --batch 1 --no-plot --out " + dir, &out), 0) << out;
+  std::ifstream csv(dir + "/sweep.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("run,grid:pcie.gen,grid:codec,status,", 0), 0u) << header;
+  int ok = 0;
+  while (std::getline(csv, line)) ok += line.find(",ok,") != std::string::npos;
+  EXPECT_EQ(ok, 4);
+  // A run that fails (its activations file is missing at run time) is marked; others complete.
+  const std::string dir2 = tmp("sweep2");
+  std::system(("rm -rf " + dir2).c_str());
+  EXPECT_EQ(cli("sweep --grid activations=," + dir + "/missing.npz --network synthetic --batch 1 --no-plot --out " + dir2), 1);
+  std::ifstream csv2(dir2 + "/sweep.csv");
+  std::getline(csv2, header);
+  std::string r0, r1;
+  std::getline(csv2, r0);
+  std::getline(csv2, r1);
+  EXPECT_NE(r0.find(",ok,"), std::string::npos) << r0;
+  EXPECT_NE(r1.find(",failed"), std::string::npos) << r1;
+  // Slurm: one task per combination; merge rebuilds the same table.
+  const std::string job = tmp("job.sh");
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3,4,5 --network synthetic --out " + dir + " --emit-slurm " + job), 0);
+  std::stringstream s;
+  s << std::ifstream(job).rdbuf();
+  EXPECT_NE(s.str().find("#SBATCH --array=0-2"), std::string::npos) << s.str();
+  ASSERT_EQ(std::system(("SLURM_ARRAY_TASK_ID=1 bash " + job + " >" + tmp("job.log") + " 2>&1").c_str()), 0);
+  // Only task 1 has run: merge reports the other two as failed (not run) and task 1 ok.
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot"), 1);
+  std::ifstream csv3(dir + "/sweep.csv");
+  std::getline(csv3, header);
+  std::getline(csv3, r0);
+  std::getline(csv3, r1);
+  EXPECT_NE(r1.find("1,4,ok,"), std::string::npos) << r1;
+}

@@ -1,0 +1,120 @@
+#include "tlm/core/quantity.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace cdma {
+
+namespace {
+
+/// Splits "12.8 GB/s" into 12.8 and "GB/s"; throws on no number or trailing junk in it.
+std::pair<double, std::string> split(const std::string& s, const char* expected) {
+  const char* p = s.c_str();
+  while (std::isspace(static_cast<unsigned char>(*p))) ++p;
+  char* end = nullptr;
+  const double v = std::strtod(p, &end);
+  if (end == p || !std::isfinite(v))
+    throw quantity_error("'" + s + "' is not a number with a unit; expected " + expected);
+  std::string unit(end);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front()))) unit.erase(0, 1);
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.back()))) unit.pop_back();
+  if (v < 0) throw quantity_error("'" + s + "' is negative; expected " + expected);
+  return {v, unit};
+}
+
+double scale(const std::string& s, const std::string& unit,
+             const std::vector<std::pair<const char*, double>>& table, const char* expected) {
+  for (const auto& [name, f] : table)
+    if (unit == name) return f;
+  throw quantity_error("'" + s + "': unknown unit '" + unit + "'; expected " + expected);
+}
+
+std::string num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+}  // namespace
+
+ps_t parse_time_ps(const std::string& s) {
+  static const char* exp = "a time such as \"850 ns\", \"1 us\", \"2 ms\" (units ps, ns, us, ms, s)";
+  auto [v, u] = split(s, exp);
+  const double f = scale(s, u, {{"", 1}, {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}}, exp);
+  const double ps = v * f;
+  if (ps > 1.8e19) throw quantity_error("'" + s + "' is too large; expected " + std::string(exp));
+  return static_cast<ps_t>(std::llround(ps));
+}
+
+double parse_rate_Bps(const std::string& s) {
+  static const char* exp = "a bandwidth such as \"12.8 GB/s\" (units B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s)";
+  auto [v, u] = split(s, exp);
+  return v * scale(s, u, {{"", 1}, {"B/s", 1}, {"kB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9},
+                          {"TB/s", 1e12}, {"KiB/s", 1024.0}, {"MiB/s", 1048576.0},
+                          {"GiB/s", 1073741824.0}}, exp);
+}
+
+std::uint64_t parse_bytes(const std::string& s) {
+  static const char* exp = "a size such as \"4 KiB\", \"12 GiB\", \"4096\" (units B, kB, MB, GB, KiB, MiB, GiB, TiB)";
+  auto [v, u] = split(s, exp);
+  const double b = v * scale(s, u, {{"", 1}, {"B", 1}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+                                    {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0},
+                                    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}}, exp);
+  if (b != std::floor(b) || b > 1.8e19)
+    throw quantity_error("'" + s + "' is not a whole number of bytes; expected " + std::string(exp));
+  return static_cast<std::uint64_t>(b);
+}
+
+double parse_frequency_hz(const std::string& s) {
+  static const char* exp = "a frequency such as \"1 GHz\" (units Hz, kHz, MHz, GHz)";
+  auto [v, u] = split(s, exp);
+  return v * scale(s, u, {{"", 1}, {"Hz", 1}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}}, exp);
+}
+
+double parse_flops(const std::string& s) {
+  static const char* exp = "a throughput such as \"7 TFLOP/s\" (units FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)";
+  auto [v, u] = split(s, exp);
+  return v * scale(s, u, {{"", 1}, {"FLOP/s", 1}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12},
+                          {"PFLOP/s", 1e15}}, exp);
+}
+
+std::string format_time(ps_t t) {
+  if (t == 0) return "0 ns";
+  if (t % ps_per_s == 0) return num(static_cast<double>(t / ps_per_s)) + " s";
+  if (t % 1000000000ull == 0) return num(static_cast<double>(t) / 1e9) + " ms";
+  if (t % ps_per_us == 0) return num(static_cast<double>(t) / 1e6) + " us";
+  if (t % ps_per_ns == 0) return num(static_cast<double>(t) / 1e3) + " ns";
+  return std::to_string(t) + " ps";
+}
+
+std::string format_rate(double Bps) {
+  if (Bps >= 1e9) return num(Bps / 1e9) + " GB/s";
+  if (Bps >= 1e6) return num(Bps / 1e6) + " MB/s";
+  return num(Bps) + " B/s";
+}
+
+std::string format_bytes(std::uint64_t b) {
+  const std::pair<std::uint64_t, const char*> units[] = {
+      {1ull << 40, "TiB"}, {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
+  for (const auto& [f, name] : units)
+    if (b >= f && b % f == 0) return std::to_string(b / f) + " " + name;
+  return std::to_string(b) + " B";
+}
+
+std::string format_frequency(double hz) {
+  if (hz >= 1e9) return num(hz / 1e9) + " GHz";
+  if (hz >= 1e6) return num(hz / 1e6) + " MHz";
+  return num(hz) + " Hz";
+}
+
+std::string format_flops(double f) {
+  if (f >= 1e12) return num(f / 1e12) + " TFLOP/s";
+  if (f >= 1e9) return num(f / 1e9) + " GFLOP/s";
+  return num(f) + " FLOP/s";
+}
+
+}  // namespace cdma
