@@ -2,8 +2,8 @@
 //
 // Pure C++ (no SystemC). A codec works on a byte buffer of L bytes holding little-endian
 // elements of `element_width()` bytes; the exact formats are docs/ARCHITECTURE.md section 5
-// (ZVC in zvc.h, raw in raw.h). Windowed DMA framing (per-window metadata, raw fallback) is
-// in window.h.
+// and docs/codecs.md (ZVC in zvc.h, RLE in rle.h, zlib/lz4/zstd in stdlib_codecs.h, raw in
+// raw.h). Windowed DMA framing (per-window metadata, raw fallback) is in window.h.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,15 +19,34 @@ class codec_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Codec identifiers. The numeric value is the descriptor's codec field (see the register map).
-enum class codec_id : std::uint8_t { raw = 0, zvc = 1 };  // rle, zlib, lz4, zstd come later
+/// Codec identifiers. The numeric value is the descriptor's 4-bit codec field (see the register
+/// map), so every id is < 16; raw = 0 and zvc = 1 are fixed.
+enum class codec_id : std::uint8_t { raw = 0, zvc = 1, rle = 2, zlib = 3, lz4 = 4, zstd = 5 };
 
-/// Canonical name: "raw", "zvc".
+/// Every codec id, in numeric order.
+constexpr codec_id all_codec_ids[] = {codec_id::raw, codec_id::zvc,  codec_id::rle,
+                                      codec_id::zlib, codec_id::lz4, codec_id::zstd};
+
+/// Canonical name: "raw", "zvc", "rle", "zlib", "lz4", "zstd".
 std::string to_string(codec_id id);
 
-/// Parses a codec name: "raw" or "none" -> raw, "zvc" -> zvc (exact, lower case).
-/// Throws codec_error listing the valid names otherwise.
+/// Parses a codec name: "raw" or "none" -> raw, else the canonical names above (exact, lower
+/// case). Throws codec_error listing the valid names otherwise.
 codec_id codec_from_string(const std::string& s);
+
+/// Codec parameters (each codec reads only its own fields). Defaults are the documented ones
+/// (docs/codecs.md).
+struct codec_params {
+  /// RLE zero-run count field width in bits: 8, 16, 24 or 32 (byte-aligned tokens). Default 8.
+  unsigned rle_count_bits = 8;
+  /// zlib (deflate) level 0..9 (0 = stored, 9 = best). Default 6, zlib's own default.
+  int zlib_level = 6;
+  /// lz4 level: 1 = LZ4_compress_default (fast); 2..12 = LZ4HC at that level; <= 0 =
+  /// LZ4_compress_fast with acceleration 1 - level. Default 1.
+  int lz4_level = 1;
+  /// zstd level: ZSTD_minCLevel()..ZSTD_maxCLevel() (22); negative = fast modes. Default 1.
+  int zstd_level = 1;
+};
 
 /// A stateless, thread-safe compressor/decompressor for one element width.
 class codec {
@@ -51,7 +70,8 @@ class codec {
 };
 
 /// Creates a codec. element_width must be 1, 2 or 4 bytes (else codec_error); an unknown id
-/// also throws codec_error.
-std::unique_ptr<codec> make_codec(codec_id id, unsigned element_width = 4);
+/// or a parameter out of range (see codec_params) also throws codec_error.
+std::unique_ptr<codec> make_codec(codec_id id, unsigned element_width = 4,
+                                  const codec_params& params = codec_params{});
 
 }  // namespace cdma::codec

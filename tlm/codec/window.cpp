@@ -65,7 +65,10 @@ window_entry compress_window(const codec& c, const std::uint8_t* in, std::size_t
   check_window_length(n);
   // codec::compress needs max_compressed_size(n) bytes of room, which exceeds n for every
   // codec that can expand; compress into a scratch buffer and copy whichever form is kept.
-  std::vector<std::uint8_t> scratch(c.max_compressed_size(n));
+  // The scratch buffer is per thread and only grows: no allocation per window.
+  thread_local std::vector<std::uint8_t> scratch;
+  const std::size_t cap = c.max_compressed_size(n);
+  if (scratch.size() < cap) scratch.resize(cap);
   const std::size_t size = c.compress(in, n, scratch.data());
   if (size >= n) {
     if (n) std::memcpy(out, in, n);

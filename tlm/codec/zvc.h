@@ -14,7 +14,14 @@
 // bytes left over after the last block and tail, or whose mask has bits set beyond the k
 // elements of the final block. A mask bit set for an element whose stored bytes are all zero
 // is not produced by the encoder but decodes unambiguously and is accepted.
+//
+// Speed: three implementations (ISA paths) produce identical bytes: portable scalar, AVX2
+// (+BMI/POPCNT) and AVX-512 (F+BW+VL+VBMI2: masked compress/expand). The fastest one the CPU
+// supports is chosen at run time (__builtin_cpu_supports); the default build stays portable
+// (the SIMD code is compiled with function-level target attributes only).
 #pragma once
+#include <string>
+
 #include "tlm/codec/codec.h"
 
 namespace cdma::codec {
@@ -24,10 +31,34 @@ constexpr std::size_t zvc_block_elements = 32;
 /// Bytes of one block mask.
 constexpr std::size_t zvc_mask_bytes = 4;
 
+/// Instruction-set path of the ZVC kernels.
+enum class zvc_isa { scalar, avx2, avx512 };
+/// "scalar", "avx2", "avx512".
+std::string to_string(zvc_isa isa);
+/// True if this build has the path and the running CPU (and OS) supports it.
+bool zvc_isa_supported(zvc_isa isa);
+/// The fastest supported path: avx512 > avx2 > scalar.
+zvc_isa zvc_best_isa();
+
+namespace zvc_detail {
+/// Kernel table of one ISA path; index 0, 1, 2 = element width 1, 2, 4.
+struct zvc_kernels {
+  std::size_t (*compress[3])(const std::uint8_t*, std::size_t, std::uint8_t*);
+  void (*decompress[3])(const std::uint8_t*, std::size_t, std::uint8_t*, std::size_t);
+  std::size_t (*size[3])(const std::uint8_t*, std::size_t);
+};
+const zvc_kernels& scalar_kernels();
+/// nullptr when the build has no such path (non-x86 or compiler without the intrinsics).
+const zvc_kernels* avx2_kernels();
+const zvc_kernels* avx512_kernels();
+}  // namespace zvc_detail
+
 class zvc_codec final : public codec {
  public:
-  /// element_width: 1, 2 or 4 bytes, else codec_error.
-  explicit zvc_codec(unsigned element_width = 4);
+  /// element_width: 1, 2 or 4 bytes, else codec_error. isa: the kernel path (default the
+  /// fastest the CPU supports); codec_error if the CPU does not support it.
+  explicit zvc_codec(unsigned element_width = 4, zvc_isa isa = zvc_best_isa());
+  zvc_isa isa() const { return isa_; }
   codec_id id() const override { return codec_id::zvc; }
   unsigned element_width() const override { return width_; }
   /// 4 * ceil(E / 32) + L (every element nonzero), E = floor(n / w).
@@ -40,6 +71,9 @@ class zvc_codec final : public codec {
 
  private:
   unsigned width_;
+  zvc_isa isa_;
+  const zvc_detail::zvc_kernels* k_;
+  unsigned wi_;  // kernel table index of width_
 };
 
 }  // namespace cdma::codec

@@ -355,6 +355,7 @@ npy_array read_npy(const std::string& path) {
 
 struct npz_archive::impl {
   std::string path;
+  std::vector<std::uint8_t> image;  // archive bytes when opened from memory
   zip_t* zip = nullptr;
   std::vector<std::string> keys;
   std::vector<zip_uint64_t> index;                    // zip entry index per key
@@ -375,6 +376,32 @@ npz_archive::npz_archive(const std::string& path) : impl_(std::make_unique<impl>
     zip_error_fini(&ze);
     fail(path, "cannot open as a zip archive (" + msg + ")", "an existing .npz (zip) file");
   }
+  index_members();
+}
+
+npz_archive::npz_archive(const std::uint8_t* data, std::size_t n, const std::string& origin)
+    : impl_(std::make_unique<impl>()) {
+  impl_->path = origin;
+  impl_->image.assign(data, data + n);
+  zip_error_t ze;
+  zip_error_init(&ze);
+  // libzip needs a non-null buffer even for 0 bytes.
+  static const std::uint8_t empty = 0;
+  zip_source_t* src = zip_source_buffer_create(n ? impl_->image.data() : &empty, n, 0, &ze);
+  if (src) {
+    impl_->zip = zip_open_from_source(src, ZIP_RDONLY, &ze);
+    if (!impl_->zip) zip_source_free(src);
+  }
+  if (!impl_->zip) {
+    const std::string msg = zip_error_strerror(&ze);
+    zip_error_fini(&ze);
+    fail(origin, "cannot open as a zip archive (" + msg + ")", "a .npz (zip) image");
+  }
+  zip_error_fini(&ze);
+  index_members();
+}
+
+void npz_archive::index_members() {
   const zip_int64_t n = zip_get_num_entries(impl_->zip, 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     const char* name = zip_get_name(impl_->zip, static_cast<zip_uint64_t>(i), 0);

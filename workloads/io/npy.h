@@ -58,6 +58,9 @@ class npz_archive {
  public:
   /// Opens the archive. npy_error if the file is missing, unreadable or not a zip archive.
   explicit npz_archive(const std::string& path);
+  /// Opens an archive image held in memory (copied); `origin` names it in errors. npy_error if
+  /// it is not a zip archive.
+  npz_archive(const std::uint8_t* data, std::size_t n, const std::string& origin);
   ~npz_archive();
   npz_archive(npz_archive&&) noexcept;
   npz_archive& operator=(npz_archive&&) noexcept;
@@ -70,10 +73,11 @@ class npz_archive {
   /// Reads and parses member "<key>.npy" (or "<key>" if stored without the suffix).
   /// npy_error naming the file and key if absent, unreadable (bad CRC, truncated) or corrupt.
   npy_array read(const std::string& key) const;
-  /// The path given to the constructor.
+  /// The path (or origin) given to the constructor.
   const std::string& path() const;
 
  private:
+  void index_members();
   struct impl;
   std::unique_ptr<impl> impl_;
 };

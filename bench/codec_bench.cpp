@@ -1,0 +1,265 @@
+// Codec throughput benchmark (Google Benchmark), docs/codecs.md "Speed".
+//
+// Every codec compresses and decompresses a large tensor in independent 4 KiB windows, as the
+// cDMA engine does, streaming over the whole buffer (32 MiB synthetic, or a whole .npz file of
+// real activations concatenated): the working set is far beyond L2, so the codec and the
+// reference memcpy (the same 4 KiB windows copied over the same buffers, measured in the same
+// run) are in the same cache regime. Throughput is uncompressed bytes per second; at the end a
+// table gives each codec's throughput as a ratio to that memcpy, per data set.
+//
+// Data sets: synthetic fp32 with i.i.d. zeros at densities 0.05, 0.3, 0.5, 0.7, 1.0 (nonzero
+// values uniform in [0.5, 2)); the shipped sample workloads/data/inception_v3/chelsea.npz; the
+// real activation files in ../shared/data (skipped when absent).
+//
+// Usage: codec_bench [--benchmark_filter=REGEX] [--benchmark_min_time=0.2]
+//                    [--benchmark_repetitions=3]   (the table keeps the best repetition)
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tlm/codec/codec.h"
+#include "tlm/codec/zvc.h"
+#include "workloads/io/npy.h"
+
+namespace {
+
+using namespace cdma::codec;
+constexpr std::size_t kWindow = 4096;
+constexpr std::size_t kSynthBytes = 32u << 20;
+
+struct dataset {
+  std::string name;
+  std::string path;       // .npz, or empty for synthetic
+  double density = 0;     // synthetic
+  std::vector<std::uint8_t> data;
+  bool loaded = false;
+};
+
+std::vector<std::unique_ptr<dataset>>& datasets() {
+  static std::vector<std::unique_ptr<dataset>> d;
+  return d;
+}
+
+const std::vector<std::uint8_t>& load(dataset& d) {
+  if (d.loaded) return d.data;
+  d.loaded = true;
+  if (d.path.empty()) {
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> u(0, 1), val(0.5f, 2.0f);
+    const std::size_t e = kSynthBytes / 4;
+    d.data.resize(kSynthBytes);
+    for (std::size_t i = 0; i < e; ++i) {
+      const float f = u(rng) < d.density ? val(rng) : 0.0f;
+      std::memcpy(&d.data[4 * i], &f, 4);
+    }
+  } else {
+    const cdma::workloads::npz_archive z(d.path);
+    for (const auto& k : z.keys()) {
+      const auto a = z.read(k);
+      d.data.insert(d.data.end(), a.data.begin(), a.data.end());
+    }
+  }
+  return d.data;
+}
+
+struct codec_case {
+  std::string name;
+  std::function<std::unique_ptr<codec>()> make;
+};
+
+std::vector<codec_case> codec_cases() {
+  std::vector<codec_case> v;
+  v.push_back({"zvc", [] { return std::make_unique<zvc_codec>(4); }});
+  v.push_back({"zvc-scalar", [] { return std::make_unique<zvc_codec>(4, zvc_isa::scalar); }});
+  if (zvc_isa_supported(zvc_isa::avx2))
+    v.push_back({"zvc-avx2", [] { return std::make_unique<zvc_codec>(4, zvc_isa::avx2); }});
+  if (zvc_isa_supported(zvc_isa::avx512))
+    v.push_back({"zvc-avx512", [] { return std::make_unique<zvc_codec>(4, zvc_isa::avx512); }});
+  v.push_back({"rle", [] { return make_codec(codec_id::rle, 4); }});
+  v.push_back({"lz4", [] { return make_codec(codec_id::lz4, 4); }});
+  v.push_back({"zstd-1", [] { return make_codec(codec_id::zstd, 4); }});
+  v.push_back({"zlib-1", [] {
+                 codec_params p;
+                 p.zlib_level = 1;
+                 return make_codec(codec_id::zlib, 4, p);
+               }});
+  v.push_back({"zlib-6", [] { return make_codec(codec_id::zlib, 4); }});
+  return v;
+}
+
+void bm_memcpy(benchmark::State& st, dataset* d) {
+  const auto& src = load(*d);
+  std::vector<std::uint8_t> dst(src.size());
+  for (auto _ : st) {
+    for (std::size_t off = 0; off < src.size(); off += kWindow)
+      std::memcpy(dst.data() + off, src.data() + off, std::min(kWindow, src.size() - off));
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
+}
+
+// Compressed stream of every window (compressed form kept even when larger: the codec itself
+// is measured, not the raw fallback).
+struct compressed {
+  std::vector<std::uint8_t> bytes;
+  std::vector<std::size_t> offset, size;
+};
+
+compressed compress_all(const codec& c, const std::vector<std::uint8_t>& src) {
+  compressed z;
+  z.bytes.resize(src.size() / kWindow * c.max_compressed_size(kWindow) +
+                 c.max_compressed_size(kWindow));
+  std::size_t pos = 0;
+  for (std::size_t off = 0; off < src.size(); off += kWindow) {
+    const std::size_t n = std::min(kWindow, src.size() - off);
+    const std::size_t s = c.compress(src.data() + off, n, z.bytes.data() + pos);
+    z.offset.push_back(pos);
+    z.size.push_back(s);
+    pos += s;
+  }
+  z.bytes.resize(pos);
+  return z;
+}
+
+void bm_compress(benchmark::State& st, dataset* d, const codec_case* cc) {
+  const auto& src = load(*d);
+  const auto c = cc->make();
+  std::vector<std::uint8_t> dst(src.size() / kWindow * c->max_compressed_size(kWindow) +
+                                c->max_compressed_size(kWindow));
+  std::size_t total = 0;
+  for (auto _ : st) {
+    std::size_t pos = 0;
+    for (std::size_t off = 0; off < src.size(); off += kWindow)
+      pos += c->compress(src.data() + off, std::min(kWindow, src.size() - off), dst.data() + pos);
+    total = pos;
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
+  st.counters["ratio"] = double(src.size()) / double(total);
+}
+
+void bm_decompress(benchmark::State& st, dataset* d, const codec_case* cc) {
+  const auto& src = load(*d);
+  const auto c = cc->make();
+  const compressed z = compress_all(*c, src);
+  std::vector<std::uint8_t> dst(src.size());
+  for (auto _ : st) {
+    std::size_t k = 0;
+    for (std::size_t off = 0; off < src.size(); off += kWindow, ++k)
+      c->decompress(z.bytes.data() + z.offset[k], z.size[k], dst.data() + off,
+                    std::min(kWindow, src.size() - off));
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
+  if (std::memcmp(dst.data(), src.data(), src.size()) != 0) st.SkipWithError("round trip mismatch");
+}
+
+// Prints, after the normal console output, a markdown table of GB/s and ratio to memcpy.
+class ratio_reporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& r : runs) {
+      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
+      const std::string name = r.benchmark_name();  // data/codec/op
+      const auto it = r.counters.find("bytes_per_second");
+      if (it == r.counters.end()) continue;
+      const auto a = name.find('/'), b = name.rfind('/');
+      const std::string data = name.substr(0, a);
+      // Best of the repetitions (--benchmark_repetitions=N): the machine may be shared.
+      double& best = rows_[data][name.substr(a + 1)];
+      best = std::max(best, it->second.value);
+      const auto rt = r.counters.find("ratio");
+      if (rt != r.counters.end()) ratio_[data][name.substr(a + 1, b - a - 1)] = rt->second.value;
+      if (std::find(order_.begin(), order_.end(), data) == order_.end()) order_.push_back(data);
+    }
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\n| data | codec | ratio | compress GB/s | x memcpy | decompress GB/s | x memcpy |\n"
+                "|---|---|---|---|---|---|---|\n");
+    for (const auto& data : order_) {
+      const auto& r = rows_[data];
+      const auto m = r.find("memcpy/copy");
+      if (m == r.end()) continue;
+      const double mc = m->second;
+      std::printf("| %s | memcpy | 1.00 | %.2f | 1.00 | %.2f | 1.00 |\n", data.c_str(), mc / 1e9,
+                  mc / 1e9);
+      for (const auto& cc : codec_cases()) {
+        const auto ci = r.find(cc.name + "/compress"), di = r.find(cc.name + "/decompress");
+        if (ci == r.end() && di == r.end()) continue;
+        const double cv = ci == r.end() ? 0 : ci->second, dv = di == r.end() ? 0 : di->second;
+        std::printf("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", data.c_str(),
+                    cc.name.c_str(), ratio_[data][cc.name], cv / 1e9, cv / mc, dv / 1e9, dv / mc);
+      }
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  std::map<std::string, std::map<std::string, double>> rows_;
+  std::map<std::string, std::map<std::string, double>> ratio_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto& ds = datasets();
+  for (double d : {0.05, 0.3, 0.5, 0.7, 1.0}) {
+    auto x = std::make_unique<dataset>();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "synth-d%.2f", d);
+    x->name = buf;
+    x->density = d;
+    ds.push_back(std::move(x));
+  }
+  {
+    auto x = std::make_unique<dataset>();
+    x->name = "sample-inception_v3-chelsea";
+    x->path = std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
+    ds.push_back(std::move(x));
+  }
+  const std::string shared = CDMA_SHARED_DATA_DIR;
+  if (std::filesystem::is_directory(shared + "/activations")) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(shared + "/activations"))
+      if (e.path().extension() == ".npz") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      auto x = std::make_unique<dataset>();
+      x->name = "shared-" + f.parent_path().filename().string() + "-" + f.stem().string();
+      x->path = f.string();
+      ds.push_back(std::move(x));
+    }
+  } else {
+    std::fprintf(stderr, "codec_bench: no shared data at %s; real-data sets skipped\n", shared.c_str());
+  }
+  static const std::vector<codec_case> cases = codec_cases();
+  for (auto& d : ds) {
+    benchmark::RegisterBenchmark((d->name + "/memcpy/copy").c_str(), bm_memcpy, d.get());
+    for (const auto& cc : cases) {
+      benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/compress").c_str(), bm_compress,
+                                   d.get(), &cc);
+      benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/decompress").c_str(),
+                                   bm_decompress, d.get(), &cc);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  ratio_reporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,309 @@
+// cdma-vp analyze PATH... : compressibility of activation tensors (.npy, .npz, or folders of
+// them, searched recursively) under every codec, whole-tensor and windowed as the cDMA engine
+// does it, in NCHW and NHWC layouts (docs/codecs.md "cdma-vp analyze").
+//
+//   whole_bytes    = codec::compressed_size of the whole tensor buffer (no framing);
+//   windowed_bytes = sum over windows of the window's stored bytes (compressed, or raw when
+//                    compression would not shrink it) + 8 bytes of metadata per window
+//                    (tlm/codec/window.h), i.e. the bytes the engine moves over PCIe.
+// ratio = tensor bytes / those bytes. A 4-D tensor is taken as NCHW (the file layout) and
+// transposed to NHWC; other ranks have one layout, reported under both names.
+// Exit status: 0 ok, 2 bad options or at least one unreadable input (named on stderr; the
+// other inputs are still analysed).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "platform/command.h"
+#include "tlm/codec/codec.h"
+#include "tlm/codec/window.h"
+#include "workloads/io/npy.h"
+
+namespace cdma::platform {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct layout_result {
+  std::uint64_t whole = 0, windowed = 0;
+};
+const char* const k_layouts[2] = {"NCHW", "NHWC"};
+
+struct tensor_result {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::uint64_t elements = 0, bytes = 0;
+  double zero_fraction = 0;
+  std::vector<std::array<layout_result, 2>> codecs;  // per codec, per layout
+};
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  std::string r = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+std::vector<std::uint8_t> to_nhwc(const workloads::npy_array& a) {
+  const std::size_t N = a.shape[0], C = a.shape[1], H = a.shape[2], W = a.shape[3];
+  const std::size_t w = a.element_width;
+  std::vector<std::uint8_t> out(a.data.size());
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t c = 0; c < C; ++c)
+      for (std::size_t hw = 0; hw < H * W; ++hw)
+        std::memcpy(&out[((n * H * W + hw) * C + c) * w], &a.data[((n * C + c) * H * W + hw) * w], w);
+  return out;
+}
+
+class analyzer {
+ public:
+  analyzer(std::size_t window, const std::vector<codec::codec_id>& ids) : window_(window), ids_(ids) {}
+
+  tensor_result analyze(const std::string& name, const workloads::npy_array& a) const {
+    tensor_result t;
+    t.name = name;
+    t.shape = a.shape;
+    t.elements = a.elements();
+    t.bytes = a.data.size();
+    // Codec element width: the dtype's (8-byte dtypes are coded as pairs of 4-byte elements).
+    const unsigned w = a.element_width <= 4 ? a.element_width : 4;
+    std::uint64_t zeros = 0;
+    const unsigned ew = a.element_width;
+    for (std::size_t i = 0; i + ew <= a.data.size(); i += ew) {
+      bool z = true;
+      for (unsigned b = 0; b < ew && z; ++b) z = a.data[i + b] == 0;
+      zeros += z;
+    }
+    t.zero_fraction = t.elements ? double(zeros) / double(t.elements) : 0.0;
+    std::vector<std::uint8_t> nhwc;
+    const bool four_d = a.shape.size() == 4;
+    if (four_d) nhwc = to_nhwc(a);
+    for (codec::codec_id id : ids_) {
+      const auto c = codec::make_codec(id, w);
+      std::array<layout_result, 2> r;
+      for (int l = 0; l < 2; ++l) {
+        if (l == 1 && !four_d) {
+          r[1] = r[0];
+          break;
+        }
+        const std::vector<std::uint8_t>& buf = l == 0 ? a.data : nhwc;
+        r[l].whole = c->compressed_size(buf.data(), buf.size());
+        const std::size_t nwin = codec::window_count(buf.size(), window_);
+        std::uint64_t sum = 0;
+        for (std::size_t k = 0; k < nwin; ++k) {
+          const std::size_t off = k * window_;
+          sum += codec::window_size(*c, buf.data() + off, std::min(window_, buf.size() - off)).bytes;
+        }
+        r[l].windowed = sum + nwin * codec::window_entry_bytes;
+      }
+      t.codecs.push_back(r);
+    }
+    return t;
+  }
+
+ private:
+  std::size_t window_;
+  std::vector<codec::codec_id> ids_;
+};
+
+double ratio(std::uint64_t in, std::uint64_t out) { return out ? double(in) / double(out) : 0.0; }
+
+void print_row(std::ostream& os, const std::string& codec_name, std::uint64_t bytes,
+               const std::array<layout_result, 2>& r) {
+  char line[256];
+  std::snprintf(line, sizeof line, "    %-5s", codec_name.c_str());
+  os << line;
+  for (int l = 0; l < 2; ++l) {
+    std::snprintf(line, sizeof line, "  %s whole %11llu (%6.2fx) windowed %11llu (%6.2fx)",
+                  k_layouts[l], static_cast<unsigned long long>(r[l].whole), ratio(bytes, r[l].whole),
+                  static_cast<unsigned long long>(r[l].windowed), ratio(bytes, r[l].windowed));
+    os << line;
+  }
+  os << "\n";
+}
+
+int analyze_command(const std::vector<std::string>& args) {
+  std::vector<std::string> paths;
+  std::string json_path;
+  std::size_t window = 4096;
+  std::vector<codec::codec_id> ids(std::begin(codec::all_codec_ids), std::end(codec::all_codec_ids));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* opt) -> std::string {
+      if (i + 1 >= args.size()) throw std::runtime_error(std::string(opt) + " needs a value");
+      return args[++i];
+    };
+    try {
+      if (a == "--help" || a == "-h") {
+        std::cout
+            << "Usage: cdma-vp analyze [--json FILE] [--window BYTES] [--codecs a,b,..] PATH...\n\n"
+               "Compressibility of activation tensors (.npy, .npz, or folders of them, searched\n"
+               "recursively): per tensor its shape, zero fraction and, for each codec, the\n"
+               "compressed bytes and ratio whole-tensor and windowed as the cDMA engine does it\n"
+               "(per-window raw fallback + 8 B metadata per window), in NCHW and NHWC layouts;\n"
+               "a total line per file.\n\n"
+               "  --json FILE      also write the results as JSON\n"
+               "  --window BYTES   window size of the windowed framing (default 4096)\n"
+               "  --codecs LIST    comma-separated subset of raw,zvc,rle,zlib,lz4,zstd (default all)\n\n"
+               "Exit status: 0 ok, 2 bad options or an unreadable input (the others are analysed).\n";
+        return 0;
+      } else if (a == "--json") {
+        json_path = value("--json");
+      } else if (a == "--window") {
+        const std::string v = value("--window");
+        std::size_t pos = 0;
+        const unsigned long long n = std::stoull(v, &pos);
+        if (pos != v.size() || n == 0 || n > 0xFFFFFFFFull)
+          throw std::runtime_error("--window '" + v + "': expected a positive number of bytes < 2^32");
+        window = static_cast<std::size_t>(n);
+      } else if (a == "--codecs") {
+        ids.clear();
+        std::stringstream ss(value("--codecs"));
+        for (std::string name; std::getline(ss, name, ',');) ids.push_back(codec::codec_from_string(name));
+        if (ids.empty()) throw std::runtime_error("--codecs: expected at least one codec name");
+      } else if (a.rfind("--", 0) == 0) {
+        throw std::runtime_error("unknown option '" + a + "'; expected --json, --window, --codecs");
+      } else {
+        paths.push_back(a);
+      }
+    } catch (const std::invalid_argument&) {
+      return usage_error("--window: expected a number of bytes");
+    } catch (const std::exception& e) {
+      return usage_error(std::string("analyze: ") + e.what());
+    }
+  }
+  if (paths.empty()) return usage_error("analyze: expected at least one PATH (.npy, .npz or folder)");
+  std::ofstream json_out;
+  if (!json_path.empty()) {
+    json_out.open(json_path);
+    if (!json_out) return usage_error("analyze: cannot write --json file '" + json_path + "'");
+  }
+
+  // Expand folders (sorted, recursive); keep explicit files as given.
+  std::vector<std::string> files;
+  bool failed = false;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
+        const auto ext = it->path().extension();
+        if (it->is_regular_file() && (ext == ".npy" || ext == ".npz")) found.push_back(it->path().string());
+      }
+      if (ec) {
+        std::cerr << "cdma-vp analyze: " << p << ": cannot read folder (" << ec.message() << ")\n";
+        failed = true;
+      }
+      if (found.empty() && !ec) {
+        std::cerr << "cdma-vp analyze: " << p << ": no .npy or .npz files in this folder\n";
+        failed = true;
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(p);
+    }
+  }
+
+  const analyzer an(window, ids);
+  std::vector<std::string> names;
+  for (auto id : ids) names.push_back(codec::to_string(id));
+  json j;
+  j["window_bytes"] = window;
+  j["window_entry_bytes"] = codec::window_entry_bytes;
+  j["tensors"] = json::array();
+  j["files"] = json::array();
+  for (const auto& file : files) {
+    std::vector<tensor_result> results;
+    json jf;
+    jf["path"] = file;
+    try {
+      const bool npz = fs::path(file).extension() == ".npz";
+      if (npz) {
+        const workloads::npz_archive z(file);
+        for (const auto& k : z.keys()) results.push_back(an.analyze(k, z.read(k)));
+      } else {
+        results.push_back(an.analyze(fs::path(file).stem().string(), workloads::read_npy(file)));
+      }
+    } catch (const std::exception& e) {
+      // npy_error / codec_error messages start with the file (and member) name.
+      const std::string msg = e.what();
+      std::cerr << "cdma-vp analyze: " << (msg.rfind(file, 0) == 0 ? "" : file + ": ") << msg << "\n";
+      jf["error"] = msg;
+      j["files"].push_back(jf);
+      failed = true;
+      continue;
+    }
+    std::cout << file << " (" << results.size() << " tensors, window " << window << " B)\n";
+    tensor_result total;
+    total.codecs.assign(ids.size(), {});
+    std::uint64_t zeros_w = 0;
+    for (const auto& t : results) {
+      std::cout << "  " << t.name << "  shape " << shape_str(t.shape) << "  elements " << t.elements
+                << "  zero fraction " << std::fixed;
+      std::cout.precision(4);
+      std::cout << t.zero_fraction << std::defaultfloat << "\n";
+      json jt;
+      jt["file"] = file;
+      jt["name"] = t.name;
+      jt["shape"] = t.shape;
+      jt["elements"] = t.elements;
+      jt["bytes"] = t.bytes;
+      jt["zero_fraction"] = t.zero_fraction;
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        print_row(std::cout, names[k], t.bytes, t.codecs[k]);
+        for (int l = 0; l < 2; ++l) {
+          jt["codecs"][names[k]][k_layouts[l]] = {{"whole_bytes", t.codecs[k][l].whole},
+                                                  {"windowed_bytes", t.codecs[k][l].windowed}};
+          total.codecs[k][l].whole += t.codecs[k][l].whole;
+          total.codecs[k][l].windowed += t.codecs[k][l].windowed;
+        }
+      }
+      j["tensors"].push_back(jt);
+      total.elements += t.elements;
+      total.bytes += t.bytes;
+      zeros_w += static_cast<std::uint64_t>(t.zero_fraction * double(t.elements) + 0.5);
+    }
+    std::cout << "  TOTAL " << file << "  tensors " << results.size() << "  elements " << total.elements
+              << "  bytes " << total.bytes << "  zero fraction " << std::fixed;
+    std::cout.precision(4);
+    std::cout << (total.elements ? double(zeros_w) / double(total.elements) : 0.0) << std::defaultfloat
+              << "\n";
+    jf["tensors"] = results.size();
+    jf["elements"] = total.elements;
+    jf["bytes"] = total.bytes;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      print_row(std::cout, names[k], total.bytes, total.codecs[k]);
+      for (int l = 0; l < 2; ++l)
+        jf["codecs"][names[k]][k_layouts[l]] = {{"whole_bytes", total.codecs[k][l].whole},
+                                                {"windowed_bytes", total.codecs[k][l].windowed}};
+    }
+    j["files"].push_back(jf);
+  }
+  if (json_out.is_open()) {
+    json_out << j.dump(2) << "\n";
+    if (!json_out) {
+      std::cerr << "cdma-vp analyze: error writing " << json_path << "\n";
+      failed = true;
+    }
+  }
+  return failed ? 2 : 0;
+}
+
+const command_registrar reg({"analyze",
+                             "compressibility of .npy/.npz tensors under every codec (cdma-vp analyze PATH...)",
+                             analyze_command});
+
+}  // namespace
+}  // namespace cdma::platform

@@ -1,0 +1,351 @@
+// Whole-tensor ZVC size (w = 4) of every tensor of every .npz file in ../shared/data (the
+// project workspace's real activation files), against values computed independently with NumPy
+// by tests/unit/zvc_shared_sizes.py (Debian /usr/bin/python3, NumPy 1.24) and stored below:
+//   size = sum over 32-element blocks (4 + 4 * nnz_block) + (L mod 4).
+// Checked on every ZVC ISA path the CPU supports (compress, compressed_size) with a round trip.
+// Skipped when the shared data folder is absent.
+#include "tlm/codec/zvc.h"
+#include "workloads/io/npy.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace cdma::codec;
+
+namespace {
+struct tensor_ref {
+  const char* file;
+  const char* key;
+  std::uint64_t elements, zvc_bytes;
+};
+const tensor_ref k_tensors[] = {
+    {"activations/fmnist_cnn/iter0000.npz", "conv1", 401408, 930288},
+    {"activations/fmnist_cnn/iter0000.npz", "conv2", 802816, 1832344},
+    {"activations/fmnist_cnn/iter0000.npz", "conv3", 401408, 841348},
+    {"activations/fmnist_cnn/iter0000.npz", "conv4", 401408, 848992},
+    {"activations/fmnist_cnn/iter0000.npz", "conv5", 200704, 405792},
+    {"activations/fmnist_cnn/iter0000.npz", "fc6", 8192, 17656},
+    {"activations/fmnist_cnn/iter0100.npz", "conv1", 401408, 937144},
+    {"activations/fmnist_cnn/iter0100.npz", "conv2", 802816, 2117952},
+    {"activations/fmnist_cnn/iter0100.npz", "conv3", 401408, 954304},
+    {"activations/fmnist_cnn/iter0100.npz", "conv4", 401408, 763132},
+    {"activations/fmnist_cnn/iter0100.npz", "conv5", 200704, 246756},
+    {"activations/fmnist_cnn/iter0100.npz", "fc6", 8192, 10556},
+    {"activations/fmnist_cnn/iter0468.npz", "conv1", 401408, 956476},
+    {"activations/fmnist_cnn/iter0468.npz", "conv2", 802816, 2129072},
+    {"activations/fmnist_cnn/iter0468.npz", "conv3", 401408, 1008908},
+    {"activations/fmnist_cnn/iter0468.npz", "conv4", 401408, 591712},
+    {"activations/fmnist_cnn/iter0468.npz", "conv5", 200704, 145372},
+    {"activations/fmnist_cnn/iter0468.npz", "fc6", 8192, 9628},
+    {"activations/fmnist_cnn/iter1404.npz", "conv1", 401408, 974960},
+    {"activations/fmnist_cnn/iter1404.npz", "conv2", 802816, 1948004},
+    {"activations/fmnist_cnn/iter1404.npz", "conv3", 401408, 971356},
+    {"activations/fmnist_cnn/iter1404.npz", "conv4", 401408, 511700},
+    {"activations/fmnist_cnn/iter1404.npz", "conv5", 200704, 119428},
+    {"activations/fmnist_cnn/iter1404.npz", "fc6", 8192, 10076},
+    {"activations/inception_v3/chelsea.npz", "activation_1", 710432, 1292288},
+    {"activations/inception_v3/chelsea.npz", "activation_2", 691488, 1321388},
+    {"activations/inception_v3/chelsea.npz", "activation_3", 1382976, 4071768},
+    {"activations/inception_v3/chelsea.npz", "activation_4", 426320, 1033892},
+    {"activations/inception_v3/chelsea.npz", "activation_5", 967872, 2460224},
+    {"activations/inception_v3/chelsea.npz", "activation_6", 78400, 240916},
+    {"activations/inception_v3/chelsea.npz", "activation_7", 58800, 163836},
+    {"activations/inception_v3/chelsea.npz", "activation_8", 78400, 153104},
+    {"activations/inception_v3/chelsea.npz", "activation_9", 78400, 164020},
+    {"activations/inception_v3/chelsea.npz", "activation_10", 117600, 200660},
+    {"activations/inception_v3/chelsea.npz", "activation_11", 117600, 178320},
+    {"activations/inception_v3/chelsea.npz", "activation_12", 39200, 48236},
+    {"activations/inception_v3/chelsea.npz", "activation_13", 78400, 226948},
+    {"activations/inception_v3/chelsea.npz", "activation_14", 58800, 121716},
+    {"activations/inception_v3/chelsea.npz", "activation_15", 78400, 143696},
+    {"activations/inception_v3/chelsea.npz", "activation_16", 78400, 150060},
+    {"activations/inception_v3/chelsea.npz", "activation_17", 117600, 179592},
+    {"activations/inception_v3/chelsea.npz", "activation_18", 117600, 177960},
+    {"activations/inception_v3/chelsea.npz", "activation_19", 78400, 99056},
+    {"activations/inception_v3/chelsea.npz", "activation_20", 78400, 182228},
+    {"activations/inception_v3/chelsea.npz", "activation_21", 58800, 127620},
+    {"activations/inception_v3/chelsea.npz", "activation_22", 78400, 142036},
+    {"activations/inception_v3/chelsea.npz", "activation_23", 78400, 167036},
+    {"activations/inception_v3/chelsea.npz", "activation_24", 117600, 185580},
+    {"activations/inception_v3/chelsea.npz", "activation_25", 117600, 190968},
+    {"activations/inception_v3/chelsea.npz", "activation_26", 78400, 126136},
+    {"activations/inception_v3/chelsea.npz", "activation_27", 110976, 133868},
+    {"activations/inception_v3/chelsea.npz", "activation_28", 78400, 125224},
+    {"activations/inception_v3/chelsea.npz", "activation_29", 117600, 97520},
+    {"activations/inception_v3/chelsea.npz", "activation_30", 27744, 58652},
+    {"activations/inception_v3/chelsea.npz", "activation_31", 55488, 101176},
+    {"activations/inception_v3/chelsea.npz", "activation_32", 36992, 47532},
+    {"activations/inception_v3/chelsea.npz", "activation_33", 36992, 65440},
+    {"activations/inception_v3/chelsea.npz", "activation_34", 55488, 69860},
+    {"activations/inception_v3/chelsea.npz", "activation_35", 36992, 56076},
+    {"activations/inception_v3/chelsea.npz", "activation_36", 36992, 60072},
+    {"activations/inception_v3/chelsea.npz", "activation_37", 36992, 60776},
+    {"activations/inception_v3/chelsea.npz", "activation_38", 36992, 69148},
+    {"activations/inception_v3/chelsea.npz", "activation_39", 55488, 64448},
+    {"activations/inception_v3/chelsea.npz", "activation_40", 55488, 62920},
+    {"activations/inception_v3/chelsea.npz", "activation_41", 55488, 103840},
+    {"activations/inception_v3/chelsea.npz", "activation_42", 46240, 63168},
+    {"activations/inception_v3/chelsea.npz", "activation_43", 46240, 76772},
+    {"activations/inception_v3/chelsea.npz", "activation_44", 55488, 75860},
+    {"activations/inception_v3/chelsea.npz", "activation_45", 46240, 61944},
+    {"activations/inception_v3/chelsea.npz", "activation_46", 46240, 63280},
+    {"activations/inception_v3/chelsea.npz", "activation_47", 46240, 66660},
+    {"activations/inception_v3/chelsea.npz", "activation_48", 46240, 82012},
+    {"activations/inception_v3/chelsea.npz", "activation_49", 55488, 47576},
+    {"activations/inception_v3/chelsea.npz", "activation_50", 55488, 62852},
+    {"activations/inception_v3/chelsea.npz", "activation_51", 55488, 91080},
+    {"activations/inception_v3/chelsea.npz", "activation_52", 46240, 56208},
+    {"activations/inception_v3/chelsea.npz", "activation_53", 46240, 61476},
+    {"activations/inception_v3/chelsea.npz", "activation_54", 55488, 66632},
+    {"activations/inception_v3/chelsea.npz", "activation_55", 46240, 55156},
+    {"activations/inception_v3/chelsea.npz", "activation_56", 46240, 62416},
+    {"activations/inception_v3/chelsea.npz", "activation_57", 46240, 50432},
+    {"activations/inception_v3/chelsea.npz", "activation_58", 46240, 71348},
+    {"activations/inception_v3/chelsea.npz", "activation_59", 55488, 49020},
+    {"activations/inception_v3/chelsea.npz", "activation_60", 55488, 54184},
+    {"activations/inception_v3/chelsea.npz", "activation_61", 55488, 44228},
+    {"activations/inception_v3/chelsea.npz", "activation_62", 55488, 43076},
+    {"activations/inception_v3/chelsea.npz", "activation_63", 55488, 78928},
+    {"activations/inception_v3/chelsea.npz", "activation_64", 55488, 39320},
+    {"activations/inception_v3/chelsea.npz", "activation_65", 55488, 57420},
+    {"activations/inception_v3/chelsea.npz", "activation_66", 55488, 56028},
+    {"activations/inception_v3/chelsea.npz", "activation_67", 55488, 50344},
+    {"activations/inception_v3/chelsea.npz", "activation_68", 55488, 78580},
+    {"activations/inception_v3/chelsea.npz", "activation_69", 55488, 29192},
+    {"activations/inception_v3/chelsea.npz", "activation_70", 55488, 28280},
+    {"activations/inception_v3/chelsea.npz", "activation_71", 55488, 45608},
+    {"activations/inception_v3/chelsea.npz", "activation_72", 20480, 12072},
+    {"activations/inception_v3/chelsea.npz", "activation_73", 55488, 66508},
+    {"activations/inception_v3/chelsea.npz", "activation_74", 55488, 78988},
+    {"activations/inception_v3/chelsea.npz", "activation_75", 55488, 57780},
+    {"activations/inception_v3/chelsea.npz", "activation_76", 12288, 16988},
+    {"activations/inception_v3/chelsea.npz", "activation_77", 20480, 13276},
+    {"activations/inception_v3/chelsea.npz", "activation_78", 24576, 22648},
+    {"activations/inception_v3/chelsea.npz", "activation_79", 24576, 9636},
+    {"activations/inception_v3/chelsea.npz", "activation_80", 24576, 11352},
+    {"activations/inception_v3/chelsea.npz", "activation_81", 28672, 25512},
+    {"activations/inception_v3/chelsea.npz", "activation_82", 24576, 28444},
+    {"activations/inception_v3/chelsea.npz", "activation_83", 24576, 7644},
+    {"activations/inception_v3/chelsea.npz", "activation_84", 24576, 9488},
+    {"activations/inception_v3/chelsea.npz", "activation_85", 12288, 10328},
+    {"activations/inception_v3/chelsea.npz", "activation_86", 20480, 23536},
+    {"activations/inception_v3/chelsea.npz", "activation_87", 24576, 4216},
+    {"activations/inception_v3/chelsea.npz", "activation_88", 24576, 7056},
+    {"activations/inception_v3/chelsea.npz", "activation_89", 24576, 10472},
+    {"activations/inception_v3/chelsea.npz", "activation_90", 28672, 10536},
+    {"activations/inception_v3/chelsea.npz", "activation_91", 24576, 12556},
+    {"activations/inception_v3/chelsea.npz", "activation_92", 24576, 11156},
+    {"activations/inception_v3/chelsea.npz", "activation_93", 24576, 16960},
+    {"activations/inception_v3/chelsea.npz", "activation_94", 12288, 14664},
+    {"activations/inception_v3/coffee.npz", "activation_1", 710432, 1447260},
+    {"activations/inception_v3/coffee.npz", "activation_2", 691488, 1222240},
+    {"activations/inception_v3/coffee.npz", "activation_3", 1382976, 3736008},
+    {"activations/inception_v3/coffee.npz", "activation_4", 426320, 1006364},
+    {"activations/inception_v3/coffee.npz", "activation_5", 967872, 2339360},
+    {"activations/inception_v3/coffee.npz", "activation_6", 78400, 247912},
+    {"activations/inception_v3/coffee.npz", "activation_7", 58800, 161384},
+    {"activations/inception_v3/coffee.npz", "activation_8", 78400, 157736},
+    {"activations/inception_v3/coffee.npz", "activation_9", 78400, 171288},
+    {"activations/inception_v3/coffee.npz", "activation_10", 117600, 196964},
+    {"activations/inception_v3/coffee.npz", "activation_11", 117600, 179308},
+    {"activations/inception_v3/coffee.npz", "activation_12", 39200, 53120},
+    {"activations/inception_v3/coffee.npz", "activation_13", 78400, 234920},
+    {"activations/inception_v3/coffee.npz", "activation_14", 58800, 123888},
+    {"activations/inception_v3/coffee.npz", "activation_15", 78400, 136480},
+    {"activations/inception_v3/coffee.npz", "activation_16", 78400, 150296},
+    {"activations/inception_v3/coffee.npz", "activation_17", 117600, 176308},
+    {"activations/inception_v3/coffee.npz", "activation_18", 117600, 180760},
+    {"activations/inception_v3/coffee.npz", "activation_19", 78400, 88268},
+    {"activations/inception_v3/coffee.npz", "activation_20", 78400, 155668},
+    {"activations/inception_v3/coffee.npz", "activation_21", 58800, 112872},
+    {"activations/inception_v3/coffee.npz", "activation_22", 78400, 130856},
+    {"activations/inception_v3/coffee.npz", "activation_23", 78400, 168508},
+    {"activations/inception_v3/coffee.npz", "activation_24", 117600, 176260},
+    {"activations/inception_v3/coffee.npz", "activation_25", 117600, 178748},
+    {"activations/inception_v3/coffee.npz", "activation_26", 78400, 101892},
+    {"activations/inception_v3/coffee.npz", "activation_27", 110976, 134568},
+    {"activations/inception_v3/coffee.npz", "activation_28", 78400, 119060},
+    {"activations/inception_v3/coffee.npz", "activation_29", 117600, 95832},
+    {"activations/inception_v3/coffee.npz", "activation_30", 27744, 57008},
+    {"activations/inception_v3/coffee.npz", "activation_31", 55488, 99332},
+    {"activations/inception_v3/coffee.npz", "activation_32", 36992, 43956},
+    {"activations/inception_v3/coffee.npz", "activation_33", 36992, 61980},
+    {"activations/inception_v3/coffee.npz", "activation_34", 55488, 69148},
+    {"activations/inception_v3/coffee.npz", "activation_35", 36992, 52768},
+    {"activations/inception_v3/coffee.npz", "activation_36", 36992, 59516},
+    {"activations/inception_v3/coffee.npz", "activation_37", 36992, 60768},
+    {"activations/inception_v3/coffee.npz", "activation_38", 36992, 69524},
+    {"activations/inception_v3/coffee.npz", "activation_39", 55488, 59020},
+    {"activations/inception_v3/coffee.npz", "activation_40", 55488, 56416},
+    {"activations/inception_v3/coffee.npz", "activation_41", 55488, 99336},
+    {"activations/inception_v3/coffee.npz", "activation_42", 46240, 59544},
+    {"activations/inception_v3/coffee.npz", "activation_43", 46240, 69492},
+    {"activations/inception_v3/coffee.npz", "activation_44", 55488, 70720},
+    {"activations/inception_v3/coffee.npz", "activation_45", 46240, 62064},
+    {"activations/inception_v3/coffee.npz", "activation_46", 46240, 57840},
+    {"activations/inception_v3/coffee.npz", "activation_47", 46240, 61460},
+    {"activations/inception_v3/coffee.npz", "activation_48", 46240, 75200},
+    {"activations/inception_v3/coffee.npz", "activation_49", 55488, 48140},
+    {"activations/inception_v3/coffee.npz", "activation_50", 55488, 58012},
+    {"activations/inception_v3/coffee.npz", "activation_51", 55488, 88360},
+    {"activations/inception_v3/coffee.npz", "activation_52", 46240, 55360},
+    {"activations/inception_v3/coffee.npz", "activation_53", 46240, 57748},
+    {"activations/inception_v3/coffee.npz", "activation_54", 55488, 63492},
+    {"activations/inception_v3/coffee.npz", "activation_55", 46240, 47348},
+    {"activations/inception_v3/coffee.npz", "activation_56", 46240, 62880},
+    {"activations/inception_v3/coffee.npz", "activation_57", 46240, 50536},
+    {"activations/inception_v3/coffee.npz", "activation_58", 46240, 63564},
+    {"activations/inception_v3/coffee.npz", "activation_59", 55488, 68528},
+    {"activations/inception_v3/coffee.npz", "activation_60", 55488, 59012},
+    {"activations/inception_v3/coffee.npz", "activation_61", 55488, 42904},
+    {"activations/inception_v3/coffee.npz", "activation_62", 55488, 41964},
+    {"activations/inception_v3/coffee.npz", "activation_63", 55488, 68356},
+    {"activations/inception_v3/coffee.npz", "activation_64", 55488, 35388},
+    {"activations/inception_v3/coffee.npz", "activation_65", 55488, 58448},
+    {"activations/inception_v3/coffee.npz", "activation_66", 55488, 56348},
+    {"activations/inception_v3/coffee.npz", "activation_67", 55488, 53728},
+    {"activations/inception_v3/coffee.npz", "activation_68", 55488, 68540},
+    {"activations/inception_v3/coffee.npz", "activation_69", 55488, 25180},
+    {"activations/inception_v3/coffee.npz", "activation_70", 55488, 21060},
+    {"activations/inception_v3/coffee.npz", "activation_71", 55488, 46376},
+    {"activations/inception_v3/coffee.npz", "activation_72", 20480, 16508},
+    {"activations/inception_v3/coffee.npz", "activation_73", 55488, 74216},
+    {"activations/inception_v3/coffee.npz", "activation_74", 55488, 84100},
+    {"activations/inception_v3/coffee.npz", "activation_75", 55488, 58396},
+    {"activations/inception_v3/coffee.npz", "activation_76", 12288, 13036},
+    {"activations/inception_v3/coffee.npz", "activation_77", 20480, 12616},
+    {"activations/inception_v3/coffee.npz", "activation_78", 24576, 24800},
+    {"activations/inception_v3/coffee.npz", "activation_79", 24576, 9336},
+    {"activations/inception_v3/coffee.npz", "activation_80", 24576, 10600},
+    {"activations/inception_v3/coffee.npz", "activation_81", 28672, 23900},
+    {"activations/inception_v3/coffee.npz", "activation_82", 24576, 32212},
+    {"activations/inception_v3/coffee.npz", "activation_83", 24576, 8032},
+    {"activations/inception_v3/coffee.npz", "activation_84", 24576, 8948},
+    {"activations/inception_v3/coffee.npz", "activation_85", 12288, 9260},
+    {"activations/inception_v3/coffee.npz", "activation_86", 20480, 22252},
+    {"activations/inception_v3/coffee.npz", "activation_87", 24576, 3964},
+    {"activations/inception_v3/coffee.npz", "activation_88", 24576, 4260},
+    {"activations/inception_v3/coffee.npz", "activation_89", 24576, 4636},
+    {"activations/inception_v3/coffee.npz", "activation_90", 28672, 12764},
+    {"activations/inception_v3/coffee.npz", "activation_91", 24576, 18828},
+    {"activations/inception_v3/coffee.npz", "activation_92", 24576, 4484},
+    {"activations/inception_v3/coffee.npz", "activation_93", 24576, 4520},
+    {"activations/inception_v3/coffee.npz", "activation_94", 12288, 12900},
+    {"activations/mobilenet_v2/chelsea.npz", "Conv1_relu", 401408, 1028972},
+    {"activations/mobilenet_v2/chelsea.npz", "expanded_conv_depthwise_relu", 401408, 1027896},
+    {"activations/mobilenet_v2/chelsea.npz", "block_1_expand_relu", 1204224, 3657776},
+    {"activations/mobilenet_v2/chelsea.npz", "block_1_depthwise_relu", 301056, 786592},
+    {"activations/mobilenet_v2/chelsea.npz", "block_2_expand_relu", 451584, 1340660},
+    {"activations/mobilenet_v2/chelsea.npz", "block_2_depthwise_relu", 451584, 1098804},
+    {"activations/mobilenet_v2/chelsea.npz", "block_3_expand_relu", 451584, 1123048},
+    {"activations/mobilenet_v2/chelsea.npz", "block_3_depthwise_relu", 112896, 329048},
+    {"activations/mobilenet_v2/chelsea.npz", "block_4_expand_relu", 150528, 482648},
+    {"activations/mobilenet_v2/chelsea.npz", "block_4_depthwise_relu", 150528, 270816},
+    {"activations/mobilenet_v2/chelsea.npz", "block_5_expand_relu", 150528, 435044},
+    {"activations/mobilenet_v2/chelsea.npz", "block_5_depthwise_relu", 150528, 229464},
+    {"activations/mobilenet_v2/chelsea.npz", "block_6_expand_relu", 150528, 330832},
+    {"activations/mobilenet_v2/chelsea.npz", "block_6_depthwise_relu", 37632, 123976},
+    {"activations/mobilenet_v2/chelsea.npz", "block_7_expand_relu", 75264, 236740},
+    {"activations/mobilenet_v2/chelsea.npz", "block_7_depthwise_relu", 75264, 122724},
+    {"activations/mobilenet_v2/chelsea.npz", "block_8_expand_relu", 75264, 231364},
+    {"activations/mobilenet_v2/chelsea.npz", "block_8_depthwise_relu", 75264, 117676},
+    {"activations/mobilenet_v2/chelsea.npz", "block_9_expand_relu", 75264, 192772},
+    {"activations/mobilenet_v2/chelsea.npz", "block_9_depthwise_relu", 75264, 117760},
+    {"activations/mobilenet_v2/chelsea.npz", "block_10_expand_relu", 75264, 203340},
+    {"activations/mobilenet_v2/chelsea.npz", "block_10_depthwise_relu", 75264, 199332},
+    {"activations/mobilenet_v2/chelsea.npz", "block_11_expand_relu", 112896, 256440},
+    {"activations/mobilenet_v2/chelsea.npz", "block_11_depthwise_relu", 112896, 181488},
+    {"activations/mobilenet_v2/chelsea.npz", "block_12_expand_relu", 112896, 223376},
+    {"activations/mobilenet_v2/chelsea.npz", "block_12_depthwise_relu", 112896, 168856},
+    {"activations/mobilenet_v2/chelsea.npz", "block_13_expand_relu", 112896, 131156},
+    {"activations/mobilenet_v2/chelsea.npz", "block_13_depthwise_relu", 28224, 77260},
+    {"activations/mobilenet_v2/chelsea.npz", "block_14_expand_relu", 47040, 124388},
+    {"activations/mobilenet_v2/chelsea.npz", "block_14_depthwise_relu", 47040, 69940},
+    {"activations/mobilenet_v2/chelsea.npz", "block_15_expand_relu", 47040, 104516},
+    {"activations/mobilenet_v2/chelsea.npz", "block_15_depthwise_relu", 47040, 57560},
+    {"activations/mobilenet_v2/chelsea.npz", "block_16_expand_relu", 47040, 49936},
+    {"activations/mobilenet_v2/chelsea.npz", "block_16_depthwise_relu", 47040, 119336},
+    {"activations/mobilenet_v2/chelsea.npz", "out_relu", 62720, 21336},
+    {"activations/mobilenet_v2/coffee.npz", "Conv1_relu", 401408, 1085456},
+    {"activations/mobilenet_v2/coffee.npz", "expanded_conv_depthwise_relu", 401408, 1025288},
+    {"activations/mobilenet_v2/coffee.npz", "block_1_expand_relu", 1204224, 3610172},
+    {"activations/mobilenet_v2/coffee.npz", "block_1_depthwise_relu", 301056, 763912},
+    {"activations/mobilenet_v2/coffee.npz", "block_2_expand_relu", 451584, 1316712},
+    {"activations/mobilenet_v2/coffee.npz", "block_2_depthwise_relu", 451584, 1077856},
+    {"activations/mobilenet_v2/coffee.npz", "block_3_expand_relu", 451584, 1099784},
+    {"activations/mobilenet_v2/coffee.npz", "block_3_depthwise_relu", 112896, 329584},
+    {"activations/mobilenet_v2/coffee.npz", "block_4_expand_relu", 150528, 479960},
+    {"activations/mobilenet_v2/coffee.npz", "block_4_depthwise_relu", 150528, 275608},
+    {"activations/mobilenet_v2/coffee.npz", "block_5_expand_relu", 150528, 420564},
+    {"activations/mobilenet_v2/coffee.npz", "block_5_depthwise_relu", 150528, 240480},
+    {"activations/mobilenet_v2/coffee.npz", "block_6_expand_relu", 150528, 316056},
+    {"activations/mobilenet_v2/coffee.npz", "block_6_depthwise_relu", 37632, 124116},
+    {"activations/mobilenet_v2/coffee.npz", "block_7_expand_relu", 75264, 234152},
+    {"activations/mobilenet_v2/coffee.npz", "block_7_depthwise_relu", 75264, 120020},
+    {"activations/mobilenet_v2/coffee.npz", "block_8_expand_relu", 75264, 224636},
+    {"activations/mobilenet_v2/coffee.npz", "block_8_depthwise_relu", 75264, 116932},
+    {"activations/mobilenet_v2/coffee.npz", "block_9_expand_relu", 75264, 188444},
+    {"activations/mobilenet_v2/coffee.npz", "block_9_depthwise_relu", 75264, 116480},
+    {"activations/mobilenet_v2/coffee.npz", "block_10_expand_relu", 75264, 199444},
+    {"activations/mobilenet_v2/coffee.npz", "block_10_depthwise_relu", 75264, 200004},
+    {"activations/mobilenet_v2/coffee.npz", "block_11_expand_relu", 112896, 250852},
+    {"activations/mobilenet_v2/coffee.npz", "block_11_depthwise_relu", 112896, 179188},
+    {"activations/mobilenet_v2/coffee.npz", "block_12_expand_relu", 112896, 215688},
+    {"activations/mobilenet_v2/coffee.npz", "block_12_depthwise_relu", 112896, 171976},
+    {"activations/mobilenet_v2/coffee.npz", "block_13_expand_relu", 112896, 125996},
+    {"activations/mobilenet_v2/coffee.npz", "block_13_depthwise_relu", 28224, 77360},
+    {"activations/mobilenet_v2/coffee.npz", "block_14_expand_relu", 47040, 125248},
+    {"activations/mobilenet_v2/coffee.npz", "block_14_depthwise_relu", 47040, 69072},
+    {"activations/mobilenet_v2/coffee.npz", "block_15_expand_relu", 47040, 106208},
+    {"activations/mobilenet_v2/coffee.npz", "block_15_depthwise_relu", 47040, 55576},
+    {"activations/mobilenet_v2/coffee.npz", "block_16_expand_relu", 47040, 49444},
+    {"activations/mobilenet_v2/coffee.npz", "block_16_depthwise_relu", 47040, 120192},
+    {"activations/mobilenet_v2/coffee.npz", "out_relu", 62720, 22188},
+};
+}  // namespace
+
+TEST(ZvcShared, EveryTensorSizeMatchesNumPy) {
+  const std::string root = CDMA_SHARED_DATA_DIR;
+  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "no shared data folder at " << root;
+  std::vector<zvc_isa> isas;
+  for (zvc_isa isa : {zvc_isa::scalar, zvc_isa::avx2, zvc_isa::avx512})
+    if (zvc_isa_supported(isa)) isas.push_back(isa);
+  // Every .npz present is covered by the table, key for key, in archive order.
+  std::map<std::string, std::vector<const tensor_ref*>> by_file;
+  for (const auto& t : k_tensors) by_file[t.file].push_back(&t);
+  std::size_t files_seen = 0;
+  for (const auto& ent : std::filesystem::recursive_directory_iterator(root))
+    if (ent.path().extension() == ".npz") {
+      ++files_seen;
+      EXPECT_TRUE(by_file.count(std::filesystem::relative(ent.path(), root).string()))
+          << ent.path() << " is not in the table (re-run tests/unit/zvc_shared_sizes.py)";
+    }
+  EXPECT_EQ(files_seen, by_file.size());
+  std::vector<std::uint8_t> s, back;
+  for (const auto& [file, refs] : by_file) {
+    SCOPED_TRACE(file);
+    const cdma::workloads::npz_archive z(root + "/" + file);
+    ASSERT_EQ(z.keys().size(), refs.size());
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      SCOPED_TRACE(refs[i]->key);
+      ASSERT_EQ(z.keys()[i], refs[i]->key);
+      const auto a = z.read(refs[i]->key);
+      ASSERT_EQ(a.elements(), refs[i]->elements);
+      for (zvc_isa isa : isas) {
+        SCOPED_TRACE(to_string(isa));
+        const zvc_codec c(4, isa);
+        EXPECT_EQ(c.compressed_size(a.data.data(), a.data.size()), refs[i]->zvc_bytes);
+        s.resize(c.max_compressed_size(a.data.size()));
+        s.resize(c.compress(a.data.data(), a.data.size(), s.data()));
+        EXPECT_EQ(s.size(), refs[i]->zvc_bytes);
+        back.assign(a.data.size(), 0xEE);
+        c.decompress(s.data(), s.size(), back.data(), back.size());
+        EXPECT_TRUE(back == a.data);
+      }
+    }
+  }
+}
