@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "tlm/core/units.h"
 #include "tlm/pcie/link_math.h"
@@ -13,47 +14,67 @@ TEST(PcieMath, RawRatesPerGenerationAndWidth) {
   // Gen1: 2.5 GT/s x 8/10 / 8 = 0.25 GB/s per lane; Gen2: 5 GT/s -> 0.5 GB/s per lane.
   EXPECT_DOUBLE_EQ(raw_rate_Bps(1, 1), 0.25e9);
   EXPECT_DOUBLE_EQ(raw_rate_Bps(1, 16), 4.0e9);
-  EXPECT_DOUBLE_EQ(raw_rate_Bps(2, 1), 0.5e9);
   EXPECT_DOUBLE_EQ(raw_rate_Bps(2, 8), 4.0e9);
-  // Gen3: 8 GT/s x 128/130 / 8 = 1e9 x 128/130 B/s per lane = 0.984615... GB/s.
+  // Gen3: 8 GT/s x 128/130 / 8 = 0.984615... GB/s per lane; x16 = 15.7538e9 (ARCH §9: 15.75).
   EXPECT_DOUBLE_EQ(raw_rate_Bps(3, 1), 1e9 * 128.0 / 130.0);
-  EXPECT_DOUBLE_EQ(raw_rate_Bps(3, 4), 4e9 * 128.0 / 130.0);
-  // Gen3 x16 = 16e9 x 128/130 = 15.7538e9 B/s (ARCHITECTURE §9 rounds it to 15.75 GB/s).
   EXPECT_DOUBLE_EQ(raw_rate_Bps(3, 16), 16e9 * 128.0 / 130.0);
   EXPECT_NEAR(raw_rate_Bps(3, 16), 15.75e9, 0.01e9);
-  // Gen4 x16 = 2 x Gen3 = 31.5 GB/s; Gen5 x16 = 4 x Gen3 = 63.0 GB/s (ARCHITECTURE §9).
-  EXPECT_DOUBLE_EQ(raw_rate_Bps(4, 16), 32e9 * 128.0 / 130.0);
+  // Gen4 x16 = 31.5 GB/s; Gen5 x16 = 63.0 GB/s (ARCHITECTURE §9).
   EXPECT_NEAR(raw_rate_Bps(4, 16), 31.5e9, 0.02e9);
-  EXPECT_DOUBLE_EQ(raw_rate_Bps(5, 16), 64e9 * 128.0 / 130.0);
   EXPECT_NEAR(raw_rate_Bps(5, 16), 63.0e9, 0.04e9);
-  EXPECT_DOUBLE_EQ(raw_rate_Bps(5, 1), 4e9 * 128.0 / 130.0);
+  // Gen6: 64 GT/s PAM4, no line code: 8 GB/s per lane, 128 GB/s at x16.
+  EXPECT_DOUBLE_EQ(raw_rate_Bps(6, 1), 8e9);
+  EXPECT_DOUBLE_EQ(raw_rate_Bps(6, 16), 128e9);
 }
 
-TEST(PcieMath, UnknownGenerationThrows) {
+TEST(PcieMath, TlpRateSubtractsSkpAndFlitOverhead) {
+  link_params p;  // Gen3 x16: one SKP block per 370 data blocks -> x 370/371
+  EXPECT_DOUBLE_EQ(tlp_rate_Bps(p), 16e9 * 128.0 / 130.0 * 370.0 / 371.0);
+  p.gen = 1;  // 8b/10b: 4 SKP symbols per 1180 -> x 1180/1184
+  EXPECT_NEAR(tlp_rate_Bps(p), 4e9 * 1180.0 / 1184.0, 1.0);
+  p.gen = 6;  // flit: 236 of 256 bytes carry TLPs
+  EXPECT_NEAR(tlp_rate_Bps(p), 128e9 * 236.0 / 256.0 * 370.0 / 371.0, 1.0);
+}
+
+TEST(PcieMath, UnknownGenerationAndBadParamsThrow) {
   EXPECT_THROW(raw_rate_Bps(0, 16), std::invalid_argument);
-  EXPECT_THROW(raw_rate_Bps(6, 16), std::invalid_argument);
+  EXPECT_THROW(raw_rate_Bps(7, 16), std::invalid_argument);
   EXPECT_THROW(raw_rate_Bps(3, 0), std::invalid_argument);
+  EXPECT_NO_THROW(link_params{}.validate());
   link_params p;
   p.mps = 200;  // not a power of two
   EXPECT_THROW(p.validate(), std::invalid_argument);
-  EXPECT_NO_THROW(link_params{}.validate());
+  p = link_params{};
+  p.cpl_bytes = 96;  // not a multiple of RCB 64
+  EXPECT_THROW(p.validate(), std::invalid_argument);
+  p = link_params{};
+  p.pd_credits = 32;  // less than updatefc_every (4) x 256/16: could deadlock
+  EXPECT_THROW(p.validate(), std::invalid_argument);
+  p = link_params{};
+  p.tags = 0;
+  EXPECT_THROW(p.validate(), std::invalid_argument);
 }
 
-TEST(PcieMath, TlpOverhead) {
+TEST(PcieMath, TlpAndDllpOverhead) {
   link_params p;
-  // 2 framing + 2 sequence + 16 (4DW header) + 4 LCRC = 24 B.
+  // 4 framing+sequence (STP token) + 16 (4DW header) + 4 LCRC = 24 B.
   EXPECT_EQ(tlp_overhead_bytes(p), 24u);
   p.ecrc = true;  // + 4 ECRC
   EXPECT_EQ(tlp_overhead_bytes(p), 28u);
-  p.header_4dw = false;  // 2 + 2 + 12 + 4 + 4 = 24
+  p.header_4dw = false;  // 4 + 12 + 4 + 4 = 24
   EXPECT_EQ(tlp_overhead_bytes(p), 24u);
-  p.ecrc = false;  // 2 + 2 + 12 + 4 = 20
+  p.ecrc = false;
   EXPECT_EQ(tlp_overhead_bytes(p), 20u);
-  // Completions always have a 3DW header: 20 B, 24 B with ECRC.
-  link_params q;
+  link_params q;  // completions: 3DW header always -> 20 B, 24 with ECRC
   EXPECT_EQ(cpl_overhead_bytes(q), 20u);
   q.ecrc = true;
   EXPECT_EQ(cpl_overhead_bytes(q), 24u);
+  EXPECT_EQ(dllp_wire_bytes(link_params{}), 8u);  // 6 B DLLP + 2 B framing
+  link_params g6;
+  g6.gen = 6;  // Flit Mode: no per-TLP framing/LCRC; DLLPs ride in the flit's DLP bytes
+  EXPECT_EQ(tlp_overhead_bytes(g6), 16u);
+  EXPECT_EQ(cpl_overhead_bytes(g6), 12u);
+  EXPECT_EQ(dllp_wire_bytes(g6), 0u);
 }
 
 TEST(PcieMath, WriteEndingAtA4KiBBoundaryIsNotSplit) {
@@ -61,23 +82,19 @@ TEST(PcieMath, WriteEndingAtA4KiBBoundaryIsNotSplit) {
   // [4096-256, 4096): exactly one MPS, ends on the boundary -> one TLP of 256 + 24 B.
   const tlp_split a = mwr_split(4096 - 256, 256, p);
   EXPECT_EQ(a.tlps, 1u);
-  EXPECT_EQ(a.payload_bytes, 256u);
   EXPECT_EQ(a.wire_bytes, 280u);
-  // [4096-128, 4096+128): crosses the boundary -> 128 + 128, two TLPs, 2 x 24 B overhead.
+  // [4096-128, 4096+128): crosses the boundary -> 128 + 128, two TLPs.
   const tlp_split b = mwr_split(4096 - 128, 256, p);
   EXPECT_EQ(b.tlps, 2u);
-  EXPECT_EQ(b.payload_bytes, 256u);
   EXPECT_EQ(b.wire_bytes, 256u + 48u);
-  // With MPS 4096: an aligned 4 KiB write is one TLP; shifted by 1 byte it becomes two.
-  p.mps = 4096;
+  p.mps = 4096;  // aligned 4 KiB: one TLP; shifted by 1 byte: two
   EXPECT_EQ(mwr_split(8192, 4096, p).tlps, 1u);
   EXPECT_EQ(mwr_split(8193, 4096, p).tlps, 2u);
 }
 
 TEST(PcieMath, MpsSplitOfAWrite) {
-  link_params p;  // MPS 256, 4DW
   // 1000 B at 0: 256, 256, 256, 232 -> 4 TLPs, 1000 + 4 x 24 = 1096 B on the wire.
-  const tlp_split s = mwr_split(0, 1000, p);
+  const tlp_split s = mwr_split(0, 1000, link_params{});
   EXPECT_EQ(s.tlps, 4u);
   EXPECT_EQ(s.payload_bytes, 1000u);
   EXPECT_EQ(s.wire_bytes, 1096u);
@@ -91,8 +108,7 @@ TEST(PcieMath, ReadRequests) {
   EXPECT_EQ(a.tlps, 1u);
   EXPECT_EQ(a.payload_bytes, 0u);
   EXPECT_EQ(a.wire_bytes, 24u);
-  // Same length starting 64 B into a page: it crosses 4 KiB -> 2 requests.
-  EXPECT_EQ(mrd_split(4096 + 64, 4096, p).tlps, 2u);
+  EXPECT_EQ(mrd_split(4096 + 64, 4096, p).tlps, 2u);  // crosses 4 KiB
   // Default MRRS 512: 1 MiB -> 2048 requests x 24 B = 49152 B.
   const tlp_split b = mrd_split(0, 1 << 20, link_params{});
   EXPECT_EQ(b.tlps, 2048u);
@@ -100,31 +116,81 @@ TEST(PcieMath, ReadRequests) {
 }
 
 TEST(PcieMath, CompletionSplit) {
-  link_params p;  // RCB 64, MPS 256, MRRS 512
+  link_params p;  // RCB 64, MPS 256, MRRS 512, completions of MPS
   // Aligned 512 B request: 2 completions of 256 B, 2 x (256 + 20) = 552 B.
   const tlp_split a = cpld_split(0, 512, p);
   EXPECT_EQ(a.tlps, 2u);
-  EXPECT_EQ(a.payload_bytes, 512u);
   EXPECT_EQ(a.wire_bytes, 552u);
-  // 300 B at 0x10: first completion to the RCB boundary 0x40 (48 B), then 252 B (< MPS):
-  // 2 TLPs, 300 + 40 = 340 B.
+  // 300 B at 0x10: to the RCB boundary 0x40 (48 B), then 252 B: 300 + 40 = 340 B.
   const tlp_split b = cpld_split(0x10, 300, p);
   EXPECT_EQ(b.tlps, 2u);
-  EXPECT_EQ(b.payload_bytes, 300u);
   EXPECT_EQ(b.wire_bytes, 340u);
-  // 1 MiB aligned: 4096 CplD x (256 + 20) = 1,130,496 B.
+  // 64 B completions (measured host): 1 MiB -> 16384 x (64 + 20) = 1,376,256 B.
+  p.cpl_bytes = 64;
   const tlp_split c = cpld_split(0, 1 << 20, p);
-  EXPECT_EQ(c.tlps, 4096u);
-  EXPECT_EQ(c.wire_bytes, 1130496u);
+  EXPECT_EQ(c.tlps, 16384u);
+  EXPECT_EQ(c.wire_bytes, 1376256u);
+  // The pieces of one request, in address order: 0x30 -> 0x40 (16 B), then 64 B pieces.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces;
+  for_each_cpld(0x30, 16 + 128, p, [&](std::uint64_t a2, std::uint64_t n) { pieces.push_back({a2, n}); });
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[0].first, 0x30u);
+  EXPECT_EQ(pieces[0].second, 16u);
+  EXPECT_EQ(pieces[1].first, 0x40u);
+  EXPECT_EQ(pieces[1].second, 64u);
+  EXPECT_EQ(pieces[2].first, 0x80u);
+  EXPECT_EQ(pieces[2].second, 64u);
 }
 
 TEST(PcieMath, ZeroLengthHasNoTlp) {
   link_params p;
   for (const tlp_split& s : {mwr_split(123, 0, p), mrd_split(123, 0, p), cpld_split(123, 0, p)}) {
     EXPECT_EQ(s.tlps, 0u);
-    EXPECT_EQ(s.payload_bytes, 0u);
     EXPECT_EQ(s.wire_bytes, 0u);
   }
+}
+
+TEST(PcieMath, CreditsAcksAndTags) {
+  link_params p;  // Gen3 x16, latency 400 ns, fc_release 0, updatefc_every 4
+  EXPECT_EQ(data_credits(256), 16u);
+  EXPECT_EQ(data_credits(257), 17u);
+  EXPECT_EQ(acks_for(p, 9), 3u);            // ceil(9 / 4)
+  EXPECT_EQ(updatefcs_for(p, 9, false), 0u);  // infinite credits: never an UpdateFC
+  EXPECT_EQ(updatefcs_for(p, 9, true), 3u);
+  // Credit loop of a 280 B MWr: ser(280) + 400 ns + 0 + ser(8) + 400 ns.
+  const double rate = 16e9 * 128.0 / 130.0 * 370.0 / 371.0;
+  EXPECT_EQ(credit_loop_ps(p, 280), transfer_ps(280, rate) + 400000 + transfer_ps(8, rate) + 400000);
+  // 256 data credits, 16 per TLP, 3 TLPs held for the UpdateFC batch: window 13 TLPs; 39 TLPs
+  // need (39 - 13) / 13 = 2 more loops.
+  EXPECT_EQ(credit_paced_ps(p, 39, 1, 16, 0, 256, 280), 2 * credit_loop_ps(p, 280));
+  EXPECT_EQ(credit_paced_ps(p, 13, 1, 16, 0, 256, 280), 0u);
+  EXPECT_EQ(credit_paced_ps(p, 1000, 1, 16, 0, 0, 280), 0u);  // infinite
+  // 100 requests, 10 tags, 1 us each: (100 - 10) x 1 us / 10 = 9 us.
+  EXPECT_EQ(tag_paced_ps(100, 10, 1000000), 9000000u);
+  EXPECT_EQ(tag_paced_ps(10, 10, 1000000), 0u);
+}
+
+TEST(PcieMath, Presets) {
+  const link_params a = preset("gen4x8");
+  EXPECT_EQ(a.gen, 4);
+  EXPECT_EQ(a.lanes, 8);
+  EXPECT_EQ(a.mps, 256u);
+  const link_params m = preset("measured-host");
+  EXPECT_EQ(m.gen, 3);
+  EXPECT_EQ(m.lanes, 16);
+  EXPECT_EQ(m.mps, 256u);
+  EXPECT_EQ(m.rcb, 64u);
+  EXPECT_EQ(completion_payload(m), 64u);
+  EXPECT_EQ(m.tags, 256u);
+  const link_params m5 = preset("measured-host-gen5x16");
+  EXPECT_EQ(m5.gen, 5);
+  EXPECT_EQ(m5.pd_credits, 4 * m.pd_credits);  // scaled with the line rate
+  for (int g = 1; g <= 6; ++g)
+    for (int w : {1, 4, 8, 16})
+      EXPECT_NO_THROW(preset("gen" + std::to_string(g) + "x" + std::to_string(w)));
+  EXPECT_THROW(preset("gen7x16"), std::invalid_argument);
+  EXPECT_THROW(preset("gen3x3"), std::invalid_argument);
+  EXPECT_THROW(preset("fast"), std::invalid_argument);
 }
 
 TEST(PcieMath, OneMiBWriteAtGen3x16) {
@@ -132,8 +198,7 @@ TEST(PcieMath, OneMiBWriteAtGen3x16) {
   const tlp_split s = mwr_split(0, 1 << 20, p);
   // 1 MiB / 256 B = 4096 TLPs; 4096 x (256 + 24) = 1,146,880 B on the wire.
   EXPECT_EQ(s.tlps, 4096u);
-  EXPECT_EQ(s.payload_bytes, 1048576u);
   EXPECT_EQ(s.wire_bytes, 1146880u);
-  // 1,146,880 B / (16e9 x 128/130 B/s) = 1,146,880 x 130 / 2.048e12 s = 72.8 us exactly.
-  EXPECT_EQ(transfer_ps(s.wire_bytes, raw_rate_Bps(3, 16)), 72800000u);
+  // 1,146,880 B / (16e9 x 128/130 x 370/371 B/s) = 72.8 us x 371/370 = 72,996,757 ps (ceil).
+  EXPECT_EQ(ser_ps(p, s.wire_bytes), 72996757u);
 }

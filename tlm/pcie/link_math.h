@@ -1,45 +1,117 @@
-// Pure PCIe link arithmetic (no SystemC): raw rates, TLP overheads and how a transfer is cut
-// into TLPs. Used by pcie_link for both LT (analytic) and AT timing.
+// Pure PCIe link arithmetic (no SystemC): line rates, TLP and DLLP overheads, how a transfer
+// is cut into TLPs, flow-control credit costs and the timing rules shared by the LT (analytic)
+// and AT (TLP-level) paths of pcie_link. One rule, one place: pcie_link never re-derives any
+// of these numbers.
 //
-// Sources: PCI Express Base Specification (rev. 3.0 onwards), §2.2 (TLP formats, 3DW/4DW
-// headers, ECRC), §2.2.7/§2.2.9 (request/completion rules: MPS, MRRS, RCB, 4 KiB boundary),
-// §4.2 (8b/10b and 128b/130b encodings); per-TLP overhead as in ARCHITECTURE §9.
+// Spec sections cited are those of the PCI Express Base Specification (rev. 3.0 numbering
+// unless a later revision is named):
+//   §2.2.1-2.2.9  TLP formats: 3DW/4DW request headers, 3DW completion headers, ECRC (§2.7);
+//   §2.2.7        a request must not cross a 4 KiB address boundary; MPS limits MWr payload,
+//                 MRRS the size of one MRd (Device Control register, §7.8.4);
+//   §2.3.1.1      completions: a completer may split at Read Completion Boundaries (RCB);
+//   §2.6.1        flow control: credit types PH/PD/NPH/NPD/CplH/CplD, 1 data credit = 16 B;
+//                 Root Complexes and Endpoints advertise infinite completion credits;
+//   §3.4 / §3.5   DLLPs (Ack, UpdateFC) are 6 B + 2 B framing on the wire (SDP token in
+//                 128b/130b, SDP/END symbols in 8b/10b); Ack coalescing (AckNak latency timer);
+//   §4.2.1        8b/10b (Gen1 2.5 GT/s, Gen2 5 GT/s); §4.2.2 128b/130b (Gen3 8, Gen4 16,
+//                 Gen5 32 GT/s); framing: Gen1/2 STP+END 2 B + 2 B sequence number, Gen3+
+//                 4 B STP token carrying the sequence number: 4 B either way, + 4 B LCRC;
+//   §4.2.7        SKP ordered sets: 8b/10b every 1180..1538 symbol times (4 symbols); 128b/130b
+//                 every 370..375 blocks (one 16-symbol SKP OS per lane);
+//   rev. 6.0 §4.2.3 (Flit Mode): 64 GT/s PAM4, 256 B flits = 236 B TLP bytes + 6 B DLP (DLLP
+//                 payload, incl. Ack/UpdateFC) + 8 B CRC + 6 B FEC; no per-TLP framing, sequence
+//                 number or LCRC in Flit Mode (they live in the flit).
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "tlm/core/units.h"
 
 namespace cdma::pcie {
 
-/// One PCIe link configuration.
+/// One PCIe link configuration (both directions are alike). Defaults: Gen3 x16, MPS 256,
+/// MRRS 512, RCB 64, 64-bit addressing, 400 ns one-way latency (64 B read round trip about
+/// 0.88 us with the default 80 ns host memory), ample credits and tags. The calibrated
+/// "measured host" values are in preset("measured-host") (docs/pcie.md).
 struct link_params {
-  int gen = 3;                 ///< PCIe generation 1..5
+  int gen = 3;                 ///< PCIe generation 1..6 (6 = Flit Mode)
   int lanes = 16;              ///< link width: 1, 2, 4, 8, 12, 16 or 32
   std::uint32_t mps = 256;     ///< Max Payload Size, bytes (power of two, 128..4096)
   std::uint32_t mrrs = 512;    ///< Max Read Request Size, bytes (power of two, 128..4096)
   std::uint32_t rcb = 64;      ///< Read Completion Boundary, bytes (64 or 128)
   bool header_4dw = true;      ///< 64-bit addressing: 16 B request header, else 12 B
   bool ecrc = false;           ///< end-to-end CRC: +4 B per TLP
-  /// One-way latency (link + root complex), ps. Default 400 ns: a 64 B read round trip is
-  /// then about 0.85 us as measured (ARCHITECTURE §9).
+  /// One-way latency of the link (PHY + data link layer of both ends + flight), ps, added to
+  /// every TLP and DLLP after its last byte is serialised. Default 400 ns (with
+  /// rc_latency_ps = 0 this lumps the root complex in, as the first model did).
   ps_t latency_ps = 400000;
+
+  // ---- added with the TLP-level model (issue 4) ----
+  /// Root-complex traversal latency, ps, each way (MRd/MWr from the link to host memory and
+  /// the completion from host memory back to the link). Default 0.
+  ps_t rc_latency_ps = 0;
+  /// Payload the completer puts in one CplD, bytes (multiple of RCB, <= MPS); 0 = MPS.
+  /// Intel root complexes return 64 B completions (cache-line granularity).
+  std::uint32_t cpl_bytes = 0;
+  /// Read tags of the requester (outstanding MRd at once; a tag is freed by the last CplD of
+  /// its request, §2.2.6.2). 32 without Extended Tag, 256 with 8-bit tags, up to 768 with
+  /// 10-bit tags (rev. 4.0). Default 256.
+  std::uint32_t tags = 256;
+  /// Received TLPs acknowledged by one Ack DLLP (Ack coalescing, §3.5.3.1). Default 4.
+  std::uint32_t ack_every = 4;
+  /// Released TLPs of one credit type per UpdateFC DLLP (§2.6.1.2). Default 4.
+  std::uint32_t updatefc_every = 4;
+  /// Credits advertised by the receiver (0 = infinite, no UpdateFC for that type). Posted and
+  /// non-posted: the root port (D2H); completions: the endpoint (§2.6.1: Endpoints and Root
+  /// Complexes advertise infinite completion credits). Data credits are 16 B.
+  std::uint32_t ph_credits = 0;    ///< posted header credits (1 per MWr)
+  std::uint32_t pd_credits = 0;    ///< posted data credits (ceil(payload / 16) per MWr)
+  std::uint32_t nph_credits = 0;   ///< non-posted header credits (1 per MRd)
+  std::uint32_t cplh_credits = 0;  ///< completion header credits (1 per CplD)
+  std::uint32_t cpld_credits = 0;  ///< completion data credits (ceil(payload / 16) per CplD)
+  /// Time a receiver holds a TLP's credits after receiving it before it schedules their
+  /// release (UpdateFC), ps. Default 0.
+  ps_t fc_release_ps = 0;
 
   /// Throws std::invalid_argument naming the field if a value is out of range.
   void validate() const;
 };
 
-/// Raw data rate of one direction, B/s, after line encoding:
-/// Gen1 2.5 GT/s and Gen2 5 GT/s with 8b/10b; Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b.
-/// rate = GT/s x lanes x encoding efficiency / 8 bits. Gen3 x16 = 15.7538e9 B/s (~15.75 GB/s).
-/// Throws std::invalid_argument for another generation or a lane count < 1.
+/// Named presets: "gen{1..6}x{1,2,4,8,12,16,32}" (spec-ideal host: default link_params at
+/// that generation and width) and "measured-host" (Gen3 x16) / "measured-host-gen{3,4,5,6}x{W}"
+/// (MPS 256, RCB 64, 64 B completions, 256 tags, finite posted credits, root-complex latency;
+/// calibrated against published bandwidthTest / nvbandwidth runs, docs/pcie.md).
+/// Throws std::invalid_argument listing the accepted forms for an unknown name.
+link_params preset(const std::string& name);
+
+/// Line rate of one direction after line encoding, B/s: GT/s x lanes x efficiency / 8.
+/// Gen1 2.5 and Gen2 5 GT/s with 8b/10b; Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b;
+/// Gen6 64 GT/s PAM4 (Flit Mode: no line code; flit overhead is in tlp_rate_Bps).
+/// Gen3 x16 = 15.7538e9 B/s. Throws std::invalid_argument for another generation or lanes < 1.
 double raw_rate_Bps(int gen, int lanes);
 
-/// Bytes added to a memory request TLP (MWr, MRd): 2 framing + 2 sequence number +
-/// 16 (4DW) or 12 (3DW) header + 4 LCRC (+ 4 ECRC) (ARCHITECTURE §9). 24 B by default.
+/// Fraction of the line taken by SKP ordered sets: 8b/10b 4 symbols per 1180 symbol times
+/// (the shortest interval of §4.2.7) = 4/1184; 128b/130b one SKP block per 370 blocks
+/// = 1/371; Flit Mode: approximated with the 128b/130b figure.
+double skp_fraction(int gen);
+
+/// Rate at which TLP bytes (payload + per-TLP overhead) and DLLP bytes cross one direction,
+/// B/s: raw_rate x (1 - skp_fraction), x 236/256 in Flit Mode (Gen6).
+/// Gen3 x16: 15.7538e9 x 370/371 = 15.7113e9 B/s.
+double tlp_rate_Bps(const link_params& p);
+
+/// Bytes added to a memory request TLP (MWr, MRd): 4 framing + sequence (Gen1/2: STP, END,
+/// 2 B sequence; Gen3-5: 4 B STP token) + 16 (4DW) or 12 (3DW) header + 4 LCRC (+ 4 ECRC):
+/// 24 B by default. Flit Mode (Gen6): header (+ ECRC) only.
 std::uint32_t tlp_overhead_bytes(const link_params& p);
-/// Bytes added to a completion TLP (CplD): completion headers are always 3DW (PCIe base spec
-/// §2.2.9), so 2 + 2 + 12 + 4 (+ 4 ECRC) = 20 B by default.
+/// Bytes added to a completion TLP (CplD): 3DW header always (§2.2.9): 20 B, Gen6 12 B.
 std::uint32_t cpl_overhead_bytes(const link_params& p);
+/// Bytes one DLLP (Ack, UpdateFC) takes on the wire: 6 B + 2 B framing = 8 B for Gen1-5;
+/// 0 in Flit Mode (carried in the DLP bytes every flit has).
+std::uint32_t dllp_wire_bytes(const link_params& p);
+
+/// Payload of one CplD: cpl_bytes, or MPS when cpl_bytes is 0.
+std::uint32_t completion_payload(const link_params& p);
 
 /// TLPs of one transfer: count, data bytes carried, bytes on the wire (payload + overhead).
 struct tlp_split {
@@ -48,20 +120,107 @@ struct tlp_split {
   std::uint64_t wire_bytes = 0;
 };
 
-/// Memory write TLPs for [addr, addr+len): each TLP carries min(remaining, MPS, bytes to the
-/// next 4 KiB boundary) (a request must not cross 4 KiB, §2.2.7). len 0 gives no TLP.
+/// Calls f(addr, n) for each MWr of [addr, addr+len): n = min(remaining, MPS, bytes to the
+/// next 4 KiB boundary) (§2.2.7). len 0: no call.
+template <class F>
+void for_each_mwr(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
+/// Calls f(addr, n) for each MRd of [addr, addr+len): n = min(remaining, MRRS, bytes to the
+/// next 4 KiB boundary). len 0: no call.
+template <class F>
+void for_each_mrd(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
+/// Calls f(addr, n) for each CplD answering ONE read request [addr, addr+len): if the request
+/// does not start on an RCB boundary, the first completion ends at the next RCB boundary (or
+/// the request's end); the rest comes in pieces of min(remaining, completion_payload()),
+/// which are RCB-aligned (a legal completer choice, §2.3.1.1).
+template <class F>
+void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
+
+/// Memory write TLPs for [addr, addr+len) (for_each_mwr). len 0 gives no TLP.
 tlp_split mwr_split(std::uint64_t addr, std::uint64_t len, const link_params& p);
-
-/// Memory read request TLPs for [addr, addr+len): header-only TLPs (payload_bytes = 0), each
-/// requesting min(remaining, MRRS, bytes to the next 4 KiB boundary). len 0 gives no TLP.
+/// Memory read request TLPs (header only, payload_bytes = 0) for [addr, addr+len).
 tlp_split mrd_split(std::uint64_t addr, std::uint64_t len, const link_params& p);
-
-/// Completion-with-data TLPs returning [addr, addr+len). Rule used (a legal completer choice,
-/// §2.2.9): the read is cut into requests exactly as mrd_split does, and each request is
-/// answered separately: if the request does not start on an RCB boundary, its first
-/// completion ends at the next RCB boundary (or the request's end); the rest is returned in
-/// pieces of min(remaining, MPS) (these then start RCB-aligned since MPS is a multiple of
-/// RCB). Overhead per TLP is cpl_overhead_bytes(). len 0 gives no TLP.
+/// Completion-with-data TLPs returning [addr, addr+len): every request of mrd_split answered
+/// with for_each_cpld. Overhead per TLP is cpl_overhead_bytes(). len 0 gives no TLP.
 tlp_split cpld_split(std::uint64_t addr, std::uint64_t len, const link_params& p);
+
+/// Data credits (16 B each, §2.6.1) of a payload: ceil(bytes / 16).
+inline std::uint64_t data_credits(std::uint64_t bytes) { return (bytes + 15) / 16; }
+
+// ---- timing rules shared by LT and AT ------------------------------------------------------
+
+/// Serialisation time of `bytes` (TLP or DLLP wire bytes) on one direction, ps
+/// (= transfer_ps(bytes, tlp_rate_Bps(p)); the bandwidth_server of each direction runs at
+/// tlp_rate_Bps so AT reservations and LT estimates are the same rule).
+ps_t ser_ps(const link_params& p, std::uint64_t bytes);
+
+/// Ack DLLPs a receiver sends for `tlps` received TLPs: tlps / ack_every (rounded up for one
+/// LT transaction; AT counts across the stream).
+std::uint64_t acks_for(const link_params& p, std::uint64_t tlps);
+/// UpdateFC DLLPs for `tlps` released TLPs of a type whose credits are finite (0 when the
+/// receiver advertised infinite credits: no UpdateFC is ever needed).
+std::uint64_t updatefcs_for(const link_params& p, std::uint64_t tlps, bool finite);
+
+/// The credit loop of one TLP, ps: the transmitter spends the credits when the TLP starts,
+/// and gets them back when the UpdateFC arrives: ser(tlp) + latency + fc_release +
+/// ser(UpdateFC) + latency.
+ps_t credit_loop_ps(const link_params& p, std::uint64_t tlp_wire_bytes);
+
+/// Shortest time (ps) from the start of the first TLP to the start of the last one of a
+/// stream of `tlps` TLPs needing `hdr_per_tlp` header and `data_per_tlp` data credits each,
+/// when the receiver advertised `hdr_credits` / `data_credits` (0 = infinite): once the
+/// window is spent, each further window waits one credit loop. The window is what is
+/// released in whole UpdateFC batches: credits - (updatefc_every - 1) TLPs' worth.
+/// 0 when credits never run out.
+ps_t credit_paced_ps(const link_params& p, std::uint64_t tlps, std::uint64_t hdr_per_tlp,
+                     std::uint64_t data_per_tlp, std::uint32_t hdr_credits,
+                     std::uint32_t data_credits_adv, std::uint64_t tlp_wire_bytes);
+
+/// Shortest time (ps) from the issue of the first MRd to the issue of the last one of
+/// `requests` requests when `tags` may be outstanding and each takes `rtt_ps` from issue to
+/// the arrival of its last completion: (requests - tags) x rtt / tags (0 if requests <= tags).
+ps_t tag_paced_ps(std::uint64_t requests, std::uint32_t tags, ps_t rtt_ps);
+
+// ---- templates ------------------------------------------------------------------------------
+
+namespace detail {
+constexpr std::uint64_t boundary_4k = 4096;  // requests never cross 4 KiB (§2.2.7)
+inline std::uint64_t to_next(std::uint64_t addr, std::uint64_t b) { return b - addr % b; }
+inline std::uint64_t min3(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+}  // namespace detail
+
+template <class F>
+void for_each_mwr(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
+  while (len > 0) {
+    const std::uint64_t n = detail::min3(len, p.mps, detail::to_next(addr, detail::boundary_4k));
+    f(addr, n);
+    addr += n;
+    len -= n;
+  }
+}
+
+template <class F>
+void for_each_mrd(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
+  while (len > 0) {
+    const std::uint64_t n = detail::min3(len, p.mrrs, detail::to_next(addr, detail::boundary_4k));
+    f(addr, n);
+    addr += n;
+    len -= n;
+  }
+}
+
+template <class F>
+void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
+  const std::uint64_t piece_max = completion_payload(p);
+  while (len > 0) {
+    const std::uint64_t piece =
+        (addr % p.rcb != 0) ? detail::min3(len, detail::to_next(addr, p.rcb), piece_max)
+                            : (len < piece_max ? len : piece_max);
+    f(addr, piece);
+    addr += piece;
+    len -= piece;
+  }
+}
 
 }  // namespace cdma::pcie

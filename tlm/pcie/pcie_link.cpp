@@ -1,5 +1,6 @@
 #include "tlm/pcie/pcie_link.h"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -9,23 +10,78 @@ namespace cdma {
 
 using namespace sc_core;
 using namespace tlm;
+using namespace cdma::pcie;
 
 namespace {
-pcie::link_params validated(const pcie::link_params& p) {
+link_params validated(const link_params& p) {
   p.validate();
   return p;
 }
+constexpr int D2H = 0, H2D = 1;
+constexpr int FC_P = 0, FC_NP = 1, FC_CPL = 2;
 }  // namespace
 
-pcie_link::pcie_link(sc_module_name name, const pcie::link_params& params)
+// ---- AT bookkeeping ---------------------------------------------------------------------
+
+struct pcie_link::txn {
+  tlm_generic_payload* gp = nullptr;
+  std::uint64_t pending = 0;  // MWr not yet in host memory + reads not fully completed
+  ps_t done = 0;
+};
+
+struct pcie_link::request {
+  txn* t = nullptr;
+  std::uint64_t id = 0;
+  std::uint64_t addr = 0, off = 0;  // bus address, offset in the payload
+  std::uint32_t len = 0;
+  std::uint32_t tag = 0;
+  std::uint64_t cpl_left = 0;
+  bool failed = false;
+};
+
+struct pcie_link::tlp {
+  enum class kind { mwr, mrd, cpld } k = kind::mwr;
+  txn* t = nullptr;
+  request* req = nullptr;
+  std::uint64_t addr = 0, off = 0;
+  std::uint32_t len = 0;  // payload (MWr, CplD) or requested bytes (MRd)
+  std::uint32_t wire = 0;
+  int type = FC_P;
+  std::uint64_t hdr_cr = 0, data_cr = 0;
+  std::uint64_t seq = 0;
+  bool last = false;  // last CplD of its request
+};
+
+struct pcie_link::action {
+  enum class kind { tlp_arrive, dllp_arrive, fc_release, cpl_ready } k;
+  int dir = 0;
+  tlp* x = nullptr;
+  dllp d;
+  request* req = nullptr;
+};
+
+pcie_link::pcie_link(sc_module_name name, const link_params& params)
     : sc_module(name),
       tgt("tgt"),
       init("init"),
       params_(validated(params)),
-      d2h_(pcie::raw_rate_Bps(params.gen, params.lanes)),
-      h2d_(pcie::raw_rate_Bps(params.gen, params.lanes)),
-      req_peq_("req_peq"),
-      resp_peq_(this, &pcie_link::resp_cb) {
+      peq_(this, &pcie_link::peq_cb),
+      actions_("actions") {
+  for (auto& d : dir_) d.server.set_rate(tlp_rate_Bps(params_));
+  // Credits the root port advertises to the endpoint's transmitter (d2h) and the endpoint
+  // advertises to the root port's transmitter (h2d). 0 = infinite.
+  auto set = [](dir_state& d, int type, std::uint32_t h, std::uint32_t data) {
+    d.hdr_inf[type] = h == 0;
+    d.hdr_avail[type] = h;
+    d.data_inf[type] = data == 0;
+    d.data_avail[type] = data;
+  };
+  set(dir_[D2H], FC_P, params_.ph_credits, params_.pd_credits);
+  set(dir_[D2H], FC_NP, params_.nph_credits, 0);
+  set(dir_[H2D], FC_CPL, params_.cplh_credits, params_.cpld_credits);
+  free_tags_.reserve(params_.tags);
+  for (std::uint32_t t = params_.tags; t > 0; --t) free_tags_.push_back(t - 1);
+
   tgt.register_b_transport(this, &pcie_link::b_transport);
   tgt.register_nb_transport_fw(this, &pcie_link::nb_transport_fw);
   tgt.register_get_direct_mem_ptr(this, &pcie_link::get_direct_mem_ptr);
@@ -33,66 +89,170 @@ pcie_link::pcie_link(sc_module_name name, const pcie::link_params& params)
   init.register_nb_transport_bw(this, &pcie_link::nb_transport_bw);
   init.register_invalidate_direct_mem_ptr(this, &pcie_link::invalidate_direct_mem_ptr);
   SC_HAS_PROCESS(pcie_link);
-  SC_THREAD(at_thread);
+  SC_THREAD(tx_thread_d2h);
+  SC_THREAD(tx_thread_h2d);
+  SC_THREAD(action_thread);
 }
 
-pcie::link_stats pcie_link::stats(pcie::direction dir) const {
-  pcie::link_stats s = stats_[static_cast<int>(dir)];
-  s.busy_ps = (dir == pcie::direction::d2h ? d2h_ : h2d_).busy_ps();
+pcie_link::~pcie_link() {
+  for (auto& d : dir_)
+    for (auto& q : d.q)
+      for (tlp* x : q) delete x;
+}
+
+link_stats pcie_link::stats(direction dir) const {
+  const dir_state& d = dir_[static_cast<int>(dir)];
+  link_stats s = d.st;
+  s.busy_ps = d.server.busy_ps();
   return s;
 }
 
-ps_t pcie_link::send(pcie::direction dir, const pcie::tlp_split& s, ps_t ready_ps) {
-  auto& st = stats_[static_cast<int>(dir)];
-  st.payload_bytes += s.payload_bytes;
-  st.wire_bytes += s.wire_bytes;
-  st.tlps += s.tlps;
-  return (dir == pcie::direction::d2h ? d2h_ : h2d_).reserve(ready_ps, s.wire_bytes);
+bool pcie_link::link_carries(const tlm_generic_payload& trans) {
+  return (trans.is_read() || trans.is_write()) && trans.get_byte_enable_ptr() == nullptr &&
+         trans.get_streaming_width() >= trans.get_data_length();
+}
+
+ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
+                            ps_t ready_ps) {
+  tlm_generic_payload sub;
+  sub.set_command(trans.get_command());
+  sub.set_address(trans.get_address() + off);
+  sub.set_data_ptr(trans.get_data_ptr() + off);
+  sub.set_data_length(static_cast<unsigned>(n));
+  sub.set_streaming_width(static_cast<unsigned>(n));
+  sub.set_byte_enable_ptr(nullptr);
+  sub.set_dmi_allowed(false);
+  sub.set_response_status(TLM_INCOMPLETE_RESPONSE);
+  const ps_t now = now_ps();
+  sc_time delay = to_sc(std::max(ready_ps, now) - now);
+  init->b_transport(sub, delay);
+  if (!sub.is_response_ok() && trans.is_response_ok())
+    trans.set_response_status(sub.get_response_status());
+  return now_ps(delay);
 }
 
 // ---- LT -------------------------------------------------------------------------------------
 
-void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {
-  const std::uint64_t addr = trans.get_address();
-  const std::uint64_t len = trans.get_data_length();
-  const ps_t lat = params_.latency_ps;
-
-  if (trans.is_write()) {
-    const ps_t arrive = send(pcie::direction::d2h, pcie::mwr_split(addr, len, params_),
-                             now_ps(delay)) + lat;
-    delay = to_sc(arrive) - sc_time_stamp();
-    init->b_transport(trans, delay);
-  } else if (trans.is_read()) {
-    const ps_t arrive = send(pcie::direction::d2h, pcie::mrd_split(addr, len, params_),
-                             now_ps(delay)) + lat;
-    delay = to_sc(arrive) - sc_time_stamp();
-    init->b_transport(trans, delay);
-    pcie::tlp_split cpl;
-    if (trans.is_response_ok()) {
-      cpl = pcie::cpld_split(addr, len, params_);
-    } else {  // one completion without data (UR / CA status)
-      cpl.tlps = 1;
-      cpl.wire_bytes = pcie::cpl_overhead_bytes(params_);
-    }
-    const ps_t back = send(pcie::direction::h2d, cpl, now_ps(delay)) + lat;
-    delay = to_sc(back) - sc_time_stamp();
-  } else {
-    init->b_transport(trans, delay);
-  }
+ps_t pcie_link::lt_send(int d, const tlp_split& s, ps_t ready) {
+  link_stats& st = dir_[d].st;
+  st.payload_bytes += s.payload_bytes;
+  st.wire_bytes += s.wire_bytes;
+  st.tlps += s.tlps;
+  return dir_[d].server.reserve(ready, s.wire_bytes);
 }
 
-// ---- AT -------------------------------------------------------------------------------------
+void pcie_link::lt_dllps(int d, std::uint64_t n, ps_t ready) {
+  if (n == 0) return;
+  const std::uint64_t bytes = n * dllp_wire_bytes(params_);
+  dir_[d].st.dllps += n;
+  dir_[d].st.dllp_bytes += bytes;
+  // LT: charge the DLLPs' serialization time without idling the direction until `ready`
+  // (which can lie a round trip ahead): reserving a future slot in the FIFO server would
+  // hold back every TLP issued before it and serialize pipelined reads by their round trip.
+  dir_[d].server.reserve(std::min(ready, dir_[d].server.busy_until()), bytes);
+}
+
+ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
+  const link_params& p = params_;
+  const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
+  std::uint64_t first = 0, last = 0;
+  for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
+    if (first == 0) first = n;
+    last = n;
+  });
+  const std::uint32_t ovh = tlp_overhead_bytes(p);
+  const tlp_split s = mwr_split(addr, len, p);
+  const ps_t link_end = lt_send(D2H, s, t0);
+  const ps_t start = link_end - transfer_ps(s.wire_bytes, dir_[D2H].server.rate());
+  const ps_t pace = credit_paced_ps(p, s.tlps, 1, data_credits(std::min<std::uint64_t>(p.mps, len)),
+                                    p.ph_credits, p.pd_credits, first + ovh);
+  const ps_t stream_end = std::max(link_end, start + pace + ser_ps(p, last + ovh));
+  const ps_t first_arrive = start + ser_ps(p, first + ovh) + p.latency_ps;
+  const ps_t last_arrive = stream_end + p.latency_ps;
+  // Acks and UpdateFC (posted credits) travel back on h2d.
+  lt_dllps(H2D,
+           acks_for(p, s.tlps) + updatefcs_for(p, s.tlps, p.ph_credits != 0 || p.pd_credits != 0),
+           first_arrive);
+  trans.set_response_status(TLM_OK_RESPONSE);
+  ps_t done = 0;
+  if (s.tlps > 1) done = host_access(trans, 0, len - last, first_arrive + p.rc_latency_ps);
+  done = std::max(done, host_access(trans, len - last, last, last_arrive + p.rc_latency_ps));
+  return done;
+}
+
+ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
+  const link_params& p = params_;
+  const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
+  std::uint64_t q1 = 0, ql = 0, ql_addr = 0;
+  for_each_mrd(addr, len, p, [&](std::uint64_t a, std::uint64_t n) {
+    if (q1 == 0) q1 = n;
+    ql = n;
+    ql_addr = a;
+  });
+  const std::uint32_t ovh = tlp_overhead_bytes(p);
+  const tlp_split r = mrd_split(addr, len, p);
+  const ps_t req_end = lt_send(D2H, r, t0);
+  const ps_t start = req_end - transfer_ps(r.wire_bytes, dir_[D2H].server.rate());
+  const ps_t first_arrive = start + ser_ps(p, ovh) + p.latency_ps + p.rc_latency_ps;
+
+  trans.set_response_status(TLM_OK_RESPONSE);
+  const ps_t h1 = host_access(trans, 0, q1, first_arrive);
+  const ps_t h2 = len > q1 ? host_access(trans, q1, len - q1, first_arrive + ser_ps(p, ovh)) : h1;
+  const ps_t c_start = h1 + p.rc_latency_ps;
+  if (!trans.is_response_ok()) {  // one completion without data (UR / CA status)
+    tlp_split cpl;
+    cpl.tlps = 1;
+    cpl.wire_bytes = cpl_overhead_bytes(p);
+    const ps_t e = lt_send(H2D, cpl, std::max(h1, h2) + p.rc_latency_ps);
+    return e + p.latency_ps;
+  }
+  const tlp_split c = cpld_split(addr, len, p);
+  const tlp_split c1 = cpld_split(addr, q1, p);
+  const tlp_split cl = cpld_split(ql_addr, ql, p);
+  const ps_t cpl_link_end = lt_send(H2D, c, c_start);
+  // Round trip of one request: issue to the arrival of its last completion.
+  const ps_t rtt = c_start + ser_ps(p, c1.wire_bytes) + p.latency_ps - start;
+  const ps_t pace = std::max({tag_paced_ps(r.tlps, p.tags, rtt),
+                              credit_paced_ps(p, r.tlps, 1, 0, p.nph_credits, 0, ovh),
+                              ser_ps(p, r.wire_bytes - ovh)});
+  const ps_t last_issue = start + pace;
+  const ps_t end = std::max({cpl_link_end, last_issue + (c_start - start) + ser_ps(p, cl.wire_bytes),
+                             h2 + p.rc_latency_ps + ser_ps(p, cl.wire_bytes)});
+  // Acks for the MRds and UpdateFC (non-posted) on h2d; Acks for the CplDs on d2h.
+  lt_dllps(H2D, acks_for(p, r.tlps) + updatefcs_for(p, r.tlps, p.nph_credits != 0),
+           first_arrive);
+  lt_dllps(D2H,
+           acks_for(p, c.tlps) +
+               updatefcs_for(p, c.tlps, p.cplh_credits != 0 || p.cpld_credits != 0),
+           c_start + p.latency_ps);
+  return end + p.latency_ps;
+}
+
+void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {
+  if (!link_carries(trans)) {
+    init->b_transport(trans, delay);
+    return;
+  }
+  if (trans.get_data_length() == 0) {  // nothing to move: no TLP
+    trans.set_response_status(TLM_OK_RESPONSE);
+    return;
+  }
+  const ps_t t0 = now_ps(delay);
+  const ps_t done = trans.is_write() ? lt_write(trans, t0) : lt_read(trans, t0);
+  delay = to_sc(done) - sc_time_stamp();
+}
+
+// ---- AT: target protocol (Accellera at_target_4_phase shape) ------------------------------
 
 tlm_sync_enum pcie_link::nb_transport_fw(tlm_generic_payload& trans, tlm_phase& phase,
                                          sc_time& delay) {
   if (phase == BEGIN_REQ) {
     if (trans.has_mm()) trans.acquire();
-    req_peq_.notify(trans, delay);
-    phase = END_REQ;
-    return TLM_UPDATED;
+    peq_.notify(trans, phase, delay);
+    return TLM_ACCEPTED;
   }
   if (phase == END_RESP) {
-    resp_peq_.notify(trans, END_RESP, delay);
+    peq_.notify(trans, phase, delay);
     return TLM_COMPLETED;
   }
   std::ostringstream os;
@@ -101,26 +261,18 @@ tlm_sync_enum pcie_link::nb_transport_fw(tlm_generic_payload& trans, tlm_phase& 
   return TLM_COMPLETED;
 }
 
-void pcie_link::at_thread() {
-  for (;;) {
-    wait(req_peq_.get_event());
-    while (tlm_generic_payload* trans = req_peq_.get_next_transaction()) {
-      sc_time delay = SC_ZERO_TIME;
-      b_transport(*trans, delay);  // the same timing rule as LT
-      resp_peq_.notify(*trans, BEGIN_RESP, delay);
-    }
-  }
-}
-
-void pcie_link::resp_cb(tlm_generic_payload& trans, const tlm_phase& phase) {
-  if (phase == BEGIN_RESP) {
+void pcie_link::peq_cb(tlm_generic_payload& trans, const tlm_phase& phase) {
+  if (phase == BEGIN_REQ) {
+    tlm_phase ph = END_REQ;
+    sc_time d = SC_ZERO_TIME;
+    tgt->nb_transport_bw(trans, ph, d);  // accept the request now (exclusion rule)
+    start_txn(trans);
+  } else if (phase == BEGIN_RESP) {
     if (resp_in_progress_ != nullptr)
       resp_queue_.push_back(&trans);  // response exclusion rule
     else
       send_response(trans);
-    return;
-  }
-  if (phase == END_RESP) {
+  } else if (phase == END_RESP) {
     if (resp_in_progress_ != &trans) {
       SC_REPORT_ERROR(name(), "END_RESP for a transaction whose response is not in progress");
       return;
@@ -141,7 +293,253 @@ void pcie_link::send_response(tlm_generic_payload& trans) {
   sc_time delay = SC_ZERO_TIME;
   const tlm_sync_enum status = tgt->nb_transport_bw(trans, phase, delay);
   if (status == TLM_COMPLETED || (status == TLM_UPDATED && phase == END_RESP))
-    resp_peq_.notify(trans, END_RESP, delay);
+    peq_.notify(trans, END_RESP, delay);
+}
+
+// ---- AT: endpoint splits the transaction ----------------------------------------------------
+
+void pcie_link::start_txn(tlm_generic_payload& trans) {
+  const link_params& p = params_;
+  if (!link_carries(trans) || trans.get_data_length() == 0) {
+    sc_time delay = SC_ZERO_TIME;
+    if (!link_carries(trans))
+      init->b_transport(trans, delay);
+    else
+      trans.set_response_status(TLM_OK_RESPONSE);  // zero length: no TLP
+    peq_.notify(trans, BEGIN_RESP, delay);
+    return;
+  }
+  trans.set_response_status(TLM_OK_RESPONSE);
+  txn* t = new txn;
+  t->gp = &trans;
+  const std::uint64_t base = trans.get_address();
+  dir_state& up = dir_[D2H];
+  if (trans.is_write()) {
+    const std::uint32_t ovh = tlp_overhead_bytes(p);
+    for_each_mwr(base, trans.get_data_length(), p, [&](std::uint64_t a, std::uint64_t n) {
+      tlp* x = new tlp;
+      x->k = tlp::kind::mwr;
+      x->t = t;
+      x->addr = a;
+      x->off = a - base;
+      x->len = static_cast<std::uint32_t>(n);
+      x->wire = static_cast<std::uint32_t>(n + ovh);
+      x->type = FC_P;
+      x->hdr_cr = 1;
+      x->data_cr = data_credits(n);
+      x->seq = seq_++;
+      up.q[FC_P].push_back(x);
+      ++t->pending;
+    });
+  } else {
+    const std::uint32_t ovh = tlp_overhead_bytes(p);
+    for_each_mrd(base, trans.get_data_length(), p, [&](std::uint64_t a, std::uint64_t n) {
+      request* r = new request;
+      r->t = t;
+      r->id = next_request_++;
+      r->addr = a;
+      r->off = a - base;
+      r->len = static_cast<std::uint32_t>(n);
+      tlp* x = new tlp;
+      x->k = tlp::kind::mrd;
+      x->t = t;
+      x->req = r;
+      x->addr = a;
+      x->off = r->off;
+      x->len = r->len;
+      x->wire = ovh;
+      x->type = FC_NP;
+      x->hdr_cr = 1;
+      x->seq = seq_++;
+      up.q[FC_NP].push_back(x);
+      ++t->pending;
+    });
+  }
+  up.wake.notify(SC_ZERO_TIME);
+}
+
+void pcie_link::finish_txn(txn* t) {
+  const ps_t now = now_ps();
+  peq_.notify(*t->gp, BEGIN_RESP, to_sc(std::max(t->done, now) - now));
+  delete t;
+}
+
+// ---- AT: transmitters ---------------------------------------------------------------------
+
+pcie_link::tlp* pcie_link::pick(int d) {
+  dir_state& s = dir_[d];
+  tlp* best = nullptr;
+  for (int type = 0; type < 3; ++type) {
+    if (s.q[type].empty()) continue;
+    tlp* x = s.q[type].front();
+    if (!s.hdr_inf[type] && s.hdr_avail[type] < x->hdr_cr) continue;
+    if (!s.data_inf[type] && s.data_avail[type] < x->data_cr) continue;
+    if (x->k == tlp::kind::mrd && free_tags_.empty()) continue;
+    if (best == nullptr || x->seq < best->seq) best = x;
+  }
+  if (best != nullptr) s.q[best->type].pop_front();
+  return best;
+}
+
+void pcie_link::schedule(action* a, ps_t at) {
+  const ps_t now = now_ps();
+  actions_.notify(*a, to_sc(std::max(at, now) - now));
+}
+
+void pcie_link::tx_thread(int d) {
+  dir_state& s = dir_[d];
+  for (;;) {
+    ps_t end = 0;
+    if (!s.dllps.empty()) {  // DLLPs go before TLPs
+      const dllp x = s.dllps.front();
+      s.dllps.pop_front();
+      const std::uint64_t bytes = dllp_wire_bytes(params_);
+      end = s.server.reserve(now_ps(), bytes);
+      ++s.st.dllps;
+      s.st.dllp_bytes += bytes;
+      action* a = new action{action::kind::dllp_arrive, d, nullptr, x, nullptr};
+      schedule(a, end + params_.latency_ps);
+    } else if (tlp* x = pick(d)) {
+      if (!s.hdr_inf[x->type]) s.hdr_avail[x->type] -= x->hdr_cr;
+      if (!s.data_inf[x->type]) s.data_avail[x->type] -= x->data_cr;
+      if (x->k == tlp::kind::mrd) {
+        x->req->tag = free_tags_.back();
+        free_tags_.pop_back();
+      }
+      end = s.server.reserve(now_ps(), x->wire);
+      ++s.st.tlps;
+      s.st.wire_bytes += x->wire;
+      if (x->k != tlp::kind::mrd) s.st.payload_bytes += x->len;
+      action* a = new action{action::kind::tlp_arrive, d, x, dllp{}, nullptr};
+      schedule(a, end + params_.latency_ps);
+    } else {
+      wait(s.wake);
+      continue;
+    }
+    const ps_t now = now_ps();
+    wait(to_sc(end > now ? end - now : 0));
+  }
+}
+
+// ---- AT: receivers, root complex, endpoint -------------------------------------------------
+
+void pcie_link::action_thread() {
+  for (;;) {
+    wait(actions_.get_event());
+    while (action* a = actions_.get_next_transaction()) {
+      switch (a->k) {
+        case action::kind::tlp_arrive: on_tlp_arrive(a->dir, a->x); break;
+        case action::kind::dllp_arrive: on_dllp_arrive(a->dir, a->d); break;
+        case action::kind::fc_release:
+          release_credits(a->dir, a->d.type, a->d.hdr, a->d.data);
+          break;
+        case action::kind::cpl_ready: {
+          request* r = a->req;
+          const std::uint32_t ovh = cpl_overhead_bytes(params_);
+          auto push = [&](std::uint64_t addr, std::uint32_t n, bool last) {
+            tlp* x = new tlp;
+            x->k = tlp::kind::cpld;
+            x->t = r->t;
+            x->req = r;
+            x->addr = addr;
+            x->len = n;
+            x->wire = n + ovh;
+            x->type = FC_CPL;
+            x->hdr_cr = 1;
+            x->data_cr = data_credits(n);
+            x->seq = seq_++;
+            x->last = last;
+            dir_[H2D].q[FC_CPL].push_back(x);
+            ++r->cpl_left;
+          };
+          if (r->failed) {
+            push(r->addr, 0, true);  // completion without data (UR / CA)
+          } else {
+            std::uint64_t left = r->len;
+            for_each_cpld(r->addr, r->len, params_, [&](std::uint64_t addr, std::uint64_t n) {
+              left -= n;
+              push(addr, static_cast<std::uint32_t>(n), left == 0);
+            });
+          }
+          dir_[H2D].wake.notify(SC_ZERO_TIME);
+          break;
+        }
+      }
+      delete a;
+    }
+  }
+}
+
+void pcie_link::on_tlp_arrive(int d, tlp* x) {
+  const link_params& p = params_;
+  dir_state& rx = dir_[d];
+  const int back = 1 - d;
+  if (++rx.received % p.ack_every == 0) {  // Ack coalescing
+    dir_[back].dllps.push_back(dllp{});
+    dir_[back].wake.notify(SC_ZERO_TIME);
+  }
+  const bool finite = !rx.hdr_inf[x->type] || !rx.data_inf[x->type];
+  if (finite) {
+    dllp rel{true, x->type, x->hdr_cr, x->data_cr};
+    if (p.fc_release_ps == 0)
+      release_credits(d, x->type, x->hdr_cr, x->data_cr);
+    else
+      schedule(new action{action::kind::fc_release, d, nullptr, rel, nullptr},
+               now_ps() + p.fc_release_ps);
+  }
+  txn* t = x->t;
+  switch (x->k) {
+    case tlp::kind::mwr: {  // root complex writes host memory
+      const ps_t done = host_access(*t->gp, x->off, x->len, now_ps() + p.rc_latency_ps);
+      t->done = std::max(t->done, done);
+      if (--t->pending == 0) finish_txn(t);
+      break;
+    }
+    case tlp::kind::mrd: {  // root complex reads host memory, then completes
+      request* r = x->req;
+      const ps_t ready = host_access(*t->gp, r->off, r->len, now_ps() + p.rc_latency_ps);
+      r->failed = !t->gp->is_response_ok();
+      schedule(new action{action::kind::cpl_ready, d, nullptr, dllp{}, r},
+               ready + p.rc_latency_ps);
+      break;
+    }
+    case tlp::kind::cpld: {  // endpoint: completions of one request arrive in order
+      request* r = x->req;
+      if (record_)
+        cpl_log_.push_back({now_ps(), r->id, r->tag, x->addr, x->len, x->last});
+      if (--r->cpl_left == 0 && x->last) {
+        free_tags_.push_back(r->tag);  // the tag is free only after the last completion
+        if (record_) tag_log_.push_back({now_ps(), r->id, r->tag});
+        dir_[D2H].wake.notify(SC_ZERO_TIME);
+        t->done = std::max(t->done, now_ps());
+        delete r;
+        if (--t->pending == 0) finish_txn(t);
+      }
+      break;
+    }
+  }
+  delete x;
+}
+
+void pcie_link::release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data) {
+  dir_state& rx = dir_[d];
+  ++rx.rel_tlps[type];
+  rx.rel_hdr[type] += hdr;
+  rx.rel_data[type] += data;
+  if (rx.rel_tlps[type] >= params_.updatefc_every) {
+    dir_state& back = dir_[1 - d];
+    back.dllps.push_back(dllp{true, type, rx.rel_hdr[type], rx.rel_data[type]});
+    back.wake.notify(SC_ZERO_TIME);
+    rx.rel_tlps[type] = rx.rel_hdr[type] = rx.rel_data[type] = 0;
+  }
+}
+
+void pcie_link::on_dllp_arrive(int d, const dllp& x) {
+  if (!x.updatefc) return;  // Ack: no replay buffer is modelled (no errors on the link)
+  dir_state& tx = dir_[1 - d];  // the transmitter whose receiver sent the UpdateFC
+  tx.hdr_avail[x.type] += x.hdr;
+  tx.data_avail[x.type] += x.data;
+  tx.wake.notify(SC_ZERO_TIME);
 }
 
 // ---- DMI, debug, backward path --------------------------------------------------------------
@@ -158,7 +556,7 @@ unsigned int pcie_link::transport_dbg(tlm_generic_payload& trans) {
 }
 
 tlm_sync_enum pcie_link::nb_transport_bw(tlm_generic_payload&, tlm_phase&, sc_time&) {
-  // The link talks to the host with b_transport only; an AT call back is a protocol error.
+  // The root complex talks to host memory with b_transport only; an AT call back is an error.
   SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected call (the link uses b_transport)");
   return TLM_COMPLETED;
 }

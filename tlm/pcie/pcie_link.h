@@ -1,25 +1,48 @@
 // pcie_link: a full-duplex PCIe link between the GPU (endpoint side, target socket `tgt`) and
 // the host (root complex side, initiator socket `init`, bound to host memory). Addresses
-// pass through unchanged.
+// pass through unchanged. Every number comes from link_math.h (one rule, one place).
 //
-// Each direction is one bandwidth_server at raw_rate_Bps(gen, lanes); a transfer occupies
-// it for its wire bytes (payload + per-TLP overhead, link_math.h). LT timing (b_transport):
-//   write (MWr, posted):  t1 = d2h.reserve(now + delay, mwr wire bytes) + latency
-//                         forwarded to the host with delay = t1 - now; host adds its delay.
-//   read  (MRd + CplD):   t1 = d2h.reserve(now + delay, mrd wire bytes) + latency
-//                         forwarded to the host with delay = t1 - now; host adds its delay
-//                         (data ready at t2); t3 = h2d.reserve(t2, cpld wire bytes) + latency.
-//                         A failed read returns one header-only completion (20 B + ECRC).
-//   other commands:       forwarded unchanged, no link traffic (the host answers the error).
-// AT (nb_transport_fw): BEGIN_REQ is accepted at once (TLM_UPDATED, END_REQ); a helper
-// SC_THREAD runs the same LT computation and BEGIN_RESP is sent at the computed time through
-// a PEQ, respecting the response exclusion rule. So LT and AT share one timing rule.
-// DMI: refused (returns false for the whole address range) so that every byte crossing the
-// link is timed by the link's bandwidth servers and counted in its stats.
+//   initiator ──tgt──► [endpoint: split into TLPs, tags, credits]
+//                           │ d2h direction: MWr, MRd (+ Ack/UpdateFC for completions)
+//                           ▼ bandwidth_server at tlp_rate_Bps, + latency_ps
+//                      [root complex: + rc_latency_ps, host memory access per TLP/request]
+//                           │ h2d direction: CplD (+ Ack/UpdateFC for MWr/MRd)
+//                           ▼ bandwidth_server at tlp_rate_Bps, + latency_ps
+//                      [endpoint: completions in order, tag freed by the last] ──► response
+//
+// Each direction is its own bandwidth_server (serialisation of TLP and DLLP wire bytes at
+// tlp_rate_Bps) and its own transmit queue. Both paths use the same bandwidth servers and the
+// same link_math rules:
+//
+// LT (b_transport, analytic, no per-TLP event; the target never waits):
+//   write: the MWr stream (mwr_split wire bytes) is reserved on d2h at now+delay; it cannot
+//          end earlier than the posted-credit pacing (credit_paced_ps) allows; the root complex
+//          writes host memory as TLPs arrive: everything but the last TLP from the first
+//          arrival, the last TLP from the last arrival (+ rc_latency each); done = the later.
+//          Ack / UpdateFC DLLPs (acks_for, updatefcs_for) are reserved on h2d.
+//   read:  the MRd stream on d2h; host memory reads the first request when it arrives and the
+//          rest right after; the CplD stream (cpld_split) on h2d from the first request's data;
+//          the end is bounded by the link, by tags (tag_paced_ps with the first request's
+//          round trip), by non-posted credits and by host memory; + latency.
+//          A failed read returns one completion without data (cpl_overhead_bytes).
+//   zero length: completes at once with TLM_OK_RESPONSE and no TLP.
+// AT (nb_transport_fw, 4-phase base protocol, Accellera at_target shape): BEGIN_REQ is
+//   answered TLM_ACCEPTED; a PEQ sends END_REQ and cuts the transaction into TLPs; two
+//   transmit threads (one per direction) serialise TLPs one by one, oldest eligible first,
+//   after taking flow-control credits (PH/PD, NPH, CplH/CplD) and, for MRd, a tag; receivers
+//   send an Ack every ack_every TLPs and an UpdateFC every updatefc_every released TLPs of a
+//   finite credit type; the root complex accesses host memory per MWr and per MRd
+//   (b_transport; host memory never waits) and queues the CplDs when the data is there.
+//   BEGIN_RESP goes out through a PEQ when the last MWr is in host memory / the last CplD has
+//   arrived, respecting the response exclusion rule; END_RESP is accepted on the forward path.
+// Other commands, byte enables or streaming: forwarded unchanged to the host (no link traffic;
+//   the host answers with its error response).
+// DMI: refused (returns false for the whole address range) so every byte is timed.
 // Debug transport: forwarded unchanged.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -42,9 +65,27 @@ enum class direction { d2h = 0, h2d = 1 };
 /// Traffic counters of one direction.
 struct link_stats {
   std::uint64_t payload_bytes = 0;  ///< data bytes carried (MWr / CplD payload), bytes
-  std::uint64_t wire_bytes = 0;     ///< payload + TLP overheads, bytes
+  std::uint64_t wire_bytes = 0;     ///< TLP payload + TLP overheads, bytes (DLLPs excluded)
   std::uint64_t tlps = 0;           ///< TLPs sent
-  ps_t busy_ps = 0;                 ///< time the direction was serialising TLPs, ps
+  ps_t busy_ps = 0;                 ///< time the direction was serialising TLPs and DLLPs, ps
+  std::uint64_t dllps = 0;          ///< DLLPs sent (Ack, UpdateFC)
+  std::uint64_t dllp_bytes = 0;     ///< their wire bytes
+};
+
+/// One CplD arriving at the endpoint (AT), recorded when record_completions(true).
+struct cpl_event {
+  ps_t time = 0;              ///< arrival at the endpoint, ps
+  std::uint64_t request = 0;  ///< request number (per link, in issue order)
+  std::uint32_t tag = 0;
+  std::uint64_t addr = 0;
+  std::uint32_t bytes = 0;
+  bool last = false;          ///< last completion of its request
+};
+/// A tag freed at the endpoint (AT).
+struct tag_event {
+  ps_t time = 0;
+  std::uint64_t request = 0;
+  std::uint32_t tag = 0;
 };
 
 }  // namespace pcie
@@ -56,15 +97,47 @@ public:
 
   /// Throws std::invalid_argument if `params` is invalid (link_params::validate).
   pcie_link(sc_core::sc_module_name name, const pcie::link_params& params = pcie::link_params{});
+  ~pcie_link() override;
 
   const pcie::link_params& params() const { return params_; }
-  /// Raw rate of each direction, B/s.
-  double rate_Bps() const { return d2h_.rate(); }
+  /// Rate of each direction for TLP and DLLP bytes, B/s (tlp_rate_Bps).
+  double rate_Bps() const { return dir_[0].server.rate(); }
   pcie::link_stats stats(pcie::direction dir) const;
+
+  /// Tags held by outstanding AT reads now.
+  std::uint32_t tags_in_use() const { return params_.tags - static_cast<std::uint32_t>(free_tags_.size()); }
+  /// Records AT completion and tag-free events (off by default: a 64 MiB read has 1 M CplD).
+  void record_completions(bool on) { record_ = on; }
+  const std::vector<pcie::cpl_event>& completion_log() const { return cpl_log_; }
+  const std::vector<pcie::tag_event>& tag_log() const { return tag_log_; }
 
   const char* kind() const override { return "cdma::pcie_link"; }
 
 private:
+  struct txn;
+  struct request;
+  struct tlp;
+  struct dllp {
+    bool updatefc = false;
+    int type = 0;  // credit type 0 posted, 1 non-posted, 2 completion
+    std::uint64_t hdr = 0, data = 0;
+  };
+  struct action;
+  /// One direction: its bandwidth server and transmitter state, the credits the far
+  /// receiver advertised, and that receiver's Ack / UpdateFC counters.
+  struct dir_state {
+    bandwidth_server server;
+    std::deque<tlp*> q[3];
+    std::deque<dllp> dllps;
+    std::uint64_t hdr_avail[3] = {0, 0, 0}, data_avail[3] = {0, 0, 0};
+    bool hdr_inf[3] = {true, true, true}, data_inf[3] = {true, true, true};
+    sc_core::sc_event wake;
+    // receiver side
+    std::uint64_t received = 0;
+    std::uint64_t rel_tlps[3] = {0, 0, 0}, rel_hdr[3] = {0, 0, 0}, rel_data[3] = {0, 0, 0};
+    pcie::link_stats st;
+  };
+
   // Target side (from the GPU).
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
@@ -76,23 +149,45 @@ private:
                                      sc_core::sc_time& delay);
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
 
-  /// Sends the TLPs of `s` on `dir` from `ready_ps`; returns when the last byte has left (ps).
-  ps_t send(pcie::direction dir, const pcie::tlp_split& s, ps_t ready_ps);
+  static bool link_carries(const tlm::tlm_generic_payload& trans);
+  /// Root complex -> host memory: [off, off+n) of `trans` from `ready_ps`; returns the time
+  /// the access is done (ps); copies an error status into `trans`.
+  ps_t host_access(tlm::tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
+                   ps_t ready_ps);
+  /// Reserves `bytes` of one LT block on `d` from `ready` and counts it; returns its end.
+  ps_t lt_send(int d, const pcie::tlp_split& s, ps_t ready);
+  void lt_dllps(int d, std::uint64_t n, ps_t ready);
+  ps_t lt_write(tlm::tlm_generic_payload& trans, ps_t t0);
+  ps_t lt_read(tlm::tlm_generic_payload& trans, ps_t t0);
 
   // AT path.
-  void at_thread();
-  void resp_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+  void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
   void send_response(tlm::tlm_generic_payload& trans);
+  void start_txn(tlm::tlm_generic_payload& trans);
+  void finish_txn(txn* t);
+  void schedule(action* a, ps_t at);
+  void tx_thread_d2h() { tx_thread(0); }
+  void tx_thread_h2d() { tx_thread(1); }
+  void tx_thread(int d);
+  tlp* pick(int d);
+  void action_thread();
+  void on_tlp_arrive(int d, tlp* x);
+  void on_dllp_arrive(int d, const dllp& x);
+  void release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data);
 
   pcie::link_params params_;
-  bandwidth_server d2h_;
-  bandwidth_server h2d_;
-  pcie::link_stats stats_[2];
+  dir_state dir_[2];
+  std::vector<std::uint32_t> free_tags_;
+  std::uint64_t seq_ = 0, next_request_ = 0;
 
-  tlm_utils::peq_with_get<tlm::tlm_generic_payload> req_peq_;
-  tlm_utils::peq_with_cb_and_phase<pcie_link> resp_peq_;
+  tlm_utils::peq_with_cb_and_phase<pcie_link> peq_;
   tlm::tlm_generic_payload* resp_in_progress_ = nullptr;
   std::deque<tlm::tlm_generic_payload*> resp_queue_;
+  tlm_utils::peq_with_get<action> actions_;
+
+  bool record_ = false;
+  std::vector<pcie::cpl_event> cpl_log_;
+  std::vector<pcie::tag_event> tag_log_;
 };
 
 }  // namespace cdma
