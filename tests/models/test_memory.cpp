@@ -319,7 +319,9 @@ TEST_F(MemoryTest, AtResponseCompletedOnBeginRespFreesTheChannel) {
 
 TEST_F(MemoryTest, DefaultHostAndGpuMemoryTiming) {
   host_memory host("host");
-  gpu_memory_controller gpu("gpu");
+  gpu_memory_params bus_model;  // the first-version bus timing (model = dram is tested in
+  bus_model.model = gpu_memory_model::bus;  // tests/models/test_gpu_memory.cpp)
+  gpu_memory_controller gpu("gpu", bus_model);
   EXPECT_EQ(host.store().size(), 64ull << 30);
   EXPECT_EQ(gpu.store().size(), 12ull << 30);
   EXPECT_DOUBLE_EQ(gpu.params().bandwidth_Bps, 302.4e9);  // 336e9 x 0.9

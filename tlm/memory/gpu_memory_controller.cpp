@@ -1,15 +1,378 @@
 #include "tlm/memory/gpu_memory_controller.h"
+#include "tlm/memory/access_check.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
 #include <stdexcept>
 
+#include "tlm/core/sc_time_util.h"
+
 namespace cdma {
+
+using namespace sc_core;
+using namespace tlm;
 
 void gpu_memory_params::validate() const {
   if (!(efficiency > 0.0 && efficiency <= 1.0))
     throw std::invalid_argument("gpu_memory_params.efficiency must be in (0, 1]");
-  if (channels == 0) throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
+  if (channels == 0 && model == gpu_memory_model::bus)
+    throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
   if (!(peak_bandwidth_Bps > 0.0))
     throw std::invalid_argument("gpu_memory_params.peak_bandwidth_Bps must be > 0");
+  if (page_bytes == 0) throw std::invalid_argument("gpu_memory_params.page_bytes must be > 0");
+  if (model == gpu_memory_model::dram) {
+    if (channels == 0)
+      throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
+    if (max_outstanding == 0)
+      throw std::invalid_argument("gpu_memory_params.max_outstanding must be >= 1");
+    const std::string name = resolved_dram_preset();
+    if (name.empty()) return;  // "auto" without a matching preset: bus model
+    const dram::dram_spec s = dram::preset(name);  // throws naming the preset
+    if (std::fabs(s.peak_bandwidth_Bps() - peak_bandwidth_Bps) > 0.01 * peak_bandwidth_Bps) {
+      std::ostringstream os;
+      os << "gpu_memory_params.peak_bandwidth_Bps = " << peak_bandwidth_Bps
+         << " B/s disagrees with dram_preset '" << name << "' ("
+         << s.peak_bandwidth_Bps() << " B/s); set both, or model = bus";
+      throw std::invalid_argument(os.str());
+    }
+    if (channels != s.channels && !(name.rfind("hbm", 0) == 0))
+      throw std::invalid_argument("gpu_memory_params.channels = " + std::to_string(channels) +
+                                  " disagrees with dram_preset '" + name + "' (" +
+                                  std::to_string(s.channels) + " channels)");
+    dram::address_mapping m(s, address_mapping.empty() ? dram::address_mapping::default_text(s)
+                                                       : address_mapping);  // throws
+  }
+}
+
+std::string gpu_memory_params::resolved_dram_preset() const {
+  if (dram_preset != "auto") return dram_preset;
+  for (const auto& n : dram::preset_names()) {
+    const dram::dram_spec s = dram::preset(n);
+    const bool hbm = n.rfind("hbm", 0) == 0;
+    if (std::fabs(s.peak_bandwidth_Bps() - peak_bandwidth_Bps) <= 0.01 * peak_bandwidth_Bps &&
+        (hbm || s.channels == channels))
+      return n;
+  }
+  return "";
+}
+
+gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memory_params& p)
+    : sc_module(name),
+      tgt("tgt"),
+      gpu_params_(p),
+      mem_params_(p.to_memory_params()),
+      store_(p.size_bytes, p.page_bytes),
+      bus_(p.effective_bandwidth_Bps()) {
+  if (p.effective_model() == gpu_memory_model::dram) {
+    dram_ = std::make_unique<dram::dram_system>(dram::preset(p.resolved_dram_preset()),
+                                                p.address_mapping,
+                                                p.page_policy, p.scheduler);
+    wake_at_.assign(dram_->spec().channels, dram::channel::kNever);
+  }
+  tgt.register_b_transport(this, &gpu_memory_controller::b_transport);
+  tgt.register_nb_transport_fw(this, &gpu_memory_controller::nb_transport_fw);
+  tgt.register_get_direct_mem_ptr(this, &gpu_memory_controller::get_direct_mem_ptr);
+  tgt.register_transport_dbg(this, &gpu_memory_controller::transport_dbg);
+  SC_METHOD(wake_method);
+  sensitive << wake_ev_;
+  dont_initialize();
+  SC_METHOD(resp_method);
+  sensitive << resp_ev_;
+  dont_initialize();
+}
+
+void gpu_memory_controller::discard(std::uint64_t addr, std::uint64_t len) {
+  if (len == 0) return;
+  tgt->invalidate_direct_mem_ptr(addr, addr + len - 1);
+  store_.discard(addr, len);
+}
+
+ps_t gpu_memory_controller::busy_ps() const {
+  if (!dram_) return bus_.busy_ps();
+  ps_t b = dram_->lt_busy_ps();
+  for (const auto& c : dram_->channels()) b += c.checker().data_busy_ps();
+  return b;
+}
+
+double gpu_memory_controller::utilisation(ps_t busy_delta, ps_t from, ps_t to) const {
+  if (to <= from) return 0.0;
+  const double ch = dram_ ? dram_->spec().channels : 1.0;
+  return static_cast<double>(busy_delta) / (static_cast<double>(to - from) * ch);
+}
+
+dram_traffic gpu_memory_controller::traffic(unsigned id) const {
+  auto it = per_init_.find(id);
+  return it == per_init_.end() ? dram_traffic{} : it->second;
+}
+
+dram_totals gpu_memory_controller::dram_stats() {
+  dram_totals t;
+  if (!dram_) return t;
+  const ps_t now = now_ps();
+  for (unsigned c = 0; c < dram_->channels().size(); ++c) {
+    auto& ch = dram_->channels()[c];
+    ch.advance(now);
+    drain(c);
+    const auto& k = ch.checker();
+    t.acts += k.commands(dram::command::ACT);
+    t.pres += k.commands(dram::command::PRE);
+    t.reads += k.commands(dram::command::RD);
+    t.writes += k.commands(dram::command::WR);
+    t.refreshes += k.commands(dram::command::REF);
+    t.row_hits += ch.row_hits();
+    t.violations += k.total_violations();
+    t.data_busy_ps += k.data_busy_ps();
+  }
+  t.acts += dram_->lt_acts();
+  t.data_busy_ps += dram_->lt_busy_ps();
+  return t;
+}
+
+// ---- functional access and statistics -------------------------------------------------------
+
+bool gpu_memory_controller::functional(tlm_generic_payload& trans) {
+  const tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  const unsigned int len = trans.get_data_length();
+  if (!mem::check_access(trans, store_, gpu_params_.size_bytes, name())) return false;
+  if (cmd == TLM_READ_COMMAND)
+    store_.read(addr, trans.get_data_ptr(), len);
+  else
+    store_.write(addr, trans.get_data_ptr(), len);
+  trans.set_dmi_allowed(true);
+  trans.set_response_status(TLM_OK_RESPONSE);
+  return true;
+}
+
+void gpu_memory_controller::account(tlm_generic_payload& trans, ps_t arrival, ps_t response) {
+  dram_initiator_ext* ext = nullptr;
+  trans.get_extension(ext);
+  const unsigned id = ext ? ext->id : 0;
+  const bool rd = trans.get_command() == TLM_READ_COMMAND;
+  const std::uint64_t len = trans.get_data_length();
+  for (dram_traffic* t : {&all_, &per_init_[id]}) {
+    if (t->reads + t->writes == 0 || arrival < t->first_request_ps) t->first_request_ps = arrival;
+    if (rd) { ++t->reads; t->bytes_read += len; } else { ++t->writes; t->bytes_written += len; }
+    t->last_response_ps = std::max(t->last_response_ps, response);
+    t->latency_sum_ps += response - arrival;
+  }
+}
+
+// ---- LT -------------------------------------------------------------------------------------
+
+void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& delay) {
+  const ps_t ready = now_ps(delay);
+  if (!functional(trans)) return;
+  const std::uint64_t len = trans.get_data_length();
+  ps_t done;
+  if (!dram_)
+    done = bus_.reserve(ready, len) + gpu_params_.latency_ps;
+  else
+    done = dram_->lt_access(trans.get_address(), len, trans.get_command() == TLM_WRITE_COMMAND,
+                            ready) + gpu_params_.controller_latency_ps;
+  account(trans, ready, done);
+  delay = to_sc(done) - sc_time_stamp();
+}
+
+// ---- AT -------------------------------------------------------------------------------------
+
+tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
+                                                     tlm_phase& phase, sc_time& delay) {
+  if (phase == BEGIN_REQ) {
+    if (trans.has_mm()) trans.acquire();
+    const ps_t arrival = now_ps(delay);
+    if (dram_ && outstanding_ >= gpu_params_.max_outstanding) {
+      // Queues full: END_REQ is withheld until a transaction completes (flow control).
+      waiting_req_ = &trans;
+      waiting_since_ = arrival;
+      return TLM_ACCEPTED;
+    }
+    accept(trans, arrival);
+    phase = END_REQ;
+    return TLM_UPDATED;
+  }
+  if (phase == END_RESP) {
+    if (resp_in_progress_ != &trans) {
+      SC_REPORT_ERROR(name(), "END_RESP for a transaction whose response is not in progress");
+      return TLM_COMPLETED;
+    }
+    resp_in_progress_ = nullptr;
+    if (trans.has_mm()) trans.release();
+    resp_ev_.notify(delay);
+    return TLM_COMPLETED;
+  }
+  std::ostringstream os;
+  os << "nb_transport_fw: illegal phase " << phase << " from the initiator (base protocol)";
+  SC_REPORT_ERROR(name(), os.str().c_str());
+  return TLM_COMPLETED;
+}
+
+void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
+  ++outstanding_;
+  if (!functional(trans)) {
+    push_response(&trans, std::max(arrival, now_ps()));
+    return;
+  }
+  const std::uint64_t len = trans.get_data_length();
+  if (!dram_) {
+    const ps_t done = bus_.reserve(arrival, len) + gpu_params_.latency_ps;
+    account(trans, arrival, done);
+    push_response(&trans, done);
+    return;
+  }
+  std::uint32_t id;
+  if (free_txns_.empty()) {
+    id = static_cast<std::uint32_t>(txns_.size());
+    txns_.push_back({});
+  } else {
+    id = free_txns_.back();
+    free_txns_.pop_back();
+  }
+  txns_[id] = {&trans, arrival, 0, 0};
+  // Count the parts first, so completions drained while submitting cannot finish it early.
+  dram_->split(trans.get_address(), len, false, 0, 0,
+               [&](unsigned, const dram::request&) { ++txns_[id].parts; });
+  const bool wr = trans.get_command() == TLM_WRITE_COMMAND;
+  unsigned last_ch = ~0u;
+  dram_->split(trans.get_address(), len, wr, id, arrival,
+               [&](unsigned c, const dram::request& r) {
+                 dram_->channels()[c].submit(r);
+                 drain(c);
+                 if (c != last_ch) {
+                   schedule_wake(c);
+                   last_ch = c;
+                 }
+               });
+}
+
+void gpu_memory_controller::drain(unsigned c) {
+  auto& done = dram_->channels()[c].completions();
+  for (const auto& d : done) {
+    txn& t = txns_[d.tag];
+    t.done = std::max(t.done, d.done);
+    if (--t.parts == 0) {
+      const ps_t resp_t = t.done + gpu_params_.controller_latency_ps;
+      account(*t.trans, t.arrival, resp_t);
+      push_response(t.trans, resp_t);
+      free_txns_.push_back(static_cast<std::uint32_t>(d.tag));
+    }
+  }
+  done.clear();
+}
+
+void gpu_memory_controller::schedule_wake(unsigned c) {
+  auto& ch = dram_->channels()[c];
+  const ps_t next = ch.next_command_time();
+  if (next == dram::channel::kNever) {
+    wake_at_[c] = dram::channel::kNever;
+    return;
+  }
+  // Commands decided before `w` complete at or after w: waking then is early enough.
+  const ps_t w = std::max(next + ch.min_completion_delay(), now_ps());
+  if (w == wake_at_[c]) return;
+  wake_at_[c] = w;
+  wakes_.push({w, c});
+  if (wakes_.top().first == w && wakes_.top().second == c) wake_ev_.notify(to_sc(w) - sc_time_stamp());
+}
+
+void gpu_memory_controller::wake_method() {
+  const ps_t now = now_ps();
+  while (!wakes_.empty() && wakes_.top().first <= now) {
+    const auto [w, c] = wakes_.top();
+    wakes_.pop();
+    if (wake_at_[c] != w) continue;  // stale entry
+    wake_at_[c] = dram::channel::kNever;
+    dram_->channels()[c].advance(now);
+    drain(c);
+    schedule_wake(c);
+  }
+  if (!wakes_.empty()) wake_ev_.notify(to_sc(wakes_.top().first) - sc_time_stamp());
+}
+
+void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when) {
+  const ps_t now = now_ps();
+  if (when < now) when = now;
+  resp_heap_.push({when, resp_seq_++, t, 0});
+  if (resp_heap_.top().trans == t) resp_ev_.notify(to_sc(when) - sc_time_stamp());
+}
+
+void gpu_memory_controller::resp_method() {
+  const ps_t now = now_ps();
+  while (!resp_heap_.empty() && resp_heap_.top().time <= now) {
+    resp_ready_.push_back(resp_heap_.top().trans);
+    resp_heap_.pop();
+  }
+  while (resp_in_progress_ == nullptr && !resp_ready_.empty()) {
+    tlm_generic_payload* t = resp_ready_.front();
+    resp_ready_.pop_front();
+    --outstanding_;
+    resp_in_progress_ = t;
+    tlm_phase phase = BEGIN_RESP;
+    sc_time delay = SC_ZERO_TIME;
+    const tlm_sync_enum st = tgt->nb_transport_bw(*t, phase, delay);
+    if (st == TLM_COMPLETED || (st == TLM_UPDATED && phase == END_RESP)) {
+      resp_in_progress_ = nullptr;
+      if (t->has_mm()) t->release();
+    }
+    // A held-back request is accepted now that a slot is free.
+    if (waiting_req_ && outstanding_ < gpu_params_.max_outstanding) {
+      tlm_generic_payload* w = waiting_req_;
+      waiting_req_ = nullptr;
+      accept(*w, std::max(waiting_since_, now));
+      tlm_phase ph = END_REQ;
+      sc_time d = SC_ZERO_TIME;
+      tgt->nb_transport_bw(*w, ph, d);
+    }
+  }
+  if (!resp_heap_.empty()) resp_ev_.notify(to_sc(resp_heap_.top().time) - sc_time_stamp());
+}
+
+// ---- DMI and debug --------------------------------------------------------------------------
+
+bool gpu_memory_controller::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_dmi& dmi) {
+  const std::uint64_t addr = trans.get_address();
+  const std::uint64_t size = gpu_params_.size_bytes;
+  if (addr >= size) {
+    dmi.allow_none();
+    dmi.set_start_address(size);
+    dmi.set_end_address(std::numeric_limits<std::uint64_t>::max());
+    return false;
+  }
+  const std::uint64_t page = store_.page_bytes();
+  const std::uint64_t start = addr - addr % page;
+  const std::uint64_t end = std::min(start + page, size) - 1;
+  dmi.set_dmi_ptr(store_.page_pointer(addr));
+  dmi.set_start_address(start);
+  dmi.set_end_address(end);
+  dmi.allow_read_write();
+  // Latency of one access in the granted page: an upper bound, the time to stream the page.
+  ps_t lat;
+  if (!dram_) {
+    lat = gpu_params_.latency_ps + transfer_ps(page, mem_params_.bandwidth_Bps);
+  } else {
+    const auto& s = dram_->spec();
+    lat = gpu_params_.controller_latency_ps + dram::access_latency_ps(s, false, true, true) +
+          transfer_ps(page, s.peak_bandwidth_Bps() * dram::refresh_availability(s));
+  }
+  dmi.set_read_latency(to_sc(lat));
+  dmi.set_write_latency(to_sc(lat));
+  return true;
+}
+
+unsigned int gpu_memory_controller::transport_dbg(tlm_generic_payload& trans) {
+  const tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  const std::uint64_t size = gpu_params_.size_bytes;
+  if (addr >= size || (cmd != TLM_READ_COMMAND && cmd != TLM_WRITE_COMMAND)) return 0;
+  const unsigned int len = static_cast<unsigned int>(
+      std::min<std::uint64_t>(trans.get_data_length(), size - addr));
+  if (cmd == TLM_READ_COMMAND)
+    store_.read(addr, trans.get_data_ptr(), len);
+  else
+    store_.write(addr, trans.get_data_ptr(), len);
+  return len;
 }
 
 }  // namespace cdma

@@ -1,13 +1,43 @@
-// gpu_memory_controller: GPU DRAM (ARCHITECTURE §3). For now a named memory_target whose one
-// data bus runs at the effective bandwidth peak_bandwidth_Bps x efficiency; channels, banks
-// and command timing are later refinements (the params already carry the channel count).
+// gpu_memory_controller: GPU DRAM (ARCHITECTURE §3), a pipeline of small named parts in the
+// DRAMSys style, the parts being pure C++ in tlm/memory/dram/:
+//   address decoder (address_mapping) -> per-channel queues and bank machines (channel) ->
+//   scheduler FCFS / FR-FCFS -> command multiplexer -> timing checker (timing_checker) ->
+//   completions -> response queue (this module, base-protocol exclusion rule).
+//
+// Timing models (gpu_memory_params::model):
+//   dram (default)  AT: every transaction is cut into per-channel requests; commands are issued
+//                   event-driven at the earliest legal time (no per-clock process); the response
+//                   is sent controller_latency_ps after the last burst of the last part.
+//                   LT: dram_system::lt_access() from the same decoder and the timing functions
+//                   of dram/timing.h (row-hit streaming vs row misses, refresh).
+//   bus             the first version: one data bus at peak x efficiency + latency_ps.
+// DMI grants pages of the sparse store for functional access; transport_dbg reads/writes it.
+//
+// Statistics: bytes, requests and achieved bandwidth per initiator (ignorable extension
+// dram_initiator_ext), DRAM utilisation, row hits/misses, refreshes, timing-rule violations.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
 
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "tlm/core/bandwidth_server.h"
+#include "tlm/core/units.h"
+#include "tlm/memory/backing_store.h"
+#include "tlm/memory/dram/dram_system.h"
 #include "tlm/memory/memory_target.h"
 
 namespace cdma {
+
+enum class gpu_memory_model : std::uint8_t { dram, bus };
 
 /// Parameters of gpu_memory_controller, with defaults for the Titan X (Maxwell), 12 GB GDDR5
 /// (ARCHITECTURE §9; NVIDIA spec sheet; the vDNN paper's system).
@@ -15,41 +45,175 @@ struct gpu_memory_params {
   /// Addressable bytes. Default 12 GiB (Titan X Maxwell: 12 GB GDDR5). Sparse.
   std::uint64_t size_bytes = 12ull << 30;
   /// Peak DRAM bandwidth, B/s. Default 336e9 = 384-bit bus / 8 x 7 Gb/s per pin (GDDR5).
+  /// model=dram: must agree with the preset's peak within 1% (validate()).
   double peak_bandwidth_Bps = 336e9;
-  /// Memory channels (Titan X: 12 x 32-bit GDDR5 channels = 384 bit). Not yet used for
-  /// timing: the LT model aggregates the channels into one bus.
+  /// Memory channels (Titan X: 12 x 32-bit GDDR5 channels = 384 bit). model=dram: must equal
+  /// the preset's channel count (HBM: pseudo-channels), or be 0 to take it from the preset.
   unsigned channels = 12;
-  /// Achieved / peak bandwidth for streaming accesses (refresh, bank conflicts, read/write
-  /// turnarounds). Model parameter, default 0.9; must be in (0, 1].
+  /// model=bus only: achieved / peak bandwidth for streaming accesses, in (0, 1]. Default 0.9.
   double efficiency = 0.9;
-  /// Fixed access latency, ps. Default 200 ns: a typical GDDR5 load latency seen by a GPU
-  /// memory request (estimate; a model parameter).
+  /// model=bus only: fixed access latency, ps. Default 200 ns (estimate of a GPU DRAM load).
   ps_t latency_ps = 200 * ps_per_ns;
   /// Backing-store page and DMI granule, bytes.
   std::size_t page_bytes = 65536;
 
-  /// Effective bandwidth used by the timing model, B/s = peak x efficiency.
+  // ---- model=dram ----
+  /// Timing model. Default dram.
+  gpu_memory_model model = gpu_memory_model::dram;
+  /// DRAM preset (dram::preset_names()): gddr5_titanx, gddr5x_titanxp, hbm2_p100, hbm2_v100,
+  /// hbm3_h100, or "auto" (default): the preset whose peak bandwidth is within 1% of
+  /// peak_bandwidth_Bps (and, for GDDR, whose channel count equals `channels`); if none
+  /// matches (e.g. an A100 configuration), the bus model is used (effective_model()).
+  std::string dram_preset = "auto";
+  /// Address mapping text (dram/address_mapping.h); empty: the default GPU interleave.
+  std::string address_mapping;
+  /// Row-buffer policy. Default open page.
+  dram::page_policy page_policy = dram::page_policy::open;
+  /// Scheduler. Default FR-FCFS.
+  dram::scheduler scheduler = dram::scheduler::frfcfs;
+  /// Fixed latency of the controller front end and PHY (request decode, queues, PHY), ps,
+  /// added to every response after the DRAM data. Default 10 ns (estimate; model parameter).
+  ps_t controller_latency_ps = 10 * ps_per_ns;
+  /// AT: transactions accepted (END_REQ) and not yet answered; a BEGIN_REQ beyond this waits
+  /// for END_REQ until one completes. Default 1024.
+  unsigned max_outstanding = 1024;
+
+  /// Effective bandwidth of the bus model, B/s = peak x efficiency.
   double effective_bandwidth_Bps() const { return peak_bandwidth_Bps * efficiency; }
   /// Throws std::invalid_argument naming the field if a value is out of range.
   void validate() const;
+  /// The preset model=dram uses ("" when "auto" finds none: the bus model is used).
+  std::string resolved_dram_preset() const;
+  /// The timing model actually used: `model`, or bus when "auto" finds no preset.
+  gpu_memory_model effective_model() const {
+    return model == gpu_memory_model::dram && !resolved_dram_preset().empty()
+               ? gpu_memory_model::dram : gpu_memory_model::bus;
+  }
   memory_params to_memory_params() const {
     validate();
     return memory_params{size_bytes, effective_bandwidth_Bps(), latency_ps, page_bytes};
   }
 };
 
-/// GPU DRAM target: socket `tgt`, store(), stats (bytes_read/bytes_written/busy_ps).
-class gpu_memory_controller : public memory_target {
+/// Optional, ignorable extension naming the initiator (and a free label, e.g. the layer) of a
+/// transaction, for the per-initiator statistics. Without it a transaction counts as id 0.
+struct dram_initiator_ext : tlm::tlm_extension<dram_initiator_ext> {
+  unsigned id = 0;
+  explicit dram_initiator_ext(unsigned i = 0) : id(i) {}
+  tlm::tlm_extension_base* clone() const override { return new dram_initiator_ext(id); }
+  void copy_from(const tlm::tlm_extension_base& e) override {
+    id = static_cast<const dram_initiator_ext&>(e).id;
+  }
+};
+
+/// Traffic of one initiator (or of all): counters are cumulative; diff two snapshots to get a
+/// window (e.g. one layer).
+struct dram_traffic {
+  std::uint64_t reads = 0, writes = 0;            ///< successful transactions
+  std::uint64_t bytes_read = 0, bytes_written = 0;
+  ps_t first_request_ps = 0;  ///< arrival of the first transaction
+  ps_t last_response_ps = 0;  ///< response time of the latest transaction
+  ps_t latency_sum_ps = 0;    ///< sum of (response - arrival)
+  /// Achieved bandwidth over [first request, last response], B/s.
+  double achieved_Bps() const {
+    const ps_t span = last_response_ps > first_request_ps ? last_response_ps - first_request_ps : 0;
+    return span ? static_cast<double>(bytes_read + bytes_written) / ps_to_s(span) : 0.0;
+  }
+};
+
+/// DRAM-side totals (model=dram).
+struct dram_totals {
+  std::uint64_t acts = 0, pres = 0, reads = 0, writes = 0, refreshes = 0;  ///< commands
+  std::uint64_t row_hits = 0;      ///< requests served without an ACT (AT)
+  std::uint64_t violations = 0;    ///< timing-rule violations counted by the checkers (0)
+  ps_t data_busy_ps = 0;           ///< data-bus busy time summed over channels (AT + LT)
+};
+
+class gpu_memory_controller : public sc_core::sc_module {
 public:
+  tlm_utils::simple_target_socket<gpu_memory_controller> tgt;
+
+  SC_HAS_PROCESS(gpu_memory_controller);
   explicit gpu_memory_controller(sc_core::sc_module_name name,
-                                 const gpu_memory_params& params = gpu_memory_params{})
-      : memory_target(name, params.to_memory_params()), gpu_params_(params) {}
+                                 const gpu_memory_params& params = gpu_memory_params{});
 
   const gpu_memory_params& gpu_params() const { return gpu_params_; }
+  /// The memory_target view of the parameters (bus-model bandwidth and latency).
+  const memory_params& params() const { return mem_params_; }
   const char* kind() const override { return "cdma::gpu_memory_controller"; }
+  mem::backing_store& store() { return store_; }
+  const mem::backing_store& store() const { return store_; }
+  /// Frees [addr, addr+len) after invalidating DMI pointers into it.
+  void discard(std::uint64_t addr, std::uint64_t len);
+
+  /// Bytes read / written by successful b_transport and nb_transport_fw transactions.
+  std::uint64_t bytes_read() const { return all_.bytes_read; }
+  std::uint64_t bytes_written() const { return all_.bytes_written; }
+  /// Data-bus busy time (ps): bus model: the bus; dram model: summed over channels.
+  ps_t busy_ps() const;
+
+  // ---- statistics for the platform / runtime ----
+  /// Traffic of initiator `id` (dram_initiator_ext; 0 without the extension).
+  dram_traffic traffic(unsigned id) const;
+  /// Traffic of every initiator seen, by id.
+  const std::map<unsigned, dram_traffic>& traffic_by_initiator() const { return per_init_; }
+  /// Traffic of all initiators together.
+  const dram_traffic& traffic_total() const { return all_; }
+  /// Data-bus utilisation over [from_ps, to_ps) given the busy time accumulated in it:
+  /// busy_delta / ((to - from) x channels). Take busy_ps() at both ends.
+  double utilisation(ps_t busy_delta_ps, ps_t from_ps, ps_t to_ps) const;
+  /// DRAM command totals (AT channels + LT estimate); issues pending commands up to now first.
+  dram_totals dram_stats();
+  /// The DRAM core (nullptr for model=bus).
+  dram::dram_system* dram() { return dram_.get(); }
+  const dram::dram_spec* spec() const { return dram_ ? &dram_->spec() : nullptr; }
+  /// AT transactions accepted and not yet answered.
+  std::size_t outstanding() const { return outstanding_; }
 
 private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+
+  /// Checks and performs the access functionally; false (status set) on error.
+  bool functional(tlm::tlm_generic_payload& trans);
+  void account(tlm::tlm_generic_payload& trans, ps_t arrival, ps_t response);
+  void accept(tlm::tlm_generic_payload& trans, ps_t arrival);
+  void schedule_wake(unsigned ch);
+  void wake_method();
+  void resp_method();
+  void push_response(tlm::tlm_generic_payload* t, ps_t when);
+  void drain(unsigned ch);
+
   gpu_memory_params gpu_params_;
+  memory_params mem_params_;
+  mem::backing_store store_;
+  bandwidth_server bus_;  // model=bus
+  std::unique_ptr<dram::dram_system> dram_;
+
+  // AT state.
+  struct txn { tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; unsigned parts; };
+  std::vector<txn> txns_;
+  std::vector<std::uint32_t> free_txns_;
+  std::size_t outstanding_ = 0;
+  tlm::tlm_generic_payload* waiting_req_ = nullptr;  // BEGIN_REQ held back (no END_REQ yet)
+  ps_t waiting_since_ = 0;
+  using timed = std::pair<ps_t, std::uint32_t>;  // (time, channel)
+  std::priority_queue<timed, std::vector<timed>, std::greater<timed>> wakes_;
+  std::vector<ps_t> wake_at_;
+  sc_core::sc_event wake_ev_;
+  struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans; ps_t arrival;
+                bool operator>(const resp& o) const { return time != o.time ? time > o.time : seq > o.seq; } };
+  std::priority_queue<resp, std::vector<resp>, std::greater<resp>> resp_heap_;
+  std::deque<tlm::tlm_generic_payload*> resp_ready_;
+  std::uint64_t resp_seq_ = 0;
+  tlm::tlm_generic_payload* resp_in_progress_ = nullptr;
+  sc_core::sc_event resp_ev_;
+
+  dram_traffic all_;
+  std::map<unsigned, dram_traffic> per_init_;
 };
 
 }  // namespace cdma

@@ -1,4 +1,5 @@
 #include "tlm/memory/memory_target.h"
+#include "tlm/memory/access_check.h"
 
 #include <algorithm>
 #include <limits>
@@ -35,27 +36,7 @@ ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
   const std::uint64_t addr = trans.get_address();
   const unsigned int len = trans.get_data_length();
 
-  if (cmd != TLM_READ_COMMAND && cmd != TLM_WRITE_COMMAND) {
-    trans.set_response_status(TLM_COMMAND_ERROR_RESPONSE);
-    return ready_ps;
-  }
-  if (trans.get_byte_enable_ptr() != nullptr) {
-    trans.set_response_status(TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return ready_ps;
-  }
-  if (trans.get_streaming_width() < len) {
-    trans.set_response_status(TLM_BURST_ERROR_RESPONSE);
-    return ready_ps;
-  }
-  if (!store_.contains(addr, len)) {
-    std::ostringstream os;
-    os << (cmd == TLM_READ_COMMAND ? "read" : "write") << " of " << len << " bytes at 0x"
-       << std::hex << addr << " is outside the memory (size 0x" << params_.size_bytes
-       << std::dec << " = " << params_.size_bytes << " bytes)";
-    SC_REPORT_WARNING(name(), os.str().c_str());
-    trans.set_response_status(TLM_ADDRESS_ERROR_RESPONSE);
-    return ready_ps;
-  }
+  if (!mem::check_access(trans, store_, params_.size_bytes, name())) return ready_ps;
 
   if (cmd == TLM_READ_COMMAND) {
     store_.read(addr, trans.get_data_ptr(), len);

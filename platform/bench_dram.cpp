@@ -1,0 +1,246 @@
+// cdma-vp bench dram [--csv FILE] [--presets a,b] [--bytes N] [--random N]
+// Achieved DRAM bandwidth as a fraction of peak per preset, in LT and AT, for a sequential
+// read stream, a sequential write stream and random 64-byte reads; timing-rule violations;
+// simulation speed of AT random 64-byte traffic (requests per wall-clock second).
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "platform/bench.h"
+#include "platform/command.h"
+#include "tlm/core/sc_time_util.h"
+#include "tlm/memory/gpu_memory_controller.h"
+
+namespace cdma::platform {
+namespace {
+
+using namespace sc_core;
+using namespace tlm;
+
+enum class pattern { seq_read, seq_write, random_read };
+const char* pattern_name(pattern p) {
+  return p == pattern::seq_read ? "seq_read" : p == pattern::seq_write ? "seq_write" : "rand64_read";
+}
+
+/// AT/LT traffic generator: `count` requests of `size` bytes, sequential or random (aligned),
+/// at most `outstanding` in flight (AT); LT issues them all at time 0 through b_transport.
+struct traffic_gen : sc_module {
+  tlm_utils::simple_initiator_socket<traffic_gen> init;
+  bool at = true;
+  pattern pat = pattern::seq_read;
+  std::uint64_t count = 0, size = 64, span = 1ull << 30;
+  unsigned outstanding = 512;
+  std::uint64_t issued = 0, done = 0;
+  ps_t first = 0, last = 0;
+  bool req_busy = false;
+  std::unique_ptr<tlm_generic_payload[]> pool;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint8_t> buf;
+  std::mt19937_64 rng{12345};
+  sc_event issue_ev;
+
+  SC_HAS_PROCESS(traffic_gen);
+  explicit traffic_gen(sc_module_name n) : sc_module(n), init("init") {
+    init.register_nb_transport_bw(this, &traffic_gen::nb_transport_bw);
+    SC_THREAD(run);
+    SC_METHOD(issue_method);
+    sensitive << issue_ev;
+    dont_initialize();
+  }
+  std::uint64_t next_addr() {
+    if (pat == pattern::random_read) return (rng() % (span / size)) * size;
+    return (issued * size) % span;
+  }
+  void setup(tlm_generic_payload& g, std::uint64_t addr) {
+    g.set_command(pat == pattern::seq_write ? TLM_WRITE_COMMAND : TLM_READ_COMMAND);
+    g.set_address(addr);
+    g.set_data_ptr(buf.data());
+    g.set_data_length(static_cast<unsigned>(size));
+    g.set_streaming_width(static_cast<unsigned>(size));
+    g.set_byte_enable_ptr(nullptr);
+    g.set_response_status(TLM_INCOMPLETE_RESPONSE);
+  }
+  void run() {
+    buf.assign(size, 0x5a);
+    if (!at) {
+      sc_time delay = SC_ZERO_TIME;
+      tlm_generic_payload g;
+      for (issued = 0; issued < count;) {
+        setup(g, next_addr());
+        ++issued;
+        sc_time d = delay;  // every request ready at time 0: the memory is the bottleneck
+        init->b_transport(g, d);
+        last = std::max(last, to_ps(d));
+        ++done;
+      }
+      return;
+    }
+    pool.reset(new tlm_generic_payload[outstanding]);
+    for (std::uint32_t i = 0; i < outstanding; ++i) free_.push_back(i);
+    issue_ev.notify(SC_ZERO_TIME);
+  }
+  void issue_method() {
+    while (!req_busy && !free_.empty() && issued < count) {
+      const std::uint32_t i = free_.back();
+      free_.pop_back();
+      tlm_generic_payload& g = pool[i];
+      setup(g, next_addr());
+      ++issued;
+      tlm_phase ph = BEGIN_REQ;
+      sc_time d = SC_ZERO_TIME;
+      const tlm_sync_enum st = init->nb_transport_fw(g, ph, d);
+      if (st == TLM_ACCEPTED) req_busy = true;  // END_REQ comes on the backward path
+    }
+  }
+  tlm_sync_enum nb_transport_bw(tlm_generic_payload& g, tlm_phase& ph, sc_time& d) {
+    if (ph == END_REQ) {
+      req_busy = false;
+      issue_ev.notify(SC_ZERO_TIME);
+      return TLM_ACCEPTED;
+    }
+    last = now_ps(d);
+    ++done;
+    free_.push_back(static_cast<std::uint32_t>(&g - pool.get()));
+    issue_ev.notify(SC_ZERO_TIME);
+    return TLM_COMPLETED;
+  }
+};
+
+struct result {
+  std::string preset, mode, pat;
+  double peak_Bps = 0, achieved_Bps = 0;
+  std::uint64_t requests = 0, bytes = 0, violations = 0, refreshes = 0;
+  double wall_s = 0, sim_s = 0;
+};
+
+result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t total_bytes,
+               std::uint64_t random_requests) {
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  gpu_memory_params p;
+  const dram::dram_spec s = dram::preset(preset);
+  p.dram_preset = preset;
+  p.peak_bandwidth_Bps = s.peak_bandwidth_Bps();
+  p.channels = s.channels;
+  p.size_bytes = 4ull << 30;
+  auto mem = std::make_unique<gpu_memory_controller>("gpu_mem", p);
+  auto gen = std::make_unique<traffic_gen>("gen");
+  gen->at = at;
+  gen->pat = pat;
+  if (pat == pattern::random_read) {
+    gen->size = 64;
+    gen->count = random_requests;
+  } else {
+    gen->size = 512;
+    gen->count = total_bytes / 512;
+  }
+  gen->outstanding = 1024;
+  gen->init.bind(mem->tgt);
+  const auto w0 = std::chrono::steady_clock::now();
+  sc_start();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  const dram_totals t = mem->dram_stats();
+  result r;
+  r.preset = preset;
+  r.mode = at ? "AT" : "LT";
+  r.pat = pattern_name(pat);
+  r.peak_Bps = s.peak_bandwidth_Bps();
+  r.requests = gen->done;
+  r.bytes = gen->done * gen->size;
+  r.sim_s = ps_to_s(gen->last - gen->first);
+  r.achieved_Bps = r.sim_s > 0 ? static_cast<double>(r.bytes) / r.sim_s : 0;
+  r.violations = t.violations;
+  r.refreshes = t.refreshes;
+  r.wall_s = wall;
+  gen.reset();
+  mem.reset();
+  return r;
+}
+
+int bench_dram(const std::vector<std::string>& args) {
+  std::string csv;
+  std::vector<std::string> presets = dram::preset_names();
+  std::uint64_t bytes = 16ull << 20, randoms = 200000;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    try {
+      if (a == "--csv") csv = val();
+      else if (a == "--bytes") bytes = std::stoull(val());
+      else if (a == "--random") randoms = std::stoull(val());
+      else if (a == "--presets") {
+        presets.clear();
+        std::stringstream ss(val());
+        std::string x;
+        while (std::getline(ss, x, ',')) {
+          dram::preset(x);  // validates the name
+          presets.push_back(x);
+        }
+      } else if (a == "--help" || a == "-h") {
+        std::cout << "Usage: cdma-vp bench dram [--csv FILE] [--presets a,b,...] [--bytes N]"
+                     " [--random N]\n  sequential streams of N bytes (default 16 MiB) in 512-B"
+                     " requests, N random 64-B reads (default 200000), 1024 outstanding (AT)\n";
+        return 0;
+      } else {
+        return usage_error("bench dram: unknown option '" + a + "'");
+      }
+    } catch (const std::exception& e) {
+      return usage_error(std::string("bench dram: ") + e.what());
+    }
+  }
+  std::ofstream out;
+  if (!csv.empty()) {
+    out.open(csv);
+    if (!out) return usage_error("--csv " + csv + ": cannot open for writing");
+    out << "preset,mode,pattern,peak_GBps,achieved_GBps,fraction_of_peak,requests,bytes,"
+           "sim_time_us,wall_s,requests_per_wall_s,refreshes,violations\n";
+  }
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  std::cout << std::left << std::setw(16) << "preset" << std::setw(4) << "mode" << std::setw(13)
+            << "pattern" << std::right << std::setw(10) << "peak GB/s" << std::setw(11)
+            << "achieved" << std::setw(8) << "frac" << std::setw(10) << "sim us" << std::setw(12)
+            << "req/wall-s" << std::setw(8) << "REFs" << std::setw(6) << "viol" << "\n";
+  std::uint64_t total_viol = 0;
+  for (const auto& ps : presets)
+    for (pattern pat : {pattern::seq_read, pattern::seq_write, pattern::random_read})
+      for (bool at : {false, true}) {
+        const result r = run_one(ps, at, pat, bytes, randoms);
+        total_viol += r.violations;
+        const double rps = r.wall_s > 0 ? r.requests / r.wall_s : 0;
+        std::cout << std::left << std::setw(16) << r.preset << std::setw(4) << r.mode
+                  << std::setw(13) << r.pat << std::right << std::fixed << std::setprecision(1)
+                  << std::setw(10) << r.peak_Bps / 1e9 << std::setw(11) << r.achieved_Bps / 1e9
+                  << std::setprecision(3) << std::setw(8) << r.achieved_Bps / r.peak_Bps
+                  << std::setprecision(1) << std::setw(10) << r.sim_s * 1e6 << std::setw(12)
+                  << std::setprecision(0) << rps << std::setw(8) << r.refreshes << std::setw(6)
+                  << r.violations << "\n";
+        if (out)
+          out << r.preset << "," << r.mode << "," << r.pat << "," << r.peak_Bps / 1e9 << ","
+              << r.achieved_Bps / 1e9 << "," << r.achieved_Bps / r.peak_Bps << "," << r.requests
+              << "," << r.bytes << "," << r.sim_s * 1e6 << "," << r.wall_s << "," << rps << ","
+              << r.refreshes << "," << r.violations << "\n";
+      }
+  std::cout << "timing-rule violations, all runs: " << total_viol << "\n";
+  if (!csv.empty()) std::cout << "CSV written to " << csv << "\n";
+  return total_viol == 0 ? 0 : 1;
+}
+
+const bench_registrar reg({"dram", "GPU DRAM: achieved bandwidth / peak per preset (LT, AT), sim speed",
+                           bench_dram});
+
+}  // namespace
+}  // namespace cdma::platform

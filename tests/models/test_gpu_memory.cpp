@@ -1,0 +1,294 @@
+// gpu_memory_controller (model = dram): AT and LT timing from the DRAM core, LT/AT agreement,
+// streaming efficiency, small and channel-spanning requests, flow control, statistics,
+// DMI / debug access. Expected values are worked out in the comments (GDDR5 Titan X preset:
+// tCK 571 ps, burst 1,143 ps, tRCD 21, CL 20, tCCD_L 3 tCK; controller latency 10 ns).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "tests/support/sc_fixture.h"
+#include "tlm/core/sc_time_util.h"
+#include "tlm/memory/gpu_memory_controller.h"
+
+using namespace cdma;
+using namespace sc_core;
+using namespace tlm;
+
+namespace {
+
+/// Issues `reqs` (address, length, write) in AT with up to `outstanding` in flight, or in LT
+/// (all ready at time 0), and records each response time.
+struct gen : sc_module {
+  struct req { std::uint64_t addr; unsigned len; bool write; unsigned initiator; };
+  tlm_utils::simple_initiator_socket<gen> init;
+  std::vector<req> reqs;
+  bool at = true;
+  unsigned outstanding = 256;
+  std::vector<ps_t> resp_time;
+  std::vector<tlm_response_status> status;
+  std::unique_ptr<tlm_generic_payload[]> pool;
+  std::vector<dram_initiator_ext*> exts;  // owned by the payloads (freed by their destructor)
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> req_of;  // pool slot -> request index
+  std::size_t next = 0;
+  bool req_busy = false;
+  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1 << 16, 0xAB);
+  sc_event ev;
+
+  SC_HAS_PROCESS(gen);
+  explicit gen(sc_module_name n) : sc_module(n), init("init") {
+    init.register_nb_transport_bw(this, &gen::bw);
+    SC_THREAD(run);
+    SC_METHOD(issue);
+    sensitive << ev;
+    dont_initialize();
+  }
+  void prep(tlm_generic_payload& g, const req& r) {
+    g.set_command(r.write ? TLM_WRITE_COMMAND : TLM_READ_COMMAND);
+    g.set_address(r.addr);
+    g.set_data_ptr(buf.data());
+    g.set_data_length(r.len);
+    g.set_streaming_width(r.len);
+    g.set_byte_enable_ptr(nullptr);
+    g.set_response_status(TLM_INCOMPLETE_RESPONSE);
+  }
+  void run() {
+    resp_time.assign(reqs.size(), 0);
+    status.assign(reqs.size(), TLM_INCOMPLETE_RESPONSE);
+    if (!at) {
+      tlm_generic_payload g;
+      for (std::size_t i = 0; i < reqs.size(); ++i) {
+        prep(g, reqs[i]);
+        dram_initiator_ext e(reqs[i].initiator);
+        g.set_extension(&e);
+        sc_time d = SC_ZERO_TIME;
+        init->b_transport(g, d);
+        g.clear_extension(&e);
+        resp_time[i] = to_ps(d);
+        status[i] = g.get_response_status();
+      }
+      return;
+    }
+    pool.reset(new tlm_generic_payload[outstanding]);
+    req_of.assign(outstanding, 0);
+    for (std::uint32_t i = 0; i < outstanding; ++i) {
+      exts.push_back(new dram_initiator_ext(0));
+      pool[i].set_extension(exts.back());
+      free_.push_back(i);
+    }
+    ev.notify(SC_ZERO_TIME);
+  }
+  void issue() {
+    while (!req_busy && !free_.empty() && next < reqs.size()) {
+      const std::uint32_t s = free_.back();
+      free_.pop_back();
+      prep(pool[s], reqs[next]);
+      exts[s]->id = reqs[next].initiator;
+      req_of[s] = static_cast<std::uint32_t>(next++);
+      tlm_phase ph = BEGIN_REQ;
+      sc_time d = SC_ZERO_TIME;
+      if (init->nb_transport_fw(pool[s], ph, d) == TLM_ACCEPTED) req_busy = true;
+    }
+  }
+  tlm_sync_enum bw(tlm_generic_payload& g, tlm_phase& ph, sc_time& d) {
+    if (ph == END_REQ) {
+      req_busy = false;
+      ev.notify(SC_ZERO_TIME);
+      return TLM_ACCEPTED;
+    }
+    EXPECT_EQ(ph, BEGIN_RESP);
+    const auto s = static_cast<std::uint32_t>(&g - pool.get());
+    resp_time[req_of[s]] = now_ps(d);
+    status[req_of[s]] = g.get_response_status();
+    free_.push_back(s);
+    ev.notify(SC_ZERO_TIME);
+    return TLM_COMPLETED;
+  }
+};
+
+gpu_memory_params preset_params(const std::string& name) {
+  gpu_memory_params p;
+  const auto s = dram::preset(name);
+  p.dram_preset = name;
+  p.peak_bandwidth_Bps = s.peak_bandwidth_Bps();
+  p.channels = s.channels;
+  return p;
+}
+
+struct GpuMemory : cdma::test::sc_fixture {
+  // Runs `reqs` on a fresh controller; returns the response times.
+  std::vector<ps_t> run(const gpu_memory_params& p, std::vector<gen::req> reqs, bool at,
+                        unsigned outstanding = 256, dram_totals* tot = nullptr,
+                        std::map<unsigned, dram_traffic>* traffic = nullptr) {
+    cdma::test::reset_systemc_context();
+    gpu_memory_controller mem("gpu_mem", p);
+    gen g("gen");
+    g.reqs = std::move(reqs);
+    g.at = at;
+    g.outstanding = outstanding;
+    g.init.bind(mem.tgt);
+    sc_start();
+    const dram_totals t = mem.dram_stats();
+    EXPECT_EQ(t.violations, 0u);
+    if (tot) *tot = t;
+    if (traffic) *traffic = mem.traffic_by_initiator();
+    for (auto st : g.status) EXPECT_EQ(st, TLM_OK_RESPONSE);
+    return g.resp_time;
+  }
+  static std::vector<gen::req> seq(std::uint64_t bytes, unsigned size, bool write = false) {
+    std::vector<gen::req> r;
+    for (std::uint64_t a = 0; a < bytes; a += size) r.push_back({a, size, write, 0});
+    return r;
+  }
+  static ps_t last(const std::vector<ps_t>& v) { return *std::max_element(v.begin(), v.end()); }
+};
+
+}  // namespace
+
+TEST_F(GpuMemory, RequestSmallerThanOneBurst) {
+  // Idle GDDR5 channel 0: ACT at 0, RD at tRCD 11,991 ps, data CL 11,420 ps later for a
+  // whole burst of 1,143 ps -> 24,554 ps, + controller latency 10,000 = 34,554 ps. An 8-byte
+  // read costs exactly a 32-byte (one-burst) read.
+  for (unsigned len : {8u, 32u}) {
+    const std::uint64_t addr = len == 8 ? 8 : 0;  // inside burst 0 / exactly burst 0
+    const auto t = run(gpu_memory_params{}, {{addr, len, false, 0}}, true);
+    EXPECT_EQ(t[0], 34554u) << len;
+    const auto tl = run(gpu_memory_params{}, {{addr, len, false, 0}}, false);
+    EXPECT_EQ(tl[0], 34554u) << len;  // LT: same latency (tRCD + CL + burst) for one access
+  }
+}
+
+TEST_F(GpuMemory, RequestSpanningTwoChannels) {
+  // [192, 320): bursts 6,7 on channel 0 (bank group 3), 8,9 on channel 1 (bank group 0),
+  // served in parallel. Each channel: ACT 0, RD 11,991, RD 11,991 + tCCD_L 1,713 = 13,704,
+  // data ends 13,704 + 11,420 + 1,143 = 26,267; response 36,267 ps.
+  const auto t = run(gpu_memory_params{}, {{192, 128, false, 0}}, true);
+  EXPECT_EQ(t[0], 36267u);
+  // The same 128 B inside one channel ([0, 128): bank groups 0 and 1 of channel 0, two
+  // banks to open): ACT bg0 at 0, ACT bg1 at tRRD_S = 5,710; RDs bg0 at 11,991 and 13,704
+  // (tCCD_L), bg1 at 5,710 + 11,991 = 17,701 and 19,414; data ends 19,414 + 11,420 + 1,143 =
+  // 31,977 ps -> 41,977 ps: two channels in parallel beat one channel's two bank opens.
+  const auto t1 = run(gpu_memory_params{}, {{0, 128, false, 0}}, true);
+  EXPECT_EQ(t1[0], 41977u);
+  EXPECT_LT(t[0], t1[0]);
+}
+
+TEST_F(GpuMemory, SequentialReadsReach85To95PercentOfPeak) {
+  for (const char* preset : {"gddr5_titanx", "hbm2_p100"}) {
+    const auto p = preset_params(preset);
+    const std::uint64_t bytes = 4u << 20;
+    dram_totals tot;
+    const auto t = run(p, seq(bytes, 512), true, 1024, &tot);
+    const double frac = bytes / ps_to_s(last(t)) / p.peak_bandwidth_Bps;
+    EXPECT_GT(frac, 0.85) << preset;
+    EXPECT_LT(frac, 0.95) << preset;
+    EXPECT_GT(tot.refreshes, 0u);
+  }
+}
+
+TEST_F(GpuMemory, LtAndAtStreamTimesAgreeWithin5Percent) {
+  for (bool write : {false, true}) {
+    const auto p = preset_params("gddr5_titanx");
+    const auto r = seq(4u << 20, 512, write);
+    const double at = static_cast<double>(last(run(p, r, true, 1024)));
+    const double lt = static_cast<double>(last(run(p, r, false)));
+    EXPECT_NEAR(lt / at, 1.0, 0.05) << "write=" << write << " lt=" << lt << " at=" << at;
+  }
+}
+
+TEST_F(GpuMemory, RandomReadsAreSlowerThanStreams) {
+  const auto p = gpu_memory_params{};
+  std::vector<gen::req> r;
+  std::uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;  // xorshift64
+    r.push_back({(x % ((12ull << 30) / 64)) * 64, 64, false, 0});
+  }
+  dram_totals tot;
+  const auto t = run(p, r, true, 1024, &tot);
+  const double frac = 20000.0 * 64 / ps_to_s(last(t)) / 336e9;
+  // Random 64-B reads are ACT-bound: one ACT per 2 bursts at tRRD_S / tFAW/4 = 5,710 ps vs
+  // 2 x 1,143 ps of data -> at most 2,286 / 5,710 = 40% of peak.
+  EXPECT_LT(frac, 0.41);
+  EXPECT_GT(frac, 0.25);
+  EXPECT_GT(tot.acts, 19000u);
+}
+
+TEST_F(GpuMemory, FlowControlHoldsEndReqWhenFull) {
+  gpu_memory_params p;
+  p.max_outstanding = 4;
+  const auto t = run(p, seq(64 * 1024, 256), true, 64);
+  for (auto v : t) EXPECT_GT(v, 0u);
+}
+
+TEST_F(GpuMemory, PerInitiatorStatistics) {
+  std::vector<gen::req> r;
+  for (int i = 0; i < 64; ++i) r.push_back({std::uint64_t(i) * 256, 256, false, 1});
+  for (int i = 0; i < 32; ++i) r.push_back({(1u << 20) + std::uint64_t(i) * 512, 512, true, 2});
+  std::map<unsigned, dram_traffic> tr;
+  run(gpu_memory_params{}, r, true, 256, nullptr, &tr);
+  ASSERT_EQ(tr.count(1), 1u);
+  ASSERT_EQ(tr.count(2), 1u);
+  EXPECT_EQ(tr[1].bytes_read, 64u * 256u);
+  EXPECT_EQ(tr[1].reads, 64u);
+  EXPECT_EQ(tr[2].bytes_written, 32u * 512u);
+  EXPECT_GT(tr[1].achieved_Bps(), 0.0);
+}
+
+TEST_F(GpuMemory, FunctionalDebugAndDmi) {
+  gpu_memory_controller mem("gpu_mem");
+  std::uint8_t w[4] = {1, 2, 3, 4}, r[4] = {};
+  tlm_generic_payload g;
+  g.set_command(TLM_WRITE_COMMAND);
+  g.set_address(1000);
+  g.set_data_ptr(w);
+  g.set_data_length(4);
+  g.set_streaming_width(4);
+  EXPECT_EQ(mem.tgt.get_base_export()->transport_dbg(g), 4u);
+  g.set_command(TLM_READ_COMMAND);
+  g.set_data_ptr(r);
+  EXPECT_EQ(mem.tgt.get_base_export()->transport_dbg(g), 4u);
+  EXPECT_EQ(r[3], 4);
+  tlm_dmi dmi;
+  EXPECT_TRUE(mem.tgt.get_base_export()->get_direct_mem_ptr(g, dmi));
+  EXPECT_EQ(dmi.get_dmi_ptr()[1000 - dmi.get_start_address()], 1);
+  EXPECT_GT(dmi.get_read_latency(), SC_ZERO_TIME);
+  g.set_address(13ull << 30);
+  EXPECT_FALSE(mem.tgt.get_base_export()->get_direct_mem_ptr(g, dmi));
+}
+
+TEST_F(GpuMemory, ParamsValidatedAgainstThePreset) {
+  gpu_memory_params p;
+  p.dram_preset = "gddr5_titanx";
+  p.peak_bandwidth_Bps = 547.6e9;  // Titan Xp bandwidth with the Titan X preset
+  EXPECT_THROW(p.validate(), std::invalid_argument);
+  p.dram_preset = "gddr5x_titanxp";
+  EXPECT_NO_THROW(p.validate());
+  p.dram_preset = "nope";
+  EXPECT_THROW(p.validate(), std::invalid_argument);
+  // "auto" (default) picks the preset matching the bandwidth, or the bus model if none does.
+  p = gpu_memory_params{};
+  EXPECT_EQ(p.resolved_dram_preset(), "gddr5_titanx");
+  p.peak_bandwidth_Bps = 547.6e9;
+  EXPECT_EQ(p.resolved_dram_preset(), "gddr5x_titanxp");
+  p.peak_bandwidth_Bps = 3350e9;
+  EXPECT_EQ(p.resolved_dram_preset(), "hbm3_h100");
+  p.peak_bandwidth_Bps = 1555e9;  // A100: no preset
+  EXPECT_NO_THROW(p.validate());
+  EXPECT_EQ(p.effective_model(), gpu_memory_model::bus);
+  p = gpu_memory_params{};
+  p.address_mapping = "row bank";
+  EXPECT_THROW(p.validate(), std::invalid_argument);
+  p = gpu_memory_params{};
+  p.model = gpu_memory_model::bus;
+  p.peak_bandwidth_Bps = 1e12;
+  EXPECT_NO_THROW(p.validate());  // the bus model has no preset
+}

@@ -1,0 +1,264 @@
+// DRAM core (pure C++): presets, address mapping, timing checker, channel scheduling, refresh,
+// LT service formula. Expected values are worked out by hand in the comments, from the
+// preset's timing parameters (GDDR5 Titan X: tCK 571 ps, BL8 burst 8 / 7 Gb/s = 1143 ps).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "tlm/memory/dram/address_mapping.h"
+#include "tlm/memory/dram/channel.h"
+#include "tlm/memory/dram/dram_spec.h"
+#include "tlm/memory/dram/dram_system.h"
+#include "tlm/memory/dram/timing.h"
+#include "tlm/memory/dram/timing_checker.h"
+
+using namespace cdma;
+using namespace cdma::dram;
+
+namespace {
+
+dram_spec g5() { return preset("gddr5_titanx"); }
+
+request one(std::uint64_t tag, unsigned bg, unsigned ba, std::uint64_t row, unsigned bursts = 1,
+            bool write = false, ps_t arrival = 0) {
+  request r;
+  r.tag = tag;
+  r.arrival = arrival;
+  r.write = write;
+  r.bank_group = bg;
+  r.bank = ba;
+  r.row = row;
+  r.bursts = bursts;
+  return r;
+}
+
+ps_t run_all(channel& c) {
+  // Advance command by command until the queue is empty (not to "forever": refresh never ends).
+  while (c.queued() > 0) c.advance(c.next_command_time() + 1);
+  ps_t last = 0;
+  for (const auto& d : c.completions()) last = std::max(last, d.done);
+  return last;
+}
+
+}  // namespace
+
+TEST(DramSpec, PresetsMatchTheSpecSheets) {
+  // channels x width/8 x data rate
+  EXPECT_DOUBLE_EQ(preset("gddr5_titanx").peak_bandwidth_Bps(), 336e9);       // 12 x 4 B x 7e9
+  EXPECT_NEAR(preset("gddr5x_titanxp").peak_bandwidth_Bps(), 547.6e9, 0.1e9);  // 12 x 4 x 11.408e9
+  EXPECT_DOUBLE_EQ(preset("hbm2_p100").peak_bandwidth_Bps(), 732e9);          // 64 x 8 B x 1.4297e9
+  EXPECT_DOUBLE_EQ(preset("hbm2_v100").peak_bandwidth_Bps(), 900e9);
+  EXPECT_DOUBLE_EQ(preset("hbm3_h100").peak_bandwidth_Bps(), 3350e9);         // 160 x 4 B x 5.234e9
+  EXPECT_EQ(preset("gddr5_titanx").burst_bytes(), 32u);    // 32 bit x BL8
+  EXPECT_EQ(preset("gddr5x_titanxp").burst_bytes(), 64u);  // 32 bit x BL16
+  EXPECT_EQ(preset("hbm2_p100").burst_bytes(), 32u);       // 64 bit x BL4
+  EXPECT_EQ(preset("hbm3_h100").burst_bytes(), 32u);       // 32 bit x BL8
+  EXPECT_EQ(g5().burst_ps(), 1143u);                       // 8 / 7e9 s = 1142.86 ps
+  // Capacities: 12 GiB (Titan X), 16 GiB (P100), 80 GiB (H100).
+  for (auto [n, gib] : {std::pair<const char*, std::uint64_t>{"gddr5_titanx", 12},
+                        {"hbm2_p100", 16}, {"hbm3_h100", 80}}) {
+    const auto s = preset(n);
+    EXPECT_EQ(s.channel_bytes() * s.channels, gib << 30) << n;
+  }
+  try {
+    preset("ddr9");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("hbm3_h100"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AddressMapping, DefaultInterleaveAndRoundTrip) {
+  const auto s = g5();
+  address_mapping m(s, address_mapping::default_text(s));  // row bank column channel bankgroup column:2
+  // 64-B chunks (2 bursts) rotate over the 4 bank groups, 256-B chunks over the 12 channels.
+  EXPECT_EQ(m.decode(0).channel, 0u);
+  EXPECT_EQ(m.decode(32).column, 1u);
+  EXPECT_EQ(m.decode(64).bank_group, 1u);
+  EXPECT_EQ(m.decode(256).channel, 1u);
+  EXPECT_EQ(m.decode(256 * 11).channel, 11u);
+  EXPECT_EQ(m.decode(256 * 12).channel, 0u);
+  EXPECT_EQ(m.decode(256 * 12).column, 2u);  // next column pair, same bank
+  // One bank's row (2 KiB = 64 bursts = 32 column pairs) spans 32 x 3 KiB; then the bank.
+  EXPECT_EQ(m.decode(256 * 12 * 32).bank, 1u);
+  EXPECT_EQ(m.decode(256 * 12 * 32 * 4).row, 1u);
+  for (std::uint64_t a : {0ull, 32ull, 4096ull, 123456789ull * 32, (12ull << 30) - 32}) {
+    EXPECT_EQ(m.encode(m.decode(a)), a) << a;
+  }
+}
+
+TEST(AddressMapping, BitFieldsAndErrors) {
+  const auto s = preset("hbm2_p100");  // 64 channels, 4 bg, 4 banks, 32 columns, 16384 rows
+  address_mapping m(s, "row column bank bankgroup channel");
+  const location l = m.decode(32 * (5 + 64 * (2 + 4 * (3 + 4 * 7))));
+  EXPECT_EQ(l.channel, 5u);
+  EXPECT_EQ(l.bank_group, 2u);
+  EXPECT_EQ(l.bank, 3u);
+  EXPECT_EQ(l.column, 7u);
+  EXPECT_THROW(address_mapping(s, "row bank bankgroup channel"), std::invalid_argument);  // no column
+  try {
+    address_mapping(s, "row bank bankgroup channel column colum");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("colum"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(address_mapping(s, "row bank bankgroup channel column:3 column"),
+               std::invalid_argument);  // 3 does not divide 32
+}
+
+TEST(DramSystem, RequestSmallerThanABurstCostsOneBurst) {
+  dram_system d(g5());
+  int n = 0;
+  d.split(8, 8, false, 1, 0, [&](unsigned c, const request& r) {
+    ++n;
+    EXPECT_EQ(c, 0u);
+    EXPECT_EQ(r.bursts, 1u);
+  });
+  EXPECT_EQ(n, 1);
+  // Idle channel: ACT at 0, RD at tRCD = 21 x 571 = 11,991, data CL = 20 x 571 = 11,420
+  // later for one burst of 1,143: done = 11,991 + 11,420 + 1,143 = 24,554 ps, for 8 B as for 32 B.
+  for (unsigned len : {8u, 32u}) {
+    channel c(g5());
+    // 8 B at address 8 (inside burst 0), 32 B at address 0 (exactly burst 0).
+    d.split(len == 8 ? 8 : 0, len, false, 1, 0, [&](unsigned, const request& r) { c.submit(r); });
+    EXPECT_EQ(run_all(c), 24554u) << len;
+    EXPECT_EQ(c.checker().total_violations(), 0u);
+  }
+}
+
+TEST(DramSystem, RequestSpanningTwoChannels) {
+  dram_system d(g5());
+  // Bursts 6..9 of [192, 320): 6,7 -> bank group 3 of channel 0; 8,9 -> group 0 of channel 1.
+  std::vector<std::pair<unsigned, request>> parts;
+  d.split(192, 128, false, 7, 0, [&](unsigned c, const request& r) { parts.push_back({c, r}); });
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].first, 0u);
+  EXPECT_EQ(parts[0].second.bank_group, 3u);
+  EXPECT_EQ(parts[0].second.bursts, 2u);
+  EXPECT_EQ(parts[1].first, 1u);
+  EXPECT_EQ(parts[1].second.bank_group, 0u);
+  EXPECT_EQ(parts[1].second.bursts, 2u);
+}
+
+TEST(Channel, RowHitStreamBeatsRowMissStreamByTheTimingParameters) {
+  const auto s = g5();
+  const unsigned N = 16;
+  // Hit stream: 16 one-burst reads to bank 0, row 5. ACT at 0, RD_k at tRCD + k x tCCD_L
+  // (same bank group: 3 x 571 = 1,713 ps > burst 1,143): last data ends at
+  // tRCD + 15 x tCCD_L + CL + burst = 11,991 + 25,695 + 11,420 + 1,143 = 50,249 ps.
+  channel hit(s);
+  for (unsigned k = 0; k < N; ++k) hit.submit(one(k, 0, 0, 5));
+  const ps_t t_hit = run_all(hit);
+  EXPECT_EQ(t_hit, 50249u);
+  // Miss stream: 16 reads to bank 0, rows 0..15. Each: ACT, RD at +tRCD, PRE at
+  // ACT + tRAS (49 tCK; RD + tRTP = 25 tCK is earlier), next ACT at PRE + tRP = ACT + 70 tCK
+  // = tRC (39,970 ps). Last data ends at 15 x tRC + tRCD + CL + burst
+  // = 599,550 + 11,991 + 11,420 + 1,143 = 624,104 ps.
+  channel miss(s);
+  for (unsigned k = 0; k < N; ++k) miss.submit(one(k, 0, 0, k));
+  const ps_t t_miss = run_all(miss);
+  EXPECT_EQ(t_miss, 624104u);
+  // The difference is (N - 1) x (tRC - tCCD_L) = 15 x (39,970 - 1,713) = 573,855 ps.
+  EXPECT_EQ(t_miss - t_hit, 15u * (s.ps(s.t.tRC) - s.ps(s.t.tCCD_L)));
+  EXPECT_EQ(hit.row_misses(), 1u);
+  EXPECT_EQ(miss.row_misses(), 16u);
+  EXPECT_EQ(hit.checker().total_violations() + miss.checker().total_violations(), 0u);
+  EXPECT_GT(miss.checker().binding(rule::tRP), 0u);  // PRE -> ACT bound the misses
+}
+
+TEST(Channel, RefreshEveryTREFI) {
+  const auto s = g5();
+  const ps_t refi = s.ps(s.t.tREFI);  // 3413 x 571 = 1,948,823 ps
+  EXPECT_EQ(refi, 1948823u);
+  channel idle(s);
+  idle.advance(10 * refi + 1);
+  ASSERT_EQ(idle.refreshes(), 10u);
+  for (unsigned k = 0; k < 10; ++k) EXPECT_EQ(idle.checker().refresh_times()[k], (k + 1) * refi);
+  // Under traffic: a REF still follows every due time, after at most closing the banks
+  // (tRAS + tRP after the last ACT) -- and no command falls into tRFC.
+  channel busy(s);
+  for (unsigned k = 0; k < 3000; ++k) busy.submit(one(k, k % 4, (k / 4) % 4, k / 64, 4, false, k * 2000));
+  busy.advance(3000 * 2000);
+  const auto& rt = busy.checker().refresh_times();
+  ASSERT_GE(rt.size(), 3u);
+  for (std::size_t k = 0; k < rt.size(); ++k) {
+    EXPECT_GE(rt[k], (k + 1) * refi);
+    EXPECT_LE(rt[k], (k + 1) * refi + s.ps(s.t.tRC + s.t.tRP + s.t.tWR + 10));
+  }
+  EXPECT_EQ(busy.checker().total_violations(), 0u);
+  EXPECT_EQ(busy.refreshes(), (3000 * 2000 - 1) / refi);
+}
+
+TEST(Channel, FrFcfsServesRowHitsFirst) {
+  const auto s = g5();
+  // Alternating rows A, B, A, B, ... in one bank: FCFS opens a row per request, FR-FCFS serves
+  // all row-A requests, then all row-B ones: 2 ACTs instead of 8.
+  channel fcfs(s, page_policy::open, scheduler::fcfs), fr(s, page_policy::open, scheduler::frfcfs);
+  for (unsigned k = 0; k < 8; ++k) {
+    fcfs.submit(one(k, 0, 0, k % 2));
+    fr.submit(one(k, 0, 0, k % 2));
+  }
+  const ps_t tf = run_all(fcfs), tr = run_all(fr);
+  EXPECT_EQ(fcfs.row_misses(), 8u);
+  EXPECT_EQ(fr.row_misses(), 2u);
+  EXPECT_LT(tr, tf);
+  EXPECT_EQ(fcfs.checker().total_violations() + fr.checker().total_violations(), 0u);
+}
+
+TEST(Channel, ClosedPagePrechargesAfterUse) {
+  const auto s = g5();
+  channel c(s, page_policy::closed);
+  c.submit(one(0, 0, 0, 3));
+  c.advance(run_all(c) + 1000000);  // the PRE follows the read (tRAS after the ACT)
+  EXPECT_EQ(c.checker().commands(command::PRE), 1u);
+  EXPECT_FALSE(c.checker().bank_open(0, 0));
+  // A second access to the same row must activate again.
+  c.submit(one(1, 0, 0, 3, 1, false, 1000000));
+  run_all(c);
+  EXPECT_EQ(c.row_misses(), 2u);
+  EXPECT_EQ(c.checker().total_violations(), 0u);
+}
+
+TEST(Channel, WriteToReadTurnaroundRespectsTWTR) {
+  const auto s = g5();
+  channel c(s);
+  c.submit(one(0, 0, 0, 1, 1, true));
+  c.submit(one(1, 1, 0, 1, 1, false));
+  run_all(c);
+  EXPECT_EQ(c.checker().total_violations(), 0u);
+  EXPECT_GT(c.checker().binding(rule::tWTR), 0u);
+}
+
+TEST(TimingChecker, CountsViolations) {
+  const auto s = g5();
+  timing_checker k(s);
+  EXPECT_EQ(k.record(command::ACT, 0, 0, 0), 0u);
+  EXPECT_EQ(k.earliest(command::RD, 0, 0, 0).time, s.ps(s.t.tRCD));
+  EXPECT_EQ(k.earliest(command::RD, 0, 0, 0).binding, rule::tRCD);
+  EXPECT_EQ(k.record(command::RD, 0, 0, 1000), 1u);  // 1 ns after ACT: tRCD violated
+  EXPECT_EQ(k.violations(rule::tRCD), 1u);
+  EXPECT_EQ(k.record(command::ACT, 0, 1, 2000), 2u);  // tRRD_L (12 tCK) and cmd order ok? no: tRRD_S too
+  EXPECT_EQ(k.violations(rule::tRRD_L), 1u);
+  EXPECT_EQ(k.violations(rule::tRRD_S), 1u);
+  EXPECT_EQ(k.record(command::RD, 1, 1, 100000), 1u);  // bank closed: state
+  EXPECT_EQ(k.violations(rule::state), 1u);
+}
+
+TEST(Timing, LtServiceFormula) {
+  const auto s = g5();
+  // Streaming 64 bursts over 4 bank groups (16 each), no ACT: col = max(64 x 1,143,
+  // 16 x 1,713) = 73,152 ps; refresh stretch x 3413 / (3413 - 193) = 77,536.55 -> 77,537.
+  EXPECT_EQ(service_ps(s, 64, 16, 0), 77537u);
+  // ACT interval: max(tRRD_S 5,710, tFAW/4 = 5,710, tRC/16 = 2,499) = 5,710 ps.
+  EXPECT_EQ(act_interval_ps(s), 5710u);
+}
+
+TEST(DramSystem, LtStreamNearPeakAndRandomSlower) {
+  dram_system d(g5());
+  ps_t t = 0;
+  for (std::uint64_t a = 0; a < (4u << 20); a += 4096) t = std::max(t, d.lt_access(a, 4096, false, 0));
+  const double frac = (4u << 20) / ps_to_s(t) / 336e9;
+  EXPECT_GT(frac, 0.85);
+  EXPECT_LT(frac, 0.95);
+}

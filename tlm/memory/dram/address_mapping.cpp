@@ -1,0 +1,129 @@
+#include "tlm/memory/dram/address_mapping.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace cdma::dram {
+
+const char* field_name(field f) {
+  switch (f) {
+    case field::channel: return "channel";
+    case field::bank_group: return "bankgroup";
+    case field::bank: return "bank";
+    case field::row: return "row";
+    case field::column: return "column";
+  }
+  return "?";
+}
+
+namespace {
+
+std::uint64_t field_size(const dram_spec& s, field f) {
+  switch (f) {
+    case field::channel: return s.channels;
+    case field::bank_group: return s.bank_groups;
+    case field::bank: return s.banks_per_group;
+    case field::row: return s.rows;
+    case field::column: return s.columns();
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::string address_mapping::default_text(const dram_spec& spec) {
+  return spec.columns() >= 2 ? "row bank column channel bankgroup column:2"
+                             : "row bank column channel bankgroup";
+}
+
+address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
+    : burst_bytes_(spec.burst_bytes()), text_(text) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("address mapping '" + text + "': " + why);
+  };
+  struct tok { field f; std::uint64_t count; bool given; std::string s; };
+  std::vector<tok> toks;
+  std::istringstream is(text);
+  std::string t;
+  while (is >> t) {
+    const auto colon = t.find(':');
+    const std::string nm = t.substr(0, colon);
+    tok k{field::row, 0, colon != std::string::npos, t};
+    if (nm == "row") k.f = field::row;
+    else if (nm == "bank") k.f = field::bank;
+    else if (nm == "bankgroup") k.f = field::bank_group;
+    else if (nm == "channel") k.f = field::channel;
+    else if (nm == "column") k.f = field::column;
+    else fail("unknown field '" + nm + "' in token '" + t +
+              "'; expected row, bank, bankgroup, channel or column");
+    if (k.given) {
+      try {
+        k.count = std::stoull(t.substr(colon + 1));
+      } catch (const std::exception&) {
+        fail("token '" + t + "': count must be a positive integer");
+      }
+      if (k.count == 0) fail("token '" + t + "': count must be >= 1");
+    }
+    toks.push_back(k);
+  }
+  for (field f : {field::channel, field::bank_group, field::bank, field::row, field::column}) {
+    const std::uint64_t size = field_size(spec, f);
+    std::uint64_t given = 1;
+    int open = 0, n = 0;
+    for (const auto& k : toks)
+      if (k.f == f) {
+        ++n;
+        if (k.given) given *= k.count; else ++open;
+      }
+    if (n == 0) {
+      if (size > 1) fail(std::string("field '") + field_name(f) + "' (size " +
+                         std::to_string(size) + ") is missing");
+      continue;
+    }
+    if (open > 1) fail(std::string("field '") + field_name(f) +
+                       "' is split without counts on all slices but one");
+    if (size % given) fail(std::string("the counts of field '") + field_name(f) +
+                           "' do not divide its size " + std::to_string(size));
+    if (open == 0 && given != size)
+      fail(std::string("the counts of field '") + field_name(f) + "' multiply to " +
+           std::to_string(given) + ", not its size " + std::to_string(size));
+    for (auto& k : toks)
+      if (k.f == f && !k.given) k.count = size / given;
+  }
+  for (auto it = toks.rbegin(); it != toks.rend(); ++it)
+    if (it->count > 1) slices_.push_back({it->f, it->count});
+}
+
+location address_mapping::decode(std::uint64_t addr) const {
+  std::uint64_t x = addr / burst_bytes_;
+  std::uint64_t v[5] = {0, 0, 0, 0, 0};
+  std::uint64_t m[5] = {1, 1, 1, 1, 1};
+  for (const auto& s : slices_) {
+    const auto i = static_cast<std::size_t>(s.f);
+    v[i] += (x % s.count) * m[i];
+    m[i] *= s.count;
+    x /= s.count;
+  }
+  location l;
+  l.channel = static_cast<unsigned>(v[0]);
+  l.bank_group = static_cast<unsigned>(v[1]);
+  l.bank = static_cast<unsigned>(v[2]);
+  l.row = v[3];
+  l.column = static_cast<unsigned>(v[4]);
+  return l;
+}
+
+std::uint64_t address_mapping::encode(const location& loc) const {
+  std::uint64_t v[5] = {loc.channel, loc.bank_group, loc.bank, loc.row, loc.column};
+  std::uint64_t x = 0, mul = 1;
+  for (const auto& s : slices_) {
+    const auto i = static_cast<std::size_t>(s.f);
+    x += (v[i] % s.count) * mul;
+    v[i] /= s.count;
+    mul *= s.count;
+  }
+  return x * burst_bytes_;
+}
+
+}  // namespace cdma::dram

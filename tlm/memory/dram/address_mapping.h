@@ -1,0 +1,64 @@
+// Address decoder: byte address -> channel / bank group / bank / row / column (burst index).
+// Pure C++.
+//
+// The mapping is a list of fields from the least significant end of the burst index
+// (address / burst_bytes): each slice takes `count` values of one field. With power-of-two
+// counts this is exactly a bit-field mapping (DRAMSys / Ramulator style); other counts (the
+// 12 channels of a 384-bit GDDR5 bus) give the mixed-radix interleave GPUs use. A field may be
+// split into several slices (e.g. low column bits below the channel bits).
+//
+// Written as text, MSB first, e.g. the default for the Titan X:
+//   "row bank column channel bankgroup column:2"
+// A token is `field` or `field:count`; fields are row, bank, bankgroup, channel, column. A
+// field named once takes its full size; a field named several times must give counts for all
+// slices but one, which takes the rest. The product of all counts is the memory size in
+// bursts; addresses wrap modulo that size (the row slice takes the remaining bits).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tlm/memory/dram/dram_spec.h"
+
+namespace cdma::dram {
+
+enum class field : std::uint8_t { channel, bank_group, bank, row, column };
+const char* field_name(field f);
+
+/// Decoded location of one burst.
+struct location {
+  unsigned channel = 0;
+  unsigned bank_group = 0;
+  unsigned bank = 0;       ///< bank within its group
+  std::uint64_t row = 0;
+  unsigned column = 0;     ///< burst index within the row
+  /// Flat bank index in the channel: bank_group x banks_per_group + bank.
+  unsigned flat_bank(const dram_spec& s) const { return bank_group * s.banks_per_group + bank; }
+};
+
+class address_mapping {
+public:
+  struct slice { field f; std::uint64_t count; };
+
+  /// Parses `text` (see above) for `spec`; throws std::invalid_argument naming the token.
+  address_mapping(const dram_spec& spec, const std::string& text);
+  /// The default GPU mapping: "row bank column channel bankgroup column:2" (64-B chunks of
+  /// GDDR5/HBM bursts rotate over bank groups, then channels; a row is shared by the
+  /// consecutive chunks of one bank).
+  static std::string default_text(const dram_spec& spec);
+
+  location decode(std::uint64_t addr) const;
+  /// Byte address of the first byte of a burst at `loc` (inverse of decode).
+  std::uint64_t encode(const location& loc) const;
+
+  unsigned burst_bytes() const { return burst_bytes_; }
+  const std::vector<slice>& slices() const { return slices_; }  ///< LSB first
+  const std::string& text() const { return text_; }
+
+private:
+  std::vector<slice> slices_;
+  unsigned burst_bytes_;
+  std::string text_;
+};
+
+}  // namespace cdma::dram

@@ -1,0 +1,114 @@
+// One DRAM channel's controller: bank machines (open row per bank, per-bank request queues),
+// the scheduler (FCFS or FR-FCFS), the command multiplexer (one command at a time, at the
+// earliest time the timing checker allows), refresh, and the completion (response) queue.
+// Pure C++ and event-driven: there is no clock loop; advance(T) issues, in time order, every
+// command whose issue time is before T, given the requests received so far.
+//
+// Causality: submit() first advances to the request's arrival time, so a command decided at
+// time t only ever sees requests that arrived by t (an SC module may therefore call advance()
+// lazily, as long as it does so before it needs a completion; see min_completion_delay()).
+//
+// The scheduling unit is a `request`: a run of bursts in one row of one bank (a TLM
+// transaction is cut into such runs by the address decoder). Each burst is one RD/WR command;
+// bursts of different requests interleave freely (bank-group interleaving).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <vector>
+
+#include "tlm/core/units.h"
+#include "tlm/memory/dram/dram_spec.h"
+#include "tlm/memory/dram/timing_checker.h"
+
+namespace cdma::dram {
+
+enum class page_policy : std::uint8_t { open, closed };
+enum class scheduler : std::uint8_t { fcfs, frfcfs };
+const char* policy_name(page_policy p);
+const char* scheduler_name(scheduler s);
+
+struct request {
+  std::uint64_t tag = 0;    ///< owner's id, returned with the completion
+  ps_t arrival = 0;         ///< time the request reaches the channel (ps)
+  bool write = false;
+  unsigned bank_group = 0, bank = 0;
+  std::uint64_t row = 0;
+  unsigned bursts = 1;      ///< column accesses (>= 1)
+};
+
+struct completion {
+  std::uint64_t tag;
+  ps_t done;        ///< end of the last data burst (ps)
+  unsigned bursts;  ///< bursts served
+  bool write;
+};
+
+class channel {
+public:
+  channel(const dram_spec& spec, page_policy pp = page_policy::open,
+          scheduler sch = scheduler::frfcfs, ps_t first_refresh_ps = 0);
+
+  /// Advances to r.arrival (issuing earlier commands) and queues `r`.
+  void submit(const request& r);
+  /// Issues, in time order, every command whose issue time is < `until`.
+  void advance(ps_t until);
+  /// Time of the next command (or kNever when nothing is queued: refresh alone does not count).
+  ps_t next_command_time();
+  static constexpr ps_t kNever = std::numeric_limits<ps_t>::max();
+  /// Smallest delay from a column command to its completion (min(CL, WL) + burst), ps:
+  /// a completion decided at or after time t is never due before t + this.
+  ps_t min_completion_delay() const { return min_done_; }
+  /// Completed requests since the last take (ordered by issue of their last burst).
+  std::vector<completion>& completions() { return done_; }
+
+  std::size_t queued() const { return queued_; }
+  const timing_checker& checker() const { return chk_; }
+  std::uint64_t row_hits() const { return hits_; }      ///< column commands to an already open row
+  std::uint64_t row_misses() const { return misses_; }  ///< ACTs issued for requests
+  std::uint64_t refreshes() const { return chk_.commands(command::REF); }
+  const dram_spec& spec() const { return spec_; }
+  page_policy policy() const { return policy_; }
+  scheduler sched() const { return sched_; }
+
+private:
+  struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
+  struct bank_state {
+    std::deque<queued_req> q;
+    std::uint64_t open_row = 0;
+    bool open = false;
+    std::size_t hit = npos;  ///< index of the oldest queued request to the open row
+  };
+  static constexpr std::size_t npos = ~std::size_t{0};
+  void rescan(bank_state& b);
+  struct choice {
+    ps_t time = kNever;
+    command cmd = command::ACT;
+    unsigned bank = 0;     ///< flat bank index
+    std::size_t qi = 0;    ///< index in the bank queue (column commands)
+    rule why = rule::arrival;
+    std::uint64_t seq = 0;
+  };
+  choice pick();
+  void issue(const choice& c);
+  unsigned bg_of(unsigned flat) const { return flat / spec_.banks_per_group; }
+  unsigned ba_of(unsigned flat) const { return flat % spec_.banks_per_group; }
+
+  const dram_spec spec_;
+  page_policy policy_;
+  scheduler sched_;
+  timing_checker chk_;
+  std::vector<bank_state> banks_;
+  std::vector<unsigned> active_;  ///< banks with queued requests
+  ps_t refi_, ref_due_;
+  ps_t min_done_;
+  ps_t clock_ = 0;                ///< time of the last command
+  std::uint64_t seq_ = 0;
+  std::size_t queued_ = 0;
+  std::uint64_t hits_ = 0, misses_ = 0;
+  bool cached_ = false;
+  choice cache_;
+  std::vector<completion> done_;
+};
+
+}  // namespace cdma::dram

@@ -1,0 +1,53 @@
+// Timing functions shared by the LT estimate and the AT command scheduler (one rule, one
+// place): the steady-state intervals a DRAM channel can sustain, derived from the preset's
+// timing parameters only. Pure C++.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "tlm/memory/dram/dram_spec.h"
+
+namespace cdma::dram {
+
+/// Interval between column commands of one stream, ps: a burst occupies the data bus for
+/// burst_ps(); consecutive commands to different bank groups need tCCD_S, to the same group
+/// tCCD_L. Returns the interval for one bank group or for groups interleaved.
+inline ps_t column_interval_ps(const dram_spec& s, bool same_group) {
+  return std::max(s.burst_ps(), s.ps(same_group ? s.t.tCCD_L : s.t.tCCD_S));
+}
+
+/// Interval between ACTs a channel can sustain when they rotate over all banks, ps:
+/// max(tRRD_S, tFAW / 4, tRC / banks).
+inline ps_t act_interval_ps(const dram_spec& s) {
+  const ps_t faw = (s.ps(s.t.tFAW) + 3) / 4;
+  const ps_t rc = (s.ps(s.t.tRC) + s.banks() - 1) / s.banks();
+  return std::max({s.ps(s.t.tRRD_S), faw, rc});
+}
+
+/// Fraction of time left for commands by all-bank refresh: (tREFI - tRFC) / tREFI.
+inline double refresh_availability(const dram_spec& s) {
+  if (s.t.tREFI == 0) return 1.0;
+  return static_cast<double>(s.t.tREFI - s.t.tRFC) / static_cast<double>(s.t.tREFI);
+}
+
+/// Time a channel is busy serving `bursts` column accesses, of which at most
+/// `max_bursts_one_group` go to one bank group, needing `acts` row activations: the larger
+/// of the data time and the activation time, stretched by refresh. ps, rounded up.
+inline ps_t service_ps(const dram_spec& s, std::uint64_t bursts,
+                       std::uint64_t max_bursts_one_group, std::uint64_t acts) {
+  const ps_t col = std::max(bursts * column_interval_ps(s, false),
+                            max_bursts_one_group * column_interval_ps(s, true));
+  const ps_t act = acts * act_interval_ps(s);
+  return static_cast<ps_t>(std::ceil(static_cast<double>(std::max(col, act)) /
+                                     refresh_availability(s)));
+}
+
+/// Latency from a request reaching an idle channel to the end of its first burst, ps:
+/// (tRP if a row must be closed) + (tRCD if a row must be opened) + tCL/tWL + burst.
+inline ps_t access_latency_ps(const dram_spec& s, bool write, bool precharge, bool activate) {
+  return (precharge ? s.ps(s.t.tRP) : 0) + (activate ? s.ps(s.t.tRCD) : 0) +
+         s.ps(write ? s.t.tWL : s.t.tCL) + s.burst_ps();
+}
+
+}  // namespace cdma::dram

@@ -1,0 +1,98 @@
+// Timing checker of one DRAM channel: the command rules of the JEDEC standards the presets
+// use (GDDR5 JESD212C, GDDR5X JESD232A, HBM2 JESD235A, HBM3 JESD238 share this rule set; the
+// values differ per preset, and HBM's separate row/column command buses are a spec flag).
+// Pure C++.
+//
+// earliest(cmd, ...) gives the earliest legal issue time of a command and the rule that binds
+// it (the controller issues commands there: enforcement); record(cmd, ..., t) re-checks every
+// rule for the issued command one by one and counts violations per rule (must stay zero), then
+// updates the history. binding(rule) counts how often each rule set a command's time.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "tlm/core/units.h"
+#include "tlm/memory/dram/dram_spec.h"
+
+namespace cdma::dram {
+
+enum class command : std::uint8_t { ACT, PRE, RD, WR, REF };
+const char* command_name(command c);
+
+enum class rule : std::uint8_t {
+  arrival,   ///< not before the request reached the channel (not a DRAM rule)
+  cmd_bus,   ///< one command per tCK on the (row or column) command bus
+  tRCD, tRP, tRAS, tRC, tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW, tWTR, tRTW, tRTP, tWR,
+  burst,     ///< data bus: a burst (BL beats, CL/WL after its command) may not overlap the last
+  tRFC,      ///< REF -> any command
+  state,     ///< bank state: ACT to an open bank, RD/WR to a closed bank, REF with open banks
+  count_
+};
+constexpr std::size_t rule_count = static_cast<std::size_t>(rule::count_);
+const char* rule_name(rule r);
+
+class timing_checker {
+public:
+  explicit timing_checker(const dram_spec& spec);
+
+  struct bound { ps_t time; rule binding; };
+  /// Earliest legal time >= `not_before` for `cmd` on (bank_group, bank); REF ignores them.
+  bound earliest(command cmd, unsigned bank_group, unsigned bank, ps_t not_before) const;
+  /// Fast form of earliest() for schedulers (no binding rule): the channel-wide bounds of
+  /// ACT, PRE, RD, WR (index = command) computed once, then combined per bank.
+  struct channel_bounds { ps_t b[4]; };
+  channel_bounds channel_wide() const;
+  ps_t earliest_fast(const channel_bounds& cb, command cmd, unsigned bank_group, unsigned bank,
+                     ps_t not_before) const;
+  /// Records `cmd` issued at `t`, counting every violated rule; `binding` is the rule that set
+  /// t (counted in binding()). Returns the number of rules violated (0 when legal).
+  unsigned record(command cmd, unsigned bank_group, unsigned bank, ps_t t,
+                  rule binding = rule::arrival);
+
+  bool bank_open(unsigned bank_group, unsigned bank) const { return bank_[idx(bank_group, bank)].open; }
+  unsigned open_banks() const { return open_banks_; }
+
+  std::uint64_t violations(rule r) const { return violations_[static_cast<std::size_t>(r)]; }
+  std::uint64_t total_violations() const;
+  std::uint64_t binding(rule r) const { return binding_[static_cast<std::size_t>(r)]; }
+  std::uint64_t commands(command c) const { return commands_[static_cast<std::size_t>(c)]; }
+  /// Issue times of the REF commands (kept for the first `keep_refresh_times` REFs).
+  const std::vector<ps_t>& refresh_times() const { return ref_times_; }
+  static constexpr std::size_t keep_refresh_times = 4096;
+  /// End of the data-bus occupancy of the last burst (ps).
+  ps_t data_bus_free() const { return to_ps(data_free_); }
+  /// Sum of data-bus busy time (ps): bursts x burst_ps.
+  ps_t data_busy_ps() const { return data_busy_; }
+
+private:
+  using st = std::int64_t;  // signed ps; `never` for "no such command yet"
+  static constexpr st never = INT64_MIN / 4;
+  struct bank_hist { st act = never, pre = never, rd = never, wr = never; bool open = false; };
+  struct group_hist { st act = never, col = never; };
+  std::size_t idx(unsigned bg, unsigned b) const { return bg * spec_.banks_per_group + b; }
+  static ps_t to_ps(st t) { return t < 0 ? 0 : static_cast<ps_t>(t); }
+
+  // Each rule's lower bound for `cmd` (never if the rule does not apply).
+  template <class F> void for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const;
+
+  const dram_spec spec_;
+  // Timings in ps.
+  st tRCD_, tRP_, tRAS_, tRC_, tCCD_S_, tCCD_L_, tRRD_S_, tRRD_L_, tFAW_, tWTR_, tRTW_, tCL_,
+      tWL_, tRTP_, tWR_, tRFC_, tCK_, burst_;
+  std::vector<bank_hist> bank_;
+  std::vector<group_hist> group_;
+  std::array<st, 4> faw_{never, never, never, never};  // last four ACTs, ring
+  unsigned faw_pos_ = 0;
+  st last_act_ = never, last_col_ = never, last_rd_ = never, last_wr_ = never;
+  st last_pre_any_ = never, last_ref_ = never, last_row_cmd_ = never, last_col_cmd_ = never;
+  st data_free_ = never;
+  unsigned open_banks_ = 0;
+  ps_t data_busy_ = 0;
+  std::array<std::uint64_t, rule_count> violations_{};
+  std::array<std::uint64_t, rule_count> binding_{};
+  std::array<std::uint64_t, 5> commands_{};
+  std::vector<ps_t> ref_times_;
+};
+
+}  // namespace cdma::dram
