@@ -8,30 +8,37 @@
 
 namespace cdma {
 
-std::string to_string(dma_direction d) {
-  switch (d) {
-    case dma_direction::copy_d2h: return "copy_d2h";
-    case dma_direction::copy_h2d: return "copy_h2d";
-    case dma_direction::offload: return "offload";
-    case dma_direction::prefetch: return "prefetch";
+namespace {
+/// CODEC_CAPS: every codec id make_codec() accepts (probed, so new codecs appear by themselves).
+std::uint32_t probe_codec_caps() {
+  std::uint32_t caps = 0;
+  for (unsigned id = 0; id < 32; ++id) {
+    try {
+      codec::make_codec(static_cast<codec::codec_id>(id), 4);
+      caps |= 1u << id;
+    } catch (const codec::codec_error&) {
+    }
   }
-  return "unknown";
+  return caps;
 }
 
-std::string to_string(dma_error e) {
-  switch (e) {
-    case dma_error::none: return "none";
-    case dma_error::gpu_mem_response: return "gpu_mem error response";
-    case dma_error::pcie_response: return "pcie error response";
-    case dma_error::corrupt_window: return "corrupt compressed window";
-    case dma_error::bad_descriptor: return "bad descriptor";
-    case dma_error::queue_full: return "descriptor queue full";
-  }
-  return "unknown";
+cdma_regs_config regs_config(const cdma_engine_params& p, std::uint32_t caps) {
+  cdma_regs_config c;
+  c.codec_caps = caps;
+  c.compression_units = p.compression_units;
+  c.decompression_units = p.decompression_units;
+  c.window_bytes = static_cast<std::uint32_t>(p.window_bytes);
+  c.ring_max = static_cast<std::uint32_t>(std::min<std::size_t>(p.queue_depth, 1u << 30));
+  c.coalesce_count = p.irq_coalesce_count;
+  c.coalesce_timeout_ns = p.irq_coalesce_timeout_ns;
+  return c;
 }
+}  // namespace
 
 cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params& p)
-    : sc_module(name), gpu_mem("gpu_mem"), pcie("pcie"), regs("regs"), irq("irq"), p_(p) {
+    : sc_module(name), gpu_mem("gpu_mem"), pcie("pcie"), regs("regs"), irq("irq"), p_(p),
+      codec_caps_(probe_codec_caps()), regs_(regs_config(p_, codec_caps_)),
+      at_peq_(this, &cdma_engine::at_peq_cb) {
   if (p_.window_bytes == 0 || p_.window_bytes > (1u << 30))
     SC_REPORT_FATAL(this->name(), "window_bytes must be in 1 .. 2^30");
   regs.register_b_transport(this, &cdma_engine::b_transport);
@@ -48,6 +55,9 @@ cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params&
   SC_METHOD(drive_irq);
   sensitive << irq_ev_;
   dont_initialize();
+  SC_METHOD(on_coalesce_timeout);
+  sensitive << coalesce_ev_;
+  dont_initialize();
 }
 
 const codec::codec& cdma_engine::codec_for(codec::codec_id id, unsigned width) {
@@ -60,13 +70,18 @@ const codec::codec& cdma_engine::codec_for(codec::codec_id id, unsigned width) {
 ps_t cdma_engine::local_now() { return now_ps(qk_.get_local_time()); }
 
 void cdma_engine::advance_to(ps_t t) {
+  if (p_.approximately_timed) {  // AT: no local time offset, the thread really waits
+    const ps_t now = now_ps();
+    if (t > now) wait(to_sc(t) - sc_core::sc_time_stamp());
+    return;
+  }
   if (t > local_now()) qk_.set(to_sc(t) - sc_core::sc_time_stamp());
   if (qk_.need_sync()) qk_.sync();
 }
 
-bool cdma_engine::access(tlm_utils::simple_initiator_socket<cdma_engine>& s, tlm::tlm_command cmd,
-                         std::uint64_t addr, std::uint8_t* data, std::size_t len, ps_t at,
-                         ps_t& done) {
+bool cdma_engine::access(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr,
+                         std::uint8_t* data, std::size_t len, ps_t at, ps_t& done) {
+  if (p_.approximately_timed) return at_access(s, cmd, addr, data, len, at, done);
   trans_.set_command(cmd);
   trans_.set_address(addr);
   trans_.set_data_ptr(data);
@@ -85,66 +100,99 @@ bool cdma_engine::access(tlm_utils::simple_initiator_socket<cdma_engine>& s, tlm
       << std::hex << addr << " on socket " << s.name() << " failed: "
       << trans_.get_response_string();
     SC_REPORT_WARNING(name(), m.str().c_str());
+    fail_addr_ = addr;
     return false;
   }
-  if (cmd == tlm::TLM_READ_COMMAND) bytes_read_ += len; else bytes_written_ += len;
+  if (cmd == tlm::TLM_READ_COMMAND) regs_.count_read(len); else regs_.count_written(len);
   done = now_ps(delay);
   return true;
 }
 
 void cdma_engine::run() {
+  std::uint8_t raw[desc::SIZE];
+  std::uint8_t wb[desc::WRITEBACK_BYTES];
   for (;;) {
-    while (queue_.empty() || !(ctrl_ & reg::CTRL_ENABLE)) wait(doorbell_ev_);
-    dma_record r = queue_.front();
-    queue_.pop_front();
-    busy_ = true;
-    execute(r);
-    busy_ = false;
+    while (!(regs_.enabled() && regs_.ring_pending())) wait(doorbell_ev_);
+    qk_.sync();  // start each descriptor in step with the kernel
+    const std::uint32_t gen = regs_.generation();
+    regs_.set_busy(true);
+    dma_record r;
+    r.sequence = sequence_++;
+    r.index = regs_.head();
+    r.started = local_now();
+    fail_addr_ = 0;
+    const std::uint64_t da = regs_.descriptor_address(r.index);
+    socket_t& ring = ring_socket();
+    dma_error e = dma_error::none;
+    ps_t fetched = r.started;
+    bool fetched_ok = access(ring, tlm::TLM_READ_COMMAND, da, raw, desc::SIZE, r.started, fetched);
+    if (!fetched_ok) {
+      e = dma_error::ring_access;
+    } else {
+      advance_to(fetched);
+      const raw_descriptor rd = decode_descriptor(raw);
+      r.desc = rd.d;
+      e = validate_descriptor(rd);
+      const bool compressed = e == dma_error::none && (r.desc.direction == dma_direction::offload ||
+                                                       r.desc.direction == dma_direction::prefetch);
+      if (compressed && !codec_supported(rd.codec_field)) e = dma_error::unknown_codec;
+      if (e != dma_error::none)
+        fail_addr_ = da;
+      else
+        e = execute(r);
+    }
+    r.finished = std::max(local_now(), r.finished);
+    if (fetched_ok && regs_.generation() == gen) {
+      encode_writeback(e, static_cast<std::uint32_t>(r.windows), r.out_data_bytes, wb);
+      ps_t wb_done = r.finished;
+      if (access(ring, tlm::TLM_WRITE_COMMAND, da + desc::STATUS, wb, sizeof wb, r.finished,
+                 wb_done))
+        r.finished = wb_done;
+      else if (e == dma_error::none)
+        e = dma_error::ring_access;
+    }
+    advance_to(r.finished);
+    qk_.sync();
+    regs_.set_busy(false);
+    if (regs_.generation() != gen) continue;  // soft reset while running: dropped silently
+    r.error = e;
+    records_.push_back(r);
+    if (e != dma_error::none) {
+      std::ostringstream m;
+      m << "descriptor " << r.index << " at 0x" << std::hex << da << " (" << to_string(r.desc.direction)
+        << ", src 0x" << r.desc.src << ", dst 0x" << r.desc.dst << ", len " << std::dec
+        << r.desc.len << ") failed: " << to_string(e);
+      SC_REPORT_WARNING(name(), m.str().c_str());
+    }
+    switch (regs_.complete(e, fail_addr_, r.out_data_bytes)) {
+      case coalesce_timer::arm:
+        coalesce_ev_.notify(sc_core::sc_time(regs_.coalesce_timeout_ns(), sc_core::SC_NS));
+        break;
+      case coalesce_timer::cancel: coalesce_ev_.cancel(); break;
+      case coalesce_timer::keep: break;
+    }
+    update_irq();
   }
 }
 
-void cdma_engine::execute(dma_record& r) {
-  qk_.sync();  // start each descriptor in step with the kernel
-  r.started = local_now();
+dma_error cdma_engine::execute(dma_record& r) {
   const dma_descriptor& d = r.desc;
-  dma_error e = dma_error::none;
-  if (d.len == 0 || (d.element_width != 1 && d.element_width != 2 && d.element_width != 4)) {
-    e = dma_error::bad_descriptor;
-  } else {
+  if (p_.approximately_timed) {
     switch (d.direction) {
-      case dma_direction::copy_d2h: e = copy(d, r, true); break;
-      case dma_direction::copy_h2d: e = copy(d, r, false); break;
-      case dma_direction::offload:
-      case dma_direction::prefetch:
-        try {
-          codec_for(d.codec, d.element_width);
-        } catch (const codec::codec_error&) {
-          e = dma_error::bad_descriptor;
-          break;
-        }
-        e = d.direction == dma_direction::offload ? offload(d, r) : prefetch(d, r);
-        break;
+      case dma_direction::copy_d2h: return at_copy(d, r, true);
+      case dma_direction::copy_h2d: return at_copy(d, r, false);
+      case dma_direction::offload: return at_offload(d, r);
+      case dma_direction::prefetch: return at_prefetch(d, r);
     }
+    return dma_error::bad_descriptor;
   }
-  r.finished = std::max(local_now(), r.finished);
-  advance_to(r.finished);
-  qk_.sync();
-  r.error = e;
-  last_out_ = r.out_data_bytes;
-  ++done_count_;
-  records_.push_back(r);
-  if (e != dma_error::none) {
-    error_code_ = static_cast<std::uint32_t>(e);
-    error_desc_ = static_cast<std::uint32_t>(r.sequence);
-    std::ostringstream m;
-    m << "descriptor " << r.sequence << " (" << to_string(d.direction) << ", src 0x" << std::hex
-      << d.src << ", dst 0x" << d.dst << ", len " << std::dec << d.len
-      << ") failed: " << to_string(e);
-    SC_REPORT_WARNING(name(), m.str().c_str());
-    raise(reg::IRQ_ERROR);
-  } else {
-    raise(reg::IRQ_DONE);
+  switch (d.direction) {
+    case dma_direction::copy_d2h: return copy(d, r, true);
+    case dma_direction::copy_h2d: return copy(d, r, false);
+    case dma_direction::offload: return offload(d, r);
+    case dma_direction::prefetch: return prefetch(d, r);
   }
+  return dma_error::bad_descriptor;
 }
 
 dma_error cdma_engine::copy(const dma_descriptor& d, dma_record& r, bool to_host) {
@@ -199,7 +247,8 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
     codec::encode_entry(e, table.data() + k * codec::window_entry_bytes);
     out_off += e.bytes;
     ++r.windows;
-    if (e.raw) { ++r.windows_raw; ++windows_raw_; } else { ++windows_compressed_; }
+    if (e.raw) ++r.windows_raw;
+    regs_.count_window(e.raw);
   }
   comp_busy_ += pipe.unit_busy_ps();
   r.out_data_bytes = out_off;
@@ -225,8 +274,9 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   // Validate the whole table before moving any data: a window can never take more than the
   // codec's worst case for its uncompressed size.
   std::vector<codec::window_entry> entries(n_win);
+  std::size_t k = 0;
   try {
-    for (std::size_t k = 0; k < n_win; ++k) {
+    for (k = 0; k < n_win; ++k) {
       entries[k] = codec::decode_entry(table.data() + k * codec::window_entry_bytes);
       const std::size_t n =
           static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
@@ -241,6 +291,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     }
   } catch (const codec::codec_error& ex) {
     SC_REPORT_WARNING(name(), ex.what());
+    fail_addr_ = d.meta + k * codec::window_entry_bytes;
     r.finished = meta_done;
     return dma_error::corrupt_window;
   }
@@ -269,6 +320,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
       std::ostringstream m;
       m << "window " << k << " at host 0x" << std::hex << d.src + in_off << ": " << ex.what();
       SC_REPORT_WARNING(name(), m.str().c_str());
+      fail_addr_ = d.src + in_off;
       result = dma_error::corrupt_window;
       break;
     }
@@ -289,160 +341,52 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   return result;
 }
 
-void cdma_engine::raise(std::uint32_t bits) {
-  irq_status_ |= bits;
-  update_irq();
-}
-
 void cdma_engine::update_irq() { irq_ev_.notify(sc_core::SC_ZERO_TIME); }
 
-void cdma_engine::drive_irq() { irq.write((irq_status_ & irq_enable_) != 0); }
+void cdma_engine::drive_irq() { irq.write(regs_.irq_line()); }
 
-void cdma_engine::soft_reset() {
-  queue_.clear();
-  irq_status_ = 0;
-  error_code_ = error_desc_ = 0;
-  done_count_ = 0;
-  windows_compressed_ = windows_raw_ = 0;
-  bytes_read_ = bytes_written_ = last_out_ = 0;
-  desc_src_ = desc_dst_ = desc_len_ = desc_meta_ = 0;
-  desc_ctrl_ = 0;
+void cdma_engine::on_coalesce_timeout() {
+  regs_.coalesce_timeout();
   update_irq();
 }
 
-// ---- register target ----------------------------------------------------------------
-
-static std::uint32_t lo(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
-static std::uint32_t hi(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
-static void set_lo(std::uint64_t& r, std::uint32_t v) { r = (r & ~0xFFFFFFFFull) | v; }
-static void set_hi(std::uint64_t& r, std::uint32_t v) {
-  r = (r & 0xFFFFFFFFull) | (static_cast<std::uint64_t>(v) << 32);
-}
-
-bool cdma_engine::reg_read(std::uint32_t off, std::uint32_t& v) const {
-  switch (off) {
-    case reg::ID: v = reg::ID_VALUE; return true;
-    case reg::VERSION: v = reg::VERSION_VALUE; return true;
-    case reg::CTRL: v = ctrl_; return true;
-    case reg::STATUS:
-      v = ((busy_ || !queue_.empty()) ? reg::STATUS_BUSY : 0) |
-          ((irq_status_ & reg::IRQ_ERROR) ? reg::STATUS_ERROR : 0);
-      return true;
-    case reg::ERROR_CODE: v = error_code_; return true;
-    case reg::IRQ_ENABLE: v = irq_enable_; return true;
-    case reg::IRQ_STATUS: v = irq_status_; return true;
-    case reg::DESC_SRC_LO: v = lo(desc_src_); return true;
-    case reg::DESC_SRC_HI: v = hi(desc_src_); return true;
-    case reg::DESC_DST_LO: v = lo(desc_dst_); return true;
-    case reg::DESC_DST_HI: v = hi(desc_dst_); return true;
-    case reg::DESC_LEN_LO: v = lo(desc_len_); return true;
-    case reg::DESC_LEN_HI: v = hi(desc_len_); return true;
-    case reg::DESC_META_LO: v = lo(desc_meta_); return true;
-    case reg::DESC_META_HI: v = hi(desc_meta_); return true;
-    case reg::DESC_CTRL: v = desc_ctrl_; return true;
-    case reg::DOORBELL: v = 0; return true;
-    case reg::DONE_COUNT: v = done_count_; return true;
-    case reg::QUEUE_DEPTH: v = static_cast<std::uint32_t>(queue_.size()); return true;
-    case reg::LAST_OUT_LO: v = lo(last_out_); return true;
-    case reg::LAST_OUT_HI: v = hi(last_out_); return true;
-    case reg::ERROR_DESC: v = error_desc_; return true;
-    case reg::BYTES_READ_LO: v = lo(bytes_read_); return true;
-    case reg::BYTES_READ_HI: v = hi(bytes_read_); return true;
-    case reg::BYTES_WRITTEN_LO: v = lo(bytes_written_); return true;
-    case reg::BYTES_WRITTEN_HI: v = hi(bytes_written_); return true;
-    case reg::WINDOWS_COMPRESSED: v = windows_compressed_; return true;
-    case reg::WINDOWS_RAW: v = windows_raw_; return true;
-    default: return false;
-  }
-}
-
-bool cdma_engine::reg_write(std::uint32_t off, std::uint32_t v) {
-  switch (off) {
-    case reg::CTRL:
-      if (v & reg::CTRL_SOFT_RESET) soft_reset();
-      ctrl_ = v & reg::CTRL_ENABLE;
-      doorbell_ev_.notify(sc_core::SC_ZERO_TIME);
-      return true;
-    case reg::IRQ_ENABLE: irq_enable_ = v & (reg::IRQ_DONE | reg::IRQ_ERROR); update_irq(); return true;
-    case reg::IRQ_STATUS: irq_status_ &= ~v; update_irq(); return true;
-    case reg::DESC_SRC_LO: set_lo(desc_src_, v); return true;
-    case reg::DESC_SRC_HI: set_hi(desc_src_, v); return true;
-    case reg::DESC_DST_LO: set_lo(desc_dst_, v); return true;
-    case reg::DESC_DST_HI: set_hi(desc_dst_, v); return true;
-    case reg::DESC_LEN_LO: set_lo(desc_len_, v); return true;
-    case reg::DESC_LEN_HI: set_hi(desc_len_, v); return true;
-    case reg::DESC_META_LO: set_lo(desc_meta_, v); return true;
-    case reg::DESC_META_HI: set_hi(desc_meta_, v); return true;
-    case reg::DESC_CTRL: desc_ctrl_ = v; return true;
-    case reg::DOORBELL: {
-      if (!(v & 1u)) return true;
-      dma_record r;
-      r.sequence = sequence_++;
-      r.desc.direction = static_cast<dma_direction>(desc_ctrl_ & 0x3u);
-      r.desc.codec = static_cast<codec::codec_id>((desc_ctrl_ >> 4) & 0xFu);
-      r.desc.element_width = (desc_ctrl_ >> 8) & 0xFu;
-      r.desc.src = desc_src_;
-      r.desc.dst = desc_dst_;
-      r.desc.len = desc_len_;
-      r.desc.meta = desc_meta_;
-      r.queued = now_ps();
-      if (queue_.size() >= p_.queue_depth) {
-        error_code_ = static_cast<std::uint32_t>(dma_error::queue_full);
-        error_desc_ = static_cast<std::uint32_t>(r.sequence);
-        SC_REPORT_WARNING(name(), "doorbell with the descriptor queue full: descriptor dropped");
-        raise(reg::IRQ_ERROR);
-        return true;
-      }
-      queue_.push_back(r);
-      doorbell_ev_.notify(sc_core::SC_ZERO_TIME);
-      return true;
-    }
-    default: {
-      std::uint32_t ignored;
-      return reg_read(off, ignored);  // read-only registers ignore writes
-    }
-  }
-}
+// ---- register target (all decoding is in cdma_regs) ---------------------------------------
 
 void cdma_engine::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
   d += to_sc(p_.register_latency_ps);
-  if (transport_dbg(p) == 0 && p.get_response_status() == tlm::TLM_OK_RESPONSE)
-    p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+  transport_dbg(p);
 }
 
 unsigned int cdma_engine::transport_dbg(tlm::tlm_generic_payload& p) {
-  const std::uint64_t a = p.get_address();
-  if (p.get_data_length() != 4 || p.get_streaming_width() < 4 || (a & 3u) != 0) {
-    p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return 0;
-  }
-  if (p.get_byte_enable_ptr() != nullptr) {
-    p.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return 0;
-  }
-  if (a >= reg::SIZE) {
-    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return 0;
-  }
-  const auto off = static_cast<std::uint32_t>(a);
+  // The same access rules for debug and timed accesses: a register block has no backdoor
+  // that bypasses its side effects.
+  reg_access a = cdma_regs::check(p.get_address(), p.get_data_length(), p.get_streaming_width(),
+                                  p.get_byte_enable_ptr() != nullptr);
   std::uint32_t v = 0;
-  bool ok = false;
-  if (p.is_read()) {
-    ok = reg_read(off, v);
-    if (ok) std::memcpy(p.get_data_ptr(), &v, 4);
-  } else if (p.is_write()) {
-    std::memcpy(&v, p.get_data_ptr(), 4);
-    ok = reg_write(off, v);
-  } else {
-    p.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return 0;
+  if (a == reg_access::ok) {
+    if (p.is_read()) {
+      a = regs_.read(p.get_address(), v);
+      if (a == reg_access::ok) store_le32(p.get_data_ptr(), v);
+    } else if (p.is_write()) {
+      const std::uint32_t gen = regs_.generation();
+      a = regs_.write(p.get_address(), load_le32(p.get_data_ptr()));
+      if (regs_.generation() != gen) coalesce_ev_.cancel();  // soft reset
+      doorbell_ev_.notify(sc_core::SC_ZERO_TIME);
+      update_irq();
+    } else {
+      a = reg_access::command_error;
+    }
   }
-  if (!ok) {
-    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return 0;
+  switch (a) {
+    case reg_access::ok: p.set_response_status(tlm::TLM_OK_RESPONSE); return 4;
+    case reg_access::address_error: p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); break;
+    case reg_access::burst_error: p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE); break;
+    case reg_access::byte_enable_error:
+      p.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+      break;
+    case reg_access::command_error: p.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE); break;
   }
-  p.set_response_status(tlm::TLM_OK_RESPONSE);
-  return 4;
+  return 0;
 }
 
 bool cdma_engine::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
@@ -453,12 +397,16 @@ bool cdma_engine::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dm
   return false;
 }
 
-tlm::tlm_sync_enum cdma_engine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase&,
-                                                sc_core::sc_time&) {
-  // The engine is loosely timed: it only calls b_transport, so no backward calls arrive.
-  SC_REPORT_ERROR(name(), "unexpected nb_transport_bw: the engine issues only b_transport");
-  p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-  return tlm::TLM_COMPLETED;
+tlm::tlm_sync_enum cdma_engine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph,
+                                                sc_core::sc_time& d) {
+  if (at_txns_.find(&p) == at_txns_.end()) {
+    // LT issues only b_transport; in AT only the engine's own open transactions come back.
+    SC_REPORT_ERROR(name(), "unexpected nb_transport_bw for a payload the engine has no open "
+                            "nb_transport transaction for");
+    return tlm::TLM_COMPLETED;
+  }
+  at_peq_.notify(p, ph, d);  // Accellera at_initiator shape: handled in the PEQ callback
+  return tlm::TLM_ACCEPTED;
 }
 
 }  // namespace cdma

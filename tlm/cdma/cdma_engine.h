@@ -1,31 +1,50 @@
 // cdma_engine: descriptor-driven DMA engine with compression units on the offload path and
 // decompression units on the prefetch path (Rhu et al., HPCA 2018, "Compressing DMA Engine").
 //
+// Three layers (NVDLA cmod style):
+//   ports      this sc_module: sockets, irq pin, the ring-walker thread, time
+//   registers  cdma_regs (tlm/cdma/cdma_regs.h, pure C++): decode, side effects, interrupts
+//   core       descriptor format (descriptor.h), window codecs (tlm/codec/window.h) and the
+//              window pipeline timing (dma_pipeline.h, shared with a future AT path)
+//
 // Sockets (named after their member):
-//   gpu_mem  initiator  -> GPU memory controller (reads activations, writes prefetched data)
-//   pcie     initiator  -> PCIe endpoint / link towards host memory
-//   regs     target     <- MMIO from the driver (register map: tlm/cdma/descriptor.h, docs/cdma_registers.md)
+//   gpu_mem  initiator  -> GPU memory (reads activations, writes prefetched data; the
+//                          descriptor ring when RING_CTRL.LOCATION = 0)
+//   pcie     initiator  -> PCIe towards host memory (compressed data, metadata tables; the
+//                          ring when RING_CTRL.LOCATION = 1)
+//   regs     target     <- MMIO from the driver (docs/cdma_registers.md)
 //   irq      sc_out<bool>, level: high while IRQ_STATUS & IRQ_ENABLE != 0
+//
+// Programming model: the driver writes 64-byte descriptors into a ring in memory and advances
+// RING_TAIL; the engine fetches the descriptor at RING_HEAD with a timed read, executes it,
+// writes its status back into the descriptor (timed), advances RING_HEAD and raises DONE
+// (coalesced) or ERROR. A failing descriptor never stops the ring.
 //
 // Data formats on the host side (offload / prefetch): compressed windows are packed back to
 // back from `dst` (window k starts where window k-1 ended); the metadata table at `meta` has
-// one 8-byte entry per window (tlm/codec/window.h). Loosely timed: one SC_THREAD runs the
-// descriptor queue with a tlm_quantumkeeper; each window's stage times come from the
-// targets' annotated delays and dma_pipeline (tlm/cdma/dma_pipeline.h).
+// one 8-byte entry per window (tlm/codec/window.h). Loosely timed: one SC_THREAD walks the
+// ring with a tlm_quantumkeeper; each window's stage times come from the targets' annotated
+// delays and dma_pipeline. Approximately timed (params.approximately_timed): the same thread
+// drives 4-phase nb_transport with pooled payloads and up to max_outstanding windows in flight
+// (cdma_engine_at.cpp; docs/cdma_engine.md "Approximately-timed path").
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
 #include <systemc>
 #include <tlm>
+#include <deque>
+#include <functional>
+#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
+#include "tlm/cdma/cdma_regs.h"
 #include "tlm/cdma/descriptor.h"
 #include "tlm/cdma/dma_pipeline.h"
 #include "tlm/codec/codec.h"
+#include "tlm/core/payload_pool.h"
 #include "tlm/core/units.h"
 
 namespace cdma {
@@ -41,15 +60,29 @@ struct cdma_engine_params {
   double clock_hz = 1e9;                 ///< unit clock (Hz)
   unsigned pipeline_latency_cycles = 16; ///< per-window latency of a unit, cycles at clock_hz
   unsigned max_outstanding = 32;         ///< windows in flight between read issue and write done
-  std::size_t queue_depth = 64;          ///< descriptors the doorbell can queue
-  ps_t register_latency_ps = 10000;      ///< MMIO access time (10 ns)
+  /// Largest descriptor ring accepted (RING_MAX register), entries; at least 2. Default 4096
+  /// (a 256 KiB ring; model choice). Platform key `cdma.queue_depth`.
+  std::size_t queue_depth = 4096;
+  ps_t register_latency_ps = 10000;      ///< MMIO access time (10 ns; model estimate)
+  /// Reset value of IRQ_COALESCE_COUNT: raise DONE once per this many finished descriptors
+  /// (0 or 1: every descriptor). Errors are never coalesced.
+  unsigned irq_coalesce_count = 1;
+  /// Reset value of IRQ_COALESCE_TIMEOUT, ns: raise DONE this long after the first finished
+  /// descriptor not yet signalled (0: no timer; then only the count raises DONE).
+  unsigned irq_coalesce_timeout_ns = 0;
+  /// false: loosely timed (b_transport with a quantum keeper; the default, bit-for-bit the
+  /// original path). true: approximately timed (4-phase nb_transport_fw on gpu_mem and pcie,
+  /// payloads from a payload_pool, up to max_outstanding windows in flight; see
+  /// docs/cdma_engine.md "Approximately-timed path"). Platform key `mode` (lt | at).
+  bool approximately_timed = false;
 };
 
 /// Per-descriptor record, for reports: what moved and when (times in ps).
 struct dma_record {
-  std::uint64_t sequence = 0;
+  std::uint64_t sequence = 0;         ///< 0-based count of descriptors started since construction
+  std::uint32_t index = 0;            ///< ring index the descriptor was fetched from
   dma_descriptor desc;
-  ps_t queued = 0, started = 0, finished = 0;
+  ps_t started = 0, finished = 0;    ///< fetch issued / status written back
   std::uint64_t out_data_bytes = 0;   ///< bytes written to the destination (data only)
   std::uint64_t meta_bytes = 0;       ///< metadata table bytes moved
   std::uint64_t windows = 0, windows_raw = 0;
@@ -66,60 +99,115 @@ public:
   cdma_engine(sc_core::sc_module_name name, const cdma_engine_params& p = {});
 
   const cdma_engine_params& params() const { return p_; }
+  /// The register block (read-only view, e.g. for tests and reports).
+  const cdma_regs& registers() const { return regs_; }
   /// Every descriptor finished so far, in completion order.
   const std::vector<dma_record>& records() const { return records_; }
   /// Sum of compression / decompression unit busy time (ps).
   ps_t compression_busy_ps() const { return comp_busy_; }
   ps_t decompression_busy_ps() const { return decomp_busy_; }
+  /// AT only: the payload pool of the engine's nb_transport transactions (bounded: at most
+  /// max_outstanding + a few payloads are ever created).
+  const payload_pool& pool() const { return pool_; }
+  /// AT only: largest number of windows in flight (read issued, write not done) seen.
+  unsigned peak_in_flight() const { return peak_in_flight_; }
 
 private:
+  using socket_t = tlm_utils::simple_initiator_socket<cdma_engine>;
   void run();
-  void execute(dma_record& r);
+  /// Executes a fetched, validated descriptor; returns its error (none on success).
+  dma_error execute(dma_record& r);
   dma_error copy(const dma_descriptor& d, dma_record& r, bool to_host);
   dma_error offload(const dma_descriptor& d, dma_record& r);
   dma_error prefetch(const dma_descriptor& d, dma_record& r);
   /// One blocking access at absolute time `at` (ps, >= now); returns the completion time in
-  /// `done` or false on an error response.
-  bool access(tlm_utils::simple_initiator_socket<cdma_engine>& s, tlm::tlm_command cmd,
-              std::uint64_t addr, std::uint8_t* data, std::size_t len, ps_t at, ps_t& done);
+  /// `done` or false on an error response (the address is kept for ERROR_ADDR).
+  bool access(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+              std::size_t len, ps_t at, ps_t& done);
+  socket_t& ring_socket() { return regs_.ring_in_host() ? pcie : gpu_mem; }
+  bool codec_supported(unsigned id) const { return id < 32 && ((codec_caps_ >> id) & 1u); }
   ps_t local_now();
   void advance_to(ps_t t);
-  void raise(std::uint32_t irq_bits);
   void update_irq();
   void drive_irq();
-  void soft_reset();
+  void on_coalesce_timeout();
 
   // regs target
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d);
   unsigned int transport_dbg(tlm::tlm_generic_payload& p);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
-  bool reg_read(std::uint32_t off, std::uint32_t& v) const;
-  bool reg_write(std::uint32_t off, std::uint32_t v);
-  // initiator backward paths (LT only: nothing is expected on them)
+  // initiator backward paths (AT: END_REQ / BEGIN_RESP go into the PEQ)
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&);
   void invalidate_direct_mem_ptr(sc_dt::uint64, sc_dt::uint64) {}
 
   cdma_engine_params p_;
+  std::uint32_t codec_caps_ = 0;
+  cdma_regs regs_;
   tlm_utils::tlm_quantumkeeper qk_;
-  sc_core::sc_event doorbell_ev_, irq_ev_;
-  std::deque<dma_record> queue_;
+  sc_core::sc_event doorbell_ev_, irq_ev_, coalesce_ev_;
   std::vector<dma_record> records_;
   std::uint64_t sequence_ = 0;
-
-  // register state
-  std::uint32_t ctrl_ = 0, irq_enable_ = 0, irq_status_ = 0;
-  std::uint32_t error_code_ = 0, error_desc_ = 0, done_count_ = 0;
-  std::uint32_t windows_compressed_ = 0, windows_raw_ = 0;
-  std::uint64_t desc_src_ = 0, desc_dst_ = 0, desc_len_ = 0, desc_meta_ = 0;
-  std::uint32_t desc_ctrl_ = 0;
-  std::uint64_t last_out_ = 0, bytes_read_ = 0, bytes_written_ = 0;
-  bool busy_ = false;
+  std::uint64_t fail_addr_ = 0;
 
   ps_t comp_busy_ = 0, decomp_busy_ = 0;
   tlm::tlm_generic_payload trans_;
   std::vector<std::uint8_t> in_buf_, out_buf_;
   std::map<unsigned, std::unique_ptr<codec::codec>> codecs_;
   const codec::codec& codec_for(codec::codec_id id, unsigned width);
+
+  // ---- approximately-timed path (cdma_engine_at.cpp) ----
+  /// State of one nb_transport transaction of the engine.
+  struct at_txn {
+    int sock = 0;              ///< 0 gpu_mem, 1 pcie
+    bool completed_fw = false; ///< TLM_COMPLETED on the forward call: no END_RESP to send
+    bool done = false;         ///< response received (time in `done_ps`)
+    ps_t done_ps = 0;
+  };
+  /// One window in flight through read -> unit -> write.
+  struct at_window {
+    std::size_t k = 0;
+    std::vector<std::uint8_t> in, out;
+    tlm::tlm_generic_payload* rd = nullptr;
+    tlm::tlm_generic_payload* wr = nullptr;
+    bool transformed = false, written = false;
+    ps_t ready = 0;            ///< unit output available (write may issue)
+    std::size_t out_len = 0;   ///< bytes to write
+  };
+  /// What a streaming descriptor does per window (copy, offload, prefetch).
+  struct at_stream_spec {
+    socket_t* rs = nullptr;
+    socket_t* ws = nullptr;
+    dma_error read_err = dma_error::none, write_err = dma_error::none;
+    std::size_t windows = 0;
+    bool unit = false;                       ///< pass through the (de)compression units
+    std::function<void(std::size_t, std::uint64_t&, std::size_t&)> read_req;  ///< k -> addr, len
+    /// Functional transform of window w (in -> out, out_len); returns false on a corrupt window.
+    std::function<bool(at_window&)> transform;
+    std::function<std::uint64_t(at_window&)> write_addr;  ///< called in window order
+    std::function<std::uint64_t(std::size_t)> unit_bytes; ///< uncompressed bytes of window k
+    std::function<void(at_window&)> written;              ///< after a successful write
+  };
+  static int sock_index(const socket_t& s, const cdma_engine& e) { return &s == &e.gpu_mem ? 0 : 1; }
+  /// Sends BEGIN_REQ once the socket's request phase is free (waits); handles the return.
+  tlm::tlm_generic_payload* at_begin(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr,
+                                     std::uint8_t* data, std::size_t len);
+  /// A whole AT transaction (waits for its response). Same contract as access().
+  bool at_access(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                 std::size_t len, ps_t at, ps_t& done);
+  /// Checks a finished transaction's response, counts it, releases it. false on error.
+  bool at_finish(tlm::tlm_generic_payload* p, ps_t& done);
+  dma_error at_stream(const at_stream_spec& s, dma_pipeline& pipe, dma_record& r);
+  dma_error at_copy(const dma_descriptor& d, dma_record& r, bool to_host);
+  dma_error at_offload(const dma_descriptor& d, dma_record& r);
+  dma_error at_prefetch(const dma_descriptor& d, dma_record& r);
+  void at_peq_cb(tlm::tlm_generic_payload& p, const tlm::tlm_phase& ph);
+
+  payload_pool pool_;
+  tlm_utils::peq_with_cb_and_phase<cdma_engine> at_peq_;
+  std::map<tlm::tlm_generic_payload*, at_txn> at_txns_;
+  tlm::tlm_generic_payload* req_owner_[2] = {nullptr, nullptr};  ///< request phase open, per socket
+  sc_core::sc_event at_ev_;
+  unsigned peak_in_flight_ = 0;
 };
 
 }  // namespace cdma

@@ -1,0 +1,308 @@
+// cdma_engine in approximately-timed mode (cdma_engine_params::approximately_timed): the same
+// driver-visible behaviour as LT (ring, write-back, counters, bit-exact data), with a
+// protocol_checker on every connection (engine.gpu_mem, engine.pcie, driver -> engine.regs),
+// several windows in flight, a bounded payload pool, a quantum that is no multiple of the unit
+// clock, and the simulation ending only after the last (late) write of a prefetch.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <functional>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "tests/support/sc_fixture.h"
+#include "tlm/cdma/cdma_engine.h"
+#include "tlm/core/protocol_checker.h"
+#include "tlm/core/sc_time_util.h"
+#include "tlm/memory/memory_target.h"
+
+using namespace cdma;
+using namespace sc_core;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1 << 20;
+constexpr std::uint64_t RING = 0xF0000;
+constexpr std::uint64_t LEN = 256 * 1024;  // 64 windows of 4 KiB
+constexpr std::uint64_t A = 0x100000, B = 0x400000, H = 0x100000, M = 0x800000;
+
+struct cpu : sc_module {
+  tlm_utils::simple_initiator_socket<cpu> regs;
+  sc_in<bool> irq;
+  std::function<void(cpu&)> body;
+  memory_target* ring_mem = nullptr;
+  std::uint32_t tail = 0;
+  bool finished = false;
+  SC_HAS_PROCESS(cpu);
+  cpu(sc_module_name n, std::function<void(cpu&)> b) : sc_module(n), regs("regs"), irq("irq"), body(std::move(b)) {
+    SC_THREAD(run);
+  }
+  void run() {
+    body(*this);
+    finished = true;
+  }
+  std::uint32_t access(tlm::tlm_command cmd, std::uint32_t off, std::uint32_t v = 0) {
+    std::uint8_t b[4];
+    store_le32(b, v);
+    tlm::tlm_generic_payload t;
+    sc_time d = SC_ZERO_TIME;
+    t.set_command(cmd);
+    t.set_address(off);
+    t.set_data_ptr(b);
+    t.set_data_length(4);
+    t.set_streaming_width(4);
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    regs->b_transport(t, d);
+    wait(d);
+    EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE) << off;
+    return load_le32(b);
+  }
+  void wr(std::uint32_t off, std::uint32_t v) { access(tlm::TLM_WRITE_COMMAND, off, v); }
+  std::uint32_t rd(std::uint32_t off) { return access(tlm::TLM_READ_COMMAND, off); }
+  void init() {
+    wr(reg::RING_BASE_LO, static_cast<std::uint32_t>(RING));
+    wr(reg::RING_BASE_HI, 0);
+    wr(reg::RING_CTRL, 0);
+    wr(reg::RING_SIZE, 8);
+    wr(reg::IRQ_ENABLE, reg::IRQ_DONE | reg::IRQ_ERROR);
+    wr(reg::CTRL, reg::CTRL_ENABLE);
+  }
+  void post(const dma_descriptor& d) {
+    std::uint8_t b[desc::SIZE];
+    encode_descriptor(d, b);
+    ring_mem->store().write(RING + std::uint64_t(tail) * desc::SIZE, b, desc::SIZE);
+    tail = (tail + 1) % 8;
+    wr(reg::RING_TAIL, tail);
+  }
+  void wait_done(std::uint32_t n) {
+    while (rd(reg::DONE_COUNT) < n) {
+      if (!irq.read()) wait(irq.posedge_event());
+      wr(reg::IRQ_STATUS, rd(reg::IRQ_STATUS));
+    }
+  }
+};
+
+// GPU: 64 MiB, 300 GB/s, 200 ns; host: 64 MiB, 12 GB/s, 500 ns (a PCIe-like path), both AT
+// capable memory_targets; a protocol_checker on every connection.
+struct bench {
+  memory_target gpu, host;
+  cdma_engine engine;
+  cpu drv;
+  protocol_checker chk_gpu, chk_pcie, chk_regs;
+  sc_signal<bool> irq;
+
+  bench(std::function<void(cpu&)> body, const cdma_engine_params& ep)
+      : gpu("gpu", memory_params{64 * MiB, 300e9, 200 * ps_per_ns, 65536}),
+        host("host", memory_params{64 * MiB, 12e9, 500 * ps_per_ns, 65536}),
+        engine("cdma", ep), drv("cpu", std::move(body)), chk_gpu("chk_gpu"), chk_pcie("chk_pcie"),
+        chk_regs("chk_regs"), irq("irq") {
+    engine.gpu_mem.bind(chk_gpu.tgt);
+    chk_gpu.init.bind(gpu.tgt);
+    engine.pcie.bind(chk_pcie.tgt);
+    chk_pcie.init.bind(host.tgt);
+    drv.regs.bind(chk_regs.tgt);
+    chk_regs.init.bind(engine.regs);
+    engine.irq.bind(irq);
+    drv.irq.bind(irq);
+    drv.ring_mem = &gpu;
+  }
+  std::size_t violations() const {
+    return chk_gpu.violations() + chk_pcie.violations() + chk_regs.violations();
+  }
+};
+
+std::vector<std::uint8_t> pattern(std::uint64_t len) {
+  // Every 4th fp32 element zero: 100 B per 32-element ZVC block (see test_cdma_engine.cpp).
+  std::vector<std::uint8_t> v(len);
+  for (std::uint64_t i = 0; i < len / 4; ++i)
+    store_le32(v.data() + 4 * i, i % 4 == 0 ? 0u : static_cast<std::uint32_t>(i * 2654435761u) | 1u);
+  return v;
+}
+
+dma_descriptor make(dma_direction dir, std::uint64_t src, std::uint64_t dst, std::uint64_t len,
+                    std::uint64_t meta) {
+  dma_descriptor d;
+  d.direction = dir;
+  d.src = src;
+  d.dst = dst;
+  d.len = len;
+  d.meta = meta;
+  d.codec = codec::codec_id::zvc;
+  d.element_width = 4;
+  return d;
+}
+
+class CdmaAt : public cdma::test::sc_fixture {
+protected:
+  void SetUp() override {
+    // Collect violations (counted by the checkers) instead of throwing out of sc_start.
+    sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+  }
+};
+
+struct round_trip_result {
+  ps_t offload_ps = 0, prefetch_ps = 0;
+  bool data_ok = false;
+  std::size_t violations = 0, pool_created = 0;
+  unsigned peak_in_flight = 0;
+  std::uint64_t compressed = 0;
+};
+
+round_trip_result round_trip(bool at, unsigned max_outstanding = 8) {
+  cdma::test::reset_systemc_context();
+  sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+  cdma_engine_params ep;
+  ep.approximately_timed = at;
+  ep.max_outstanding = max_outstanding;
+  const auto src = pattern(LEN);
+  round_trip_result r;
+  bench b(
+      [&](cpu& c) {
+        c.init();
+        c.post(make(dma_direction::offload, A, H, LEN, M));
+        c.wait_done(1);
+        c.post(make(dma_direction::prefetch, H, B, LEN, M));
+        c.wait_done(2);
+        EXPECT_EQ(c.rd(reg::ERROR_COUNT), 0u);
+      },
+      ep);
+  b.gpu.store().write(A, src.data(), LEN);
+  sc_start();
+  EXPECT_TRUE(b.drv.finished);
+  std::vector<std::uint8_t> back(LEN);
+  b.gpu.store().read(B, back.data(), LEN);
+  r.data_ok = back == src;
+  const auto& recs = b.engine.records();
+  EXPECT_EQ(recs.size(), 2u);
+  if (recs.size() == 2) {
+    r.offload_ps = recs[0].finished - recs[0].started;
+    r.prefetch_ps = recs[1].finished - recs[1].started;
+    r.compressed = recs[0].out_data_bytes;
+  }
+  r.violations = b.violations();
+  r.pool_created = b.engine.pool().created();
+  r.peak_in_flight = b.engine.peak_in_flight();
+  return r;
+}
+
+}  // namespace
+
+TEST_F(CdmaAt, OffloadPrefetchRoundTripIsBitExactWithoutViolations) {
+  const round_trip_result at = round_trip(true);
+  EXPECT_TRUE(at.data_ok);
+  EXPECT_EQ(at.violations, 0u);
+  EXPECT_EQ(at.compressed, 64u * 3200);  // 64 windows x 3200 B (32 blocks x 100 B)
+  // Several windows in flight (pipelined), never more than max_outstanding = 8.
+  EXPECT_GT(at.peak_in_flight, 1u);
+  EXPECT_LE(at.peak_in_flight, 8u);
+  // Payloads are reused: 8 windows x (read + write) + a ring / metadata access at most.
+  EXPECT_LE(at.pool_created, 2u * 8 + 2);
+  EXPECT_EQ(at.pool_created > 0, true);
+}
+
+TEST_F(CdmaAt, AtAndLtTransferTimesAgree) {
+  const round_trip_result lt = round_trip(false);
+  const round_trip_result at = round_trip(true);
+  EXPECT_TRUE(lt.data_ok);
+  EXPECT_TRUE(at.data_ok);
+  EXPECT_EQ(lt.compressed, at.compressed);
+  RecordProperty("lt_offload_ps", std::to_string(lt.offload_ps));
+  RecordProperty("at_offload_ps", std::to_string(at.offload_ps));
+  std::printf("offload LT %llu ps AT %llu ps; prefetch LT %llu ps AT %llu ps\n",
+              (unsigned long long)lt.offload_ps, (unsigned long long)at.offload_ps,
+              (unsigned long long)lt.prefetch_ps, (unsigned long long)at.prefetch_ps);
+  // Same targets, same unit rule (dma_pipeline): within 3 %.
+  EXPECT_NEAR(static_cast<double>(at.offload_ps), static_cast<double>(lt.offload_ps), 0.03 * lt.offload_ps);
+  EXPECT_NEAR(static_cast<double>(at.prefetch_ps), static_cast<double>(lt.prefetch_ps), 0.03 * lt.prefetch_ps);
+}
+
+TEST_F(CdmaAt, PoolStaysBoundedOverManyDescriptors) {
+  cdma_engine_params ep;
+  ep.approximately_timed = true;
+  ep.max_outstanding = 4;
+  const auto src = pattern(LEN);
+  std::size_t after_first = 0;
+  bench* bp = nullptr;
+  bench b(
+      [&](cpu& c) {
+        c.init();
+        for (std::uint32_t i = 0; i < 12; ++i) {
+          c.post(make(dma_direction::offload, A, H, LEN, M));
+          c.wait_done(i + 1);
+          if (i == 0) after_first = bp->engine.pool().created();
+        }
+      },
+      ep);
+  bp = &b;
+  b.gpu.store().write(A, src.data(), LEN);
+  sc_start();
+  EXPECT_TRUE(b.drv.finished);
+  EXPECT_EQ(b.violations(), 0u);
+  EXPECT_EQ(b.engine.pool().in_use(), 0u);
+  EXPECT_EQ(b.engine.pool().created(), after_first);  // no growth after the first descriptor
+}
+
+// A 1.3 ns quantum is no multiple of the 1 ns unit clock (1 GHz); LT and AT still advance time
+// and finish.
+TEST_F(CdmaAt, QuantumNotAMultipleOfTheClockStillAdvances) {
+  for (bool at : {false, true}) {
+    cdma::test::reset_systemc_context();
+    sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+    tlm::tlm_global_quantum::instance().set(sc_time(1.3, SC_NS));
+    cdma_engine_params ep;
+    ep.approximately_timed = at;
+    const auto src = pattern(LEN);
+    bench b(
+        [&](cpu& c) {
+          c.init();
+          c.post(make(dma_direction::offload, A, H, LEN, M));
+          c.wait_done(1);
+        },
+        ep);
+    b.gpu.store().write(A, src.data(), LEN);
+    sc_start();
+    EXPECT_TRUE(b.drv.finished) << (at ? "AT" : "LT");
+    ASSERT_EQ(b.engine.records().size(), 1u);
+    // 64 x 3200 B compressed over the 12 GB/s host path alone take 204800 / 12e9 = 17.07 us.
+    EXPECT_GT(b.engine.records()[0].finished, 17 * ps_per_us) << (at ? "AT" : "LT");
+    EXPECT_LT(sc_time_stamp(), sc_time(1, SC_MS));
+    EXPECT_EQ(b.violations(), 0u);
+    tlm::tlm_global_quantum::instance().set(SC_ZERO_TIME);
+  }
+}
+
+// The last window's write lands long after the memories went idle: a 100 us unit latency
+// (100000 cycles at 1 GHz) delays every write; the engine must wake on its own timer, finish
+// the descriptor, and the simulation (sc_start() without a limit) must end only after that.
+TEST_F(CdmaAt, SimulationEndsAfterTheLastLateWrite) {
+  cdma_engine_params ep;
+  ep.approximately_timed = true;
+  ep.pipeline_latency_cycles = 100000;
+  const auto src = pattern(LEN);
+  bench b(
+      [&](cpu& c) {
+        c.init();
+        c.post(make(dma_direction::offload, A, H, LEN, M));
+        c.wait_done(1);
+        c.post(make(dma_direction::prefetch, H, B, LEN, M));
+        c.wait_done(2);
+      },
+      ep);
+  b.gpu.store().write(A, src.data(), LEN);
+  sc_start();
+  EXPECT_TRUE(b.drv.finished);
+  ASSERT_EQ(b.engine.records().size(), 2u);
+  const dma_record& pre = b.engine.records()[1];
+  // The prefetch lasts at least the unit latency past its last read.
+  EXPECT_GE(pre.finished - pre.started, 100 * ps_per_us);
+  EXPECT_GE(sc_time_stamp(), to_sc(pre.finished));
+  std::vector<std::uint8_t> back(LEN);
+  b.gpu.store().read(B, back.data(), LEN);
+  EXPECT_TRUE(back == src);
+  EXPECT_EQ(b.violations(), 0u);
+}
