@@ -1,7 +1,13 @@
 #include "workloads/activations/activation_source.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace cdma::workloads {
@@ -62,28 +68,101 @@ void fill_input_image(std::uint64_t seed, std::uint64_t offset, std::uint8_t* ou
   });
 }
 
-// ---- npz ---------------------------------------------------------------------------------
+// ---- real activations (.npz, .npy, directory of .npy) -------------------------------------
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+std::string base_name(const std::string& p) {
+  const auto slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+}  // namespace
+
+std::map<std::string, std::string> load_name_map(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw activation_error(path + ": cannot open the name map (expected a JSON object "
+                                  "{\"name in file\": \"layer key\", ...})");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw activation_error(path + ": malformed JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw activation_error(path + ": expected a JSON object {\"name in file\": \"layer key\"}");
+  std::map<std::string, std::string> m;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_string())
+      throw activation_error(path + ": value of \"" + it.key() + "\" must be a layer key (string)");
+    m[it.key()] = it.value().get<std::string>();
+  }
+  return m;
+}
 
 npz_activation_source::npz_activation_source(const std::string& path, std::uint64_t cache_limit)
-    : path_(path), cache_limit_(cache_limit), archive_(std::make_unique<npz_archive>(path)) {
-  if (archive_->keys().empty())
-    throw activation_error(path + ": the archive holds no .npy members; expected one NCHW "
-                                  "float32 tensor per layer output");
+    : npz_activation_source(path, real_activation_options{{}, cache_limit}) {}
+
+npz_activation_source::~npz_activation_source() = default;
+
+npz_activation_source::npz_activation_source(const std::string& path, const real_activation_options& opt)
+    : path_(path), opt_(opt) {
+  std::vector<std::pair<std::string, std::string>> names;  // name in file, member / path
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw activation_error(path + ": no such file or directory (expected a .npz, a .npy or a directory of .npy files)");
+  if (S_ISDIR(st.st_mode)) {
+    DIR* d = ::opendir(path.c_str());
+    if (!d) throw activation_error(path + ": cannot read the directory");
+    std::vector<std::string> files;
+    while (dirent* e = ::readdir(d)) {
+      const std::string f = e->d_name;
+      if (ends_with(f, ".npy")) files.push_back(f);
+    }
+    ::closedir(d);
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) names.emplace_back(f.substr(0, f.size() - 4), path + "/" + f);
+  } else if (ends_with(path, ".npy")) {
+    const std::string b = base_name(path);
+    names.emplace_back(b.substr(0, b.size() - 4), path);
+  } else {
+    archive_ = std::make_unique<npz_archive>(path);
+    for (const auto& k : archive_->keys()) names.emplace_back(k, k);
+  }
+  if (names.empty())
+    throw activation_error(path + ": holds no .npy tensors; expected one NCHW float32 tensor per layer output");
+  for (const auto& [name, where] : names) {
+    auto m = opt_.name_map.find(name);
+    const std::string key = m == opt_.name_map.end() ? name : m->second;
+    if (files_.count(key))
+      throw activation_error(path + ": two tensors map to layer key '" + key + "' (check the name map)");
+    files_[key] = where;
+  }
+  for (const auto& kv : opt_.name_map) {
+    bool found = false;
+    for (const auto& n : names) found = found || n.first == kv.first;
+    if (!found)
+      throw activation_error(path + ": the name map names '" + kv.first + "', which is not a tensor of the file");
+  }
+}
+
+npy_array npz_activation_source::read_member(const std::string& where) const {
+  return archive_ ? archive_->read(where) : read_npy(where);
 }
 
 const npz_activation_source::tensor& npz_activation_source::load(const std::string& key) {
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  if (!archive_->contains(key))
-    throw activation_error(path_ + ": no member '" + key + ".npy' for this layer");
-  npy_array a = archive_->read(key);
+  auto f = files_.find(key);
+  if (f == files_.end()) throw activation_error(path_ + ": no tensor for layer key '" + key + "'");
+  npy_array a = read_member(f->second);
   if (a.descr != "<f4" && a.descr != "=f4" && a.descr != ">f4")
-    throw activation_error(path_ + ":" + key + ": dtype " + a.descr +
+    throw activation_error(path_ + ":" + f->second + ": dtype " + a.descr +
                            " is not supported; expected float32 ('<f4')");
-  if (a.shape.size() != 4 && a.shape.size() != 2)
-    throw activation_error(path_ + ":" + key + ": shape " + shape_str(a.shape) +
+  if ((a.shape.size() != 4 && a.shape.size() != 2) || a.shape[0] < 1)
+    throw activation_error(path_ + ":" + f->second + ": shape " + shape_str(a.shape) +
                            " is not NCHW; expected 4 dimensions (or N x C for fully connected)");
-  if (cached_bytes_ + a.data.size() > cache_limit_) {
+  if (cached_bytes_ + a.data.size() > opt_.cache_limit_bytes) {
     cache_.clear();
     cached_bytes_ = 0;
   }
@@ -94,11 +173,23 @@ const npz_activation_source::tensor& npz_activation_source::load(const std::stri
 
 void npz_activation_source::validate(const network& net) const {
   auto* self = const_cast<npz_activation_source*>(this);
+  std::set<std::string> keys;
+  for (const layer& l : net.layers) keys.insert(l.output_key);
+  for (const auto& kv : files_) {
+    if (keys.count(kv.first)) continue;
+    std::string name = kv.first;
+    for (const auto& m : opt_.name_map)
+      if (m.second == kv.first) name = m.first + "' (mapped to '" + kv.first;
+    throw activation_error(path_ + ": tensor '" + name + "' matches no layer of network " + net.name +
+                           " (expected a layer output key such as '" + net.layers.front().output_key +
+                           "'; a name map can rename tensors)");
+  }
+  int images = -1;
   for (const layer& l : net.layers) {
     if (l.offload_key.empty()) continue;
-    if (!archive_->contains(l.offload_key))
+    if (!files_.count(l.offload_key))
       throw activation_error(path_ + ": layer '" + l.name + "' offloads tensor '" + l.offload_key +
-                             "', which the archive does not hold");
+                             "', which the file does not hold");
     const tensor& t = self->load(l.offload_key);
     std::int64_t c = t.shape[1], h = 1, w = 1;
     if (t.shape.size() == 4) { h = t.shape[2]; w = t.shape[3]; }
@@ -107,8 +198,11 @@ void npz_activation_source::validate(const network& net) const {
                              shape_str(t.shape) + " but layer '" + l.name + "' expects N x " +
                              std::to_string(l.offload.c) + "x" + std::to_string(l.offload.h) +
                              "x" + std::to_string(l.offload.w));
-    self->images_ = static_cast<int>(t.shape[0]);
+    const int n = static_cast<int>(t.shape[0]);
+    images = images < 0 ? n : std::min(images, n);
   }
+  if (images > 0) self->images_ = images;
+  self->distinct_ = std::min(self->images_, net.batch);
 }
 
 void npz_activation_source::fill(const std::string& key, const tensor_shape& shape,
@@ -116,11 +210,14 @@ void npz_activation_source::fill(const std::string& key, const tensor_shape& sha
   if (key.empty()) return fill_input_image(0, offset, out, len);
   const tensor& t = load(key);
   const std::uint64_t per_image = static_cast<std::uint64_t>(shape.c) * shape.h * shape.w * 4;
-  const std::uint64_t images = static_cast<std::uint64_t>(t.shape[0]);
-  if (per_image * images != t.data.size())
+  const std::uint64_t in_file = static_cast<std::uint64_t>(t.shape[0]);
+  if (per_image * in_file != t.data.size())
     throw activation_error(path_ + ":" + key + ": tensor holds " + std::to_string(t.data.size()) +
-                           " bytes, expected " + std::to_string(images) + " images of " +
+                           " bytes, expected " + std::to_string(in_file) + " images of " +
                            std::to_string(per_image) + " bytes (shape " + shape.str() + ")");
+  // Every tensor uses the same number of images (the smallest over the file), so image n of
+  // the batch is the same photo in every layer.
+  const std::uint64_t images = std::min<std::uint64_t>(in_file, static_cast<std::uint64_t>(images_));
   std::uint64_t pos = offset;
   const std::uint64_t end = offset + len;
   while (pos < end) {
@@ -134,39 +231,204 @@ void npz_activation_source::fill(const std::string& key, const tensor_shape& sha
 
 std::string npz_activation_source::describe(const network& net) const {
   std::ostringstream o;
-  const auto slash = path_.find_last_of('/');
-  o << "real: " << (slash == std::string::npos ? path_ : path_.substr(slash + 1)) << " ("
-    << images_ << (images_ == 1 ? " image" : " images");
-  if (net.batch > images_) o << " repeated to batch " << net.batch;
+  o << "real: " << base_name(path_) << " (" << distinct_ << " distinct "
+    << (distinct_ == 1 ? "image" : "images");
+  if (net.batch > distinct_) o << ", repeated to batch " << net.batch;
   o << "); the network input image is synthetic (dense)";
   return o.str();
 }
 
 // ---- synthetic --------------------------------------------------------------------------
 
-synthetic_activation_source::synthetic_activation_source(double density, std::uint64_t seed)
-    : density_(density), seed_(seed) {
-  if (!(density >= 0.0 && density <= 1.0))
-    throw activation_error("synthetic density " + std::to_string(density) +
+namespace {
+void check_density(double d, const std::string& what) {
+  if (!(d >= 0.0 && d <= 1.0))
+    throw activation_error(what + " " + std::to_string(d) +
                            " is out of range; expected a fraction of nonzero elements in [0, 1]");
+}
+}  // namespace
+
+synthetic_activation_source::synthetic_activation_source(double density, std::uint64_t seed)
+    : synthetic_activation_source(synthetic_params{density, {}, 0, 16384, seed}) {}
+
+synthetic_activation_source::synthetic_activation_source(const synthetic_params& p) : p_(p) {
+  check_density(p_.density, "synthetic density");
+  for (const auto& kv : p_.layer_density) check_density(kv.second, "synthetic density of '" + kv.first + "'");
+  if (!(p_.mean_zero_run == 0 || p_.mean_zero_run >= 1.0) || !std::isfinite(p_.mean_zero_run))
+    throw activation_error("synthetic mean zero-run length " + std::to_string(p_.mean_zero_run) +
+                           " is out of range; expected 0 (independent zeros) or >= 1 (elements)");
+  if (p_.cluster_segment < 1) throw activation_error("synthetic cluster_segment must be >= 1 element");
+}
+
+double synthetic_activation_source::density_of(const std::string& key) const {
+  auto it = p_.layer_density.find(key);
+  return it == p_.layer_density.end() ? p_.density : it->second;
+}
+
+void synthetic_activation_source::validate(const network& net) const {
+  if (p_.mean_zero_run == 0) return;
+  for (const layer& l : net.layers) {
+    if (l.offload_key.empty()) continue;
+    const double d = density_of(l.offload_key);
+    if (d <= 0.0 || d >= 1.0) continue;
+    if (p_.mean_zero_run < (1.0 - d) / d)
+      throw activation_error("synthetic mean zero-run length " + std::to_string(p_.mean_zero_run) +
+                             " is too short for tensor '" + l.offload_key + "' (layer '" + l.name +
+                             "') of density " + std::to_string(d) + ": needs >= (1 - d) / d = " +
+                             std::to_string((1.0 - d) / d));
+  }
 }
 
 void synthetic_activation_source::fill(const std::string& key, const tensor_shape&,
                                        std::uint64_t offset, std::uint8_t* out, std::size_t len) {
-  if (key.empty()) return fill_input_image(seed_, offset, out, len);
-  const std::uint64_t s = splitmix64(seed_ ^ hash_key(key));
-  const auto threshold = static_cast<std::uint64_t>(density_ * 9007199254740992.0);  // 2^53
-  fill_elements(offset, out, len, [s, threshold](std::uint64_t e) -> std::uint32_t {
-    const std::uint64_t h = splitmix64(s + e);
-    if ((h >> 11) >= threshold) return 0;
-    return float_bits(static_cast<float>((h & 0xFFFF) + 1) / 8192.0f);  // (0, 8]
+  if (key.empty()) return fill_input_image(p_.seed, offset, out, len);
+  const std::uint64_t s = splitmix64(p_.seed ^ hash_key(key));
+  const double d = density_of(key);
+  constexpr double two53 = 9007199254740992.0;
+  auto value = [](std::uint64_t h) { return float_bits(static_cast<float>((h & 0xFFFF) + 1) / 8192.0f); };  // (0, 8]
+  if (p_.mean_zero_run == 0 || d <= 0.0 || d >= 1.0) {
+    const auto threshold = static_cast<std::uint64_t>(d * two53);
+    fill_elements(offset, out, len, [s, threshold, value](std::uint64_t e) -> std::uint32_t {
+      const std::uint64_t h = splitmix64(s + e);
+      if ((h >> 11) >= threshold) return 0;
+      return value(h);
+    });
+    return;
+  }
+  // Clustered: a two-state Markov chain restarted every `cluster_segment` elements.
+  const double L = p_.mean_zero_run;
+  const auto p_leave_zero = static_cast<std::uint64_t>((1.0 / L) * two53);
+  const auto p_enter_zero = static_cast<std::uint64_t>(std::min(1.0, (1.0 - d) / (L * d)) * two53);
+  const auto p_start_nonzero = static_cast<std::uint64_t>(d * two53);
+  const std::uint64_t seg = p_.cluster_segment;
+  const std::uint64_t e_first = offset / 4, e_end = (offset + len + 3) / 4;
+  std::uint64_t cur_seg = ~0ull, cur_e = 0;
+  bool zero = false;
+  std::uint64_t ss = 0;
+  fill_elements(offset, out, len, [&](std::uint64_t e) -> std::uint32_t {
+    (void)e_first;
+    (void)e_end;
+    if (e / seg != cur_seg || e < cur_e) {
+      // (Re)start the chain at the segment start and run it up to e.
+      cur_seg = e / seg;
+      ss = splitmix64(s ^ (cur_seg * 0xD1B54A32D192ED03ull));
+      cur_e = cur_seg * seg;
+      zero = (splitmix64(ss) >> 11) >= p_start_nonzero;
+      while (cur_e < e) {
+        const std::uint64_t h = splitmix64(ss + cur_e + 1);
+        zero = zero ? (h >> 11) >= p_leave_zero : (h >> 11) < p_enter_zero;
+        ++cur_e;
+      }
+    } else {
+      while (cur_e < e) {
+        const std::uint64_t h = splitmix64(ss + cur_e + 1);
+        zero = zero ? (h >> 11) >= p_leave_zero : (h >> 11) < p_enter_zero;
+        ++cur_e;
+      }
+    }
+    return zero ? 0u : value(splitmix64(ss + e + 0x5851F42D4C957F2Dull));
   });
 }
 
-std::string synthetic_activation_source::describe(const network&) const {
+std::string synthetic_activation_source::describe(const network& net) const {
   std::ostringstream o;
-  o << "synthetic: density " << density_ << " (uniform zeros), seed " << seed_;
+  o << "synthetic: ";
+  if (p_.layer_density.empty()) {
+    o << "density " << p_.density;
+  } else {
+    double lo = 1, hi = 0;
+    for (const layer& l : net.layers)
+      if (!l.offload_key.empty()) {
+        lo = std::min(lo, density_of(l.offload_key));
+        hi = std::max(hi, density_of(l.offload_key));
+      }
+    o << "per-layer density " << lo << ".." << hi;
+  }
+  if (p_.mean_zero_run > 0) o << ", clustered zeros (mean zero run " << p_.mean_zero_run << " elements)";
+  else o << " (independent zeros)";
+  o << ", seed " << p_.seed;
   return o.str();
+}
+
+// ---- density over training ---------------------------------------------------------------
+
+std::map<std::string, double> training_profile_densities(const std::string& csv, double progress,
+                                                         const network& net) {
+  if (!(progress >= 0.0 && progress <= 1.0))
+    throw activation_error("training progress " + std::to_string(progress) + " is out of range; expected 0..1");
+  std::ifstream in(csv);
+  if (!in) throw activation_error(csv + ": cannot open the density profile (expected CSV "
+                                  "iteration,epoch,layer,zero_fraction,...)");
+  std::string line;
+  std::size_t lineno = 0;
+  int c_iter = -1, c_layer = -1, c_zero = -1;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<double, double>>> curves;  // layer -> (iteration, zero fraction)
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    std::string c;
+    while (std::getline(ss, c, ',')) cols.push_back(c);
+    const std::string where = csv + ":" + std::to_string(lineno) + ": ";
+    if (c_iter < 0) {
+      for (std::size_t i = 0; i < cols.size(); ++i) {
+        if (cols[i] == "iteration") c_iter = static_cast<int>(i);
+        if (cols[i] == "layer") c_layer = static_cast<int>(i);
+        if (cols[i] == "zero_fraction") c_zero = static_cast<int>(i);
+      }
+      if (c_iter < 0 || c_layer < 0 || c_zero < 0)
+        throw activation_error(where + "expected a header with the columns iteration, layer and zero_fraction");
+      continue;
+    }
+    const std::size_t need = static_cast<std::size_t>(std::max({c_iter, c_layer, c_zero})) + 1;
+    if (cols.size() < need) throw activation_error(where + "expected at least " + std::to_string(need) + " columns");
+    double it = 0, z = 0;
+    try {
+      std::size_t u1 = 0, u2 = 0;
+      it = std::stod(cols[static_cast<std::size_t>(c_iter)], &u1);
+      z = std::stod(cols[static_cast<std::size_t>(c_zero)], &u2);
+      if (u1 != cols[static_cast<std::size_t>(c_iter)].size() || u2 != cols[static_cast<std::size_t>(c_zero)].size())
+        throw std::invalid_argument("trailing characters");
+    } catch (const std::exception&) {
+      throw activation_error(where + "iteration and zero_fraction must be numbers");
+    }
+    if (!(z >= 0 && z <= 1)) throw activation_error(where + "zero_fraction must be in [0, 1]");
+    const std::string& name = cols[static_cast<std::size_t>(c_layer)];
+    if (!curves.count(name)) order.push_back(name);
+    curves[name].emplace_back(it, z);
+  }
+  if (order.empty()) throw activation_error(csv + ": no data rows");
+  double last = 0;
+  for (auto& kv : curves) {
+    std::sort(kv.second.begin(), kv.second.end());
+    last = std::max(last, kv.second.back().first);
+  }
+  const double at = progress * last;
+  auto zero_at = [&](const std::string& layer_name) {
+    const auto& c = curves.at(layer_name);
+    if (at <= c.front().first) return c.front().second;
+    for (std::size_t i = 1; i < c.size(); ++i)
+      if (at <= c[i].first) {
+        const double f = (at - c[i - 1].first) / (c[i].first - c[i - 1].first);
+        return c[i - 1].second + f * (c[i].second - c[i - 1].second);
+      }
+    return c.back().second;
+  };
+  std::map<std::string, double> out;
+  const std::size_t n = net.layers.size(), m = order.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string& key = net.layers[k].output_key;
+    std::string prof = key;
+    if (!curves.count(key)) {
+      const std::size_t j = n > 1 ? static_cast<std::size_t>(std::llround(static_cast<double>(k) * (m - 1) / (n - 1))) : 0;
+      prof = order[std::min(j, m - 1)];
+    }
+    out[key] = 1.0 - zero_at(prof);
+  }
+  return out;
 }
 
 }  // namespace cdma::workloads

@@ -1,9 +1,9 @@
 // Activation sources: where the bytes of each offloaded tensor come from. Data is produced
-// on demand for any byte range, so a tensor never has to be held whole and the bytes a
-// prefetch brings back can be regenerated and compared.
+// on demand for any byte range, so a tensor never has to be held whole (full paper batch sizes
+// are streamed) and the bytes a prefetch brings back can be regenerated and compared.
 //
 // Tensors are fp32, NCHW, little-endian. The network's input image (offload key "") is
-// always synthetic: dense values in [0, 1) like a normalised photo.
+// always synthetic: dense values in [1/256, 1] like a normalised photo.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -29,55 +29,110 @@ public:
   /// Checks that every offloaded tensor of `net` can be produced (keys present, shapes
   /// match); throws activation_error naming the layer, the key and both shapes otherwise.
   virtual void validate(const network& net) const = 0;
-  /// One line for reports, e.g. "real: chelsea.npz (1 image repeated to batch 32)".
+  /// One line for reports, e.g. "real: chelsea.npz (1 distinct image, repeated to batch 32)".
   virtual std::string describe(const network& net) const = 0;
-  /// Distinct images behind each batch (1 for a single-photo .npz).
+  /// Distinct images behind each batch (0 for synthetic data).
   virtual int distinct_images() const = 0;
 };
 
 /// Deterministic dense synthetic image bytes (input of layer 0): element e of the tensor is
-/// a float in [1/256, 1) derived from a hash of (seed, e). Shared by all sources.
+/// a float in [1/256, 1] derived from a hash of (seed, e). Shared by all sources.
 void fill_input_image(std::uint64_t seed, std::uint64_t offset, std::uint8_t* out, std::size_t len);
 
-/// Real activations from a .npz archive (numpy.savez[_compressed]) whose members are named
-/// after the layers' output keys, each [images, C, H, W] float32. A batch of N is formed by
-/// repeating the images (image n of the batch is image n mod images).
+/// Options of the real-activation source.
+struct real_activation_options {
+  /// Tensor name in the file(s) -> layer output key. Names not in the map are used as they are.
+  std::map<std::string, std::string> name_map;
+  /// Decoded tensors kept in memory at most (bytes); the cache is emptied when it would grow
+  /// beyond. A tensor holds only the images in the file, never the batch.
+  std::uint64_t cache_limit_bytes = 1ull << 30;
+};
+
+/// Reads a name map: a JSON object {"name in file": "layer key", ...}. Throws
+/// activation_error naming the file.
+std::map<std::string, std::string> load_name_map(const std::string& path);
+
+/// Real activations matched to layers by name: a .npz archive (numpy.savez[_compressed]), a
+/// directory of <name>.npy files, or one <name>.npy file. Each tensor is [images, C, H, W]
+/// (or [images, C]) float32. Every name must match a layer's output key (after the name map);
+/// a name matching no layer is an error naming the file, the name and the network. A batch
+/// of N is assembled from the images available: image n of the batch is image n mod images
+/// (repeated when there are fewer images than N); distinct_images() = min(images, N).
 class npz_activation_source : public activation_source {
 public:
-  /// Throws npy_error (file unreadable / not a zip) naming the path.
+  /// Throws npy_error / activation_error (unreadable, empty, not a zip) naming the path.
   explicit npz_activation_source(const std::string& path, std::uint64_t cache_limit_bytes = 1ull << 30);
+  npz_activation_source(const std::string& path, const real_activation_options& opt);
+  ~npz_activation_source() override;
   void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
             std::uint8_t* out, std::size_t len) override;
   void validate(const network& net) const override;
   std::string describe(const network& net) const override;
-  int distinct_images() const override { return images_; }
+  int distinct_images() const override { return distinct_; }
+  /// Images per tensor in the file(s) (the smallest over the members used).
+  int images_in_file() const { return images_; }
 
 private:
   struct tensor { std::vector<std::int64_t> shape; std::vector<std::uint8_t> data; };
   const tensor& load(const std::string& key);
+  npy_array read_member(const std::string& file_name) const;
   std::string path_;
-  std::uint64_t cache_limit_;
+  real_activation_options opt_;
   std::uint64_t cached_bytes_ = 0;
   int images_ = 1;
-  std::unique_ptr<npz_archive> archive_;
+  int distinct_ = 1;
+  std::unique_ptr<npz_archive> archive_;     ///< set for a .npz
+  std::map<std::string, std::string> files_; ///< layer key -> member name (npz) or .npy path
   std::map<std::string, tensor> cache_;
 };
 
-/// Synthetic activations: every element is zero with probability 1 - density, independently
-/// (uniform zeros), else a positive float. Bytes depend only on (seed, key, element index).
+/// Synthetic activations.
+struct synthetic_params {
+  /// Fraction of nonzero elements of every tensor, in [0, 1].
+  double density = 0.5;
+  /// Per-tensor density by layer output key (overrides `density`).
+  std::map<std::string, double> layer_density;
+  /// Clustering: mean length of a run of zero elements (in elements). 0 = independent zeros
+  /// (a zero run then has mean length 1 / density). Otherwise zeros and nonzeros alternate in
+  /// runs: a two-state Markov chain with P(zero -> nonzero) = 1 / mean_zero_run and
+  /// P(nonzero -> zero) = (1 - d) / (mean_zero_run * d), whose stationary nonzero fraction is
+  /// d; needs mean_zero_run >= max(1, (1 - d) / d). The chain restarts (from its stationary
+  /// distribution) every `cluster_segment` elements so any byte range can be regenerated.
+  double mean_zero_run = 0;
+  std::uint64_t cluster_segment = 16384;
+  std::uint64_t seed = 1;
+};
+
+/// Synthetic activations: every byte depends only on (seed, key, element index), so the same
+/// seed gives the same bytes and any window can be regenerated without the rest.
 class synthetic_activation_source : public activation_source {
 public:
-  /// density in [0, 1]: fraction of nonzero elements. Throws activation_error otherwise.
+  /// density in [0, 1]: fraction of nonzero elements (uniform zeros). Throws activation_error.
   explicit synthetic_activation_source(double density, std::uint64_t seed = 1);
+  /// Throws activation_error naming the bad value.
+  explicit synthetic_activation_source(const synthetic_params& p);
   void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
             std::uint8_t* out, std::size_t len) override;
-  void validate(const network&) const override {}
+  /// Checks that mean_zero_run is feasible for every offloaded tensor's density.
+  void validate(const network& net) const override;
   std::string describe(const network& net) const override;
   int distinct_images() const override { return 0; }
+  /// Density used for tensor `key`.
+  double density_of(const std::string& key) const;
 
 private:
-  double density_;
-  std::uint64_t seed_;
+  synthetic_params p_;
 };
+
+/// Density-over-training profile from a CSV with the columns iteration,epoch,layer,
+/// zero_fraction[,...] (such as ../shared/data/density/fmnist_training.csv). Returns the
+/// density (1 - zero_fraction) of every layer output key of `net` at `progress` in [0, 1] of
+/// the profiled run (iteration = progress x last iteration; linear interpolation between
+/// checkpoints). A key that is a profile layer name takes that layer's curve; the other
+/// layers take the curve of the profile layer at the same relative depth (layer k of n ->
+/// profile layer round(k (m - 1) / (n - 1)) of m, in profile order). Throws activation_error
+/// naming the file and line, or the bad progress value.
+std::map<std::string, double> training_profile_densities(const std::string& csv_path, double progress,
+                                                         const network& net);
 
 }  // namespace cdma::workloads

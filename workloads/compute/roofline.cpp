@@ -2,7 +2,11 @@
 #include "workloads/compute/roofline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
 
 namespace cdma::workloads {
 
@@ -15,6 +19,46 @@ gpu_params titan_xp() {
   g.dram_Bps = 547.6e9;
   g.memory_bytes = 12ull << 30;
   return g;
+}
+
+gpu_params v100() {
+  gpu_params g;
+  g.name = "Tesla V100";
+  g.peak_flops = 15.7e12;
+  g.dram_Bps = 900e9;
+  g.memory_bytes = 16ull << 30;
+  return g;
+}
+
+gpu_params a100() {
+  gpu_params g;
+  g.name = "A100";
+  g.peak_flops = 19.5e12;
+  g.dram_Bps = 1555e9;
+  g.memory_bytes = 40ull << 30;
+  return g;
+}
+
+gpu_params h100() {
+  gpu_params g;
+  g.name = "H100 SXM";
+  g.peak_flops = 67e12;
+  g.dram_Bps = 3350e9;
+  g.memory_bytes = 80ull << 30;
+  return g;
+}
+
+std::vector<std::string> gpu_preset_names() { return {"titanx", "titanxp", "v100", "a100", "h100"}; }
+
+gpu_params gpu_preset(const std::string& name) {
+  std::string n;
+  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "titanx" || n == "titan-x" || n == "titanx-maxwell") return titan_x_maxwell();
+  if (n == "titanxp" || n == "titan-xp") return titan_xp();
+  if (n == "v100") return v100();
+  if (n == "a100") return a100();
+  if (n == "h100") return h100();
+  throw gpu_params_error("unknown GPU preset \"" + name + "\" (expected titanx, titanxp, v100, a100 or h100)");
 }
 
 void validate(const gpu_params& g) {
@@ -55,6 +99,82 @@ layer_time roofline_time(const layer& l, const gpu_params& g) {
       static_cast<std::uint64_t>(std::llround(static_cast<double>(l.forward_bytes) * g.backward_bytes_factor));
   t.backward = kernel_ps(l.forward_flops * g.backward_flops_factor, back_bytes, g);
   return t;
+}
+
+std::vector<layer_time> roofline_times(const network& net, const gpu_params& g) {
+  std::vector<layer_time> t;
+  t.reserve(net.layers.size());
+  for (const auto& l : net.layers) t.push_back(roofline_time(l, g));
+  return t;
+}
+
+namespace {
+std::string trim(const std::string& s) {
+  std::size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+}  // namespace
+
+std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
+                                         std::vector<layer_time> base) {
+  std::ifstream in(path);
+  if (!in) throw layer_time_error(path + ": cannot open the layer time table (expected a CSV file "
+                                  "with header layer,forward_ms,backward_ms)");
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < net.layers.size(); ++i) index[net.layers[i].name] = i;
+  if (base.size() != net.layers.size()) base.resize(net.layers.size());
+  std::map<std::string, std::size_t> seen;
+  std::string line;
+  std::size_t lineno = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    std::vector<std::string> cols;
+    std::stringstream ss(t);
+    std::string c;
+    while (std::getline(ss, c, ',')) cols.push_back(trim(c));
+    if (!t.empty() && t.back() == ',') cols.push_back("");
+    if (!header) {
+      if (cols.size() != 3 || cols[0] != "layer" || cols[1] != "forward_ms" || cols[2] != "backward_ms")
+        throw layer_time_error(where + "expected the header \"layer,forward_ms,backward_ms\", got \"" + t + "\"");
+      header = true;
+      continue;
+    }
+    if (cols.size() != 3)
+      throw layer_time_error(where + "expected 3 columns (layer,forward_ms,backward_ms), got " +
+                             std::to_string(cols.size()));
+    auto it = index.find(cols[0]);
+    if (it == index.end())
+      throw layer_time_error(where + "layer \"" + cols[0] + "\" is not a layer of network " + net.name);
+    if (seen.count(cols[0]))
+      throw layer_time_error(where + "layer \"" + cols[0] + "\" is listed twice (first on line " +
+                             std::to_string(seen[cols[0]]) + ")");
+    seen[cols[0]] = lineno;
+    double ms[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::string& v = cols[1 + k];
+      std::size_t used = 0;
+      bool ok = !v.empty();
+      try {
+        if (ok) ms[k] = std::stod(v, &used);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+      if (!ok || used != v.size() || !std::isfinite(ms[k]) || ms[k] < 0)
+        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v +
+                               "\" is not a number >= 0 (milliseconds)");
+    }
+    base[it->second].forward = static_cast<ps_t>(std::llround(ms[0] * 1e9));
+    base[it->second].backward = static_cast<ps_t>(std::llround(ms[1] * 1e9));
+  }
+  if (!header) throw layer_time_error(path + ": empty file (expected the header layer,forward_ms,backward_ms)");
+  return base;
 }
 
 }  // namespace cdma::workloads

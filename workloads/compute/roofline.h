@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tlm/core/units.h"
 #include "workloads/network/network.h"
@@ -39,6 +40,21 @@ gpu_params titan_x_maxwell();
 /// TFLOP/s"), 547.6e9 B/s GDDR5X (384-bit x 11.4 Gb/s), 12 GiB; same efficiency factors.
 gpu_params titan_xp();
 
+/// Tesla V100 (SXM2 16 GB) preset: 15.7e12 FLOP/s fp32 and 900e9 B/s HBM2 (NVIDIA V100
+/// datasheet), 16 GiB.
+gpu_params v100();
+/// A100 (40 GB SXM) preset: 19.5e12 FLOP/s fp32 (non-tensor-core) and 1555e9 B/s HBM2
+/// (NVIDIA A100 datasheet), 40 GiB.
+gpu_params a100();
+/// H100 SXM5 preset: 67e12 FLOP/s fp32 (non-tensor-core) and 3350e9 B/s HBM3 (NVIDIA H100
+/// datasheet), 80 GiB.
+gpu_params h100();
+/// Preset by name: "titanx" (aliases "titan-x", "titanx-maxwell"), "titanxp" ("titan-xp"),
+/// "v100", "a100", "h100" (case-insensitive). gpu_params_error listing the names otherwise.
+gpu_params gpu_preset(const std::string& name);
+/// Canonical preset names.
+std::vector<std::string> gpu_preset_names();
+
 /// An invalid gpu_params field; the message names the field (e.g. "gpu_params.flop_efficiency")
 /// and the expected range.
 class gpu_params_error : public std::runtime_error {
@@ -63,5 +79,25 @@ struct layer_time {
 ///              round(forward_bytes * backward_bytes_factor).
 /// Each term is rounded up to a whole picosecond. Throws gpu_params_error on invalid params.
 layer_time roofline_time(const layer& l, const gpu_params& g);
+
+/// Roofline times of every layer of `net`.
+std::vector<layer_time> roofline_times(const network& net, const gpu_params& g);
+
+/// A bad per-layer time table; the message names the file and line and the expected form.
+class layer_time_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads a per-layer time table measured by the user (CSV, header `layer,forward_ms,backward_ms`,
+/// then one row per layer: layer name as in the network (layer.name), forward and backward
+/// kernel time of the whole batch in milliseconds, >= 0; blank lines and lines starting with
+/// '#' are skipped) and returns `base` with the listed layers' times replaced (ms rounded to
+/// the nearest ps). Layers not listed keep their `base` (roofline) time. Throws
+/// layer_time_error naming the file and line for: unreadable file, wrong header, wrong column
+/// count, a number that does not parse or is negative, a layer name the network does not
+/// have, a layer listed twice.
+std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
+                                         std::vector<layer_time> base);
 
 }  // namespace cdma::workloads

@@ -32,6 +32,7 @@ std::string to_string(layer_kind k) {
     case layer_kind::conv: return "conv";
     case layer_kind::pool: return "pool";
     case layer_kind::fc: return "fc";
+    case layer_kind::eltwise: return "eltwise";
   }
   return "unknown";
 }
@@ -379,6 +380,7 @@ class graph_loader {
         }
       }
       net.name = stem;
+      net.source = path_;
     }
     const graph_node* input_node = nullptr;
     for (const auto& name : order)
@@ -404,7 +406,10 @@ class graph_loader {
         key = next->name;
         next = sole_consumer(key);
       }
-      if (next && (next->type == "Activation" || next->type == "ReLU")) key = next->name;
+      if (next && (next->type == "Activation" || next->type == "ReLU")) {
+        key = next->name;
+        l.relu = next->type == "ReLU" || next->config.value("activation", std::string()) == "relu";
+      }
       l.output_key = key;
       l.input = nchw(in);
       l.output = nchw(out);
@@ -496,12 +501,328 @@ network synthetic_chain(int batch, int layers, int c0, int hw, int in_channels) 
   return net;
 }
 
-std::vector<std::string> known_networks() { return {"inception_v3", "synthetic", "inceptionv3"}; }
+namespace {
+
+// ---- cdma-vp layer files ------------------------------------------------------------------
+class layer_file_loader {
+ public:
+  layer_file_loader(std::string path, int batch) : path_(std::move(path)), batch_(batch) {}
+
+  network load() {
+    check_batch(batch_, "load_layer_file(\"" + path_ + "\")");
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) fail("cannot open file (expected a cdma-vp layer file, docs/workloads.md)");
+    json doc;
+    try {
+      doc = json::parse(in);
+    } catch (const json::exception& e) {
+      fail(std::string("malformed JSON (") + e.what() + ")");
+    }
+    if (!doc.is_object() || !doc.contains("input") || !doc.contains("layers") || !doc["layers"].is_array())
+      fail("expected {\"name\", \"input\": [C, H, W], \"layers\": [...]}");
+    const json& ji = doc["input"];
+    if (!ji.is_array() || ji.size() != 3 || !ji[0].is_number_integer() || !ji[1].is_number_integer() ||
+        !ji[2].is_number_integer() || ji[0].get<std::int64_t>() < 1 || ji[1].get<std::int64_t>() < 1 ||
+        ji[2].get<std::int64_t>() < 1)
+      fail("\"input\" must be [C, H, W] of positive integers");
+    network net;
+    net.batch = batch_;
+    net.name = doc.value("name", std::string());
+    if (net.name.empty()) {
+      net.name = path_.substr(path_.find_last_of("/\\") + 1);
+      if (net.name.size() > 5 && net.name.compare(net.name.size() - 5, 5, ".json") == 0) net.name.resize(net.name.size() - 5);
+    }
+    net.source = path_ + (doc.contains("source") && doc["source"].is_string()
+                              ? " (" + doc["source"].get<std::string>() + ")" : std::string());
+    const std::int64_t N = batch_;
+    const chw image{ji[0].get<std::int64_t>(), ji[1].get<std::int64_t>(), ji[2].get<std::int64_t>()};
+    tensors_["input"] = {image, -1};
+    std::string prev = "input";
+    std::size_t idx = 0;
+    for (const json& jl : doc["layers"]) {
+      where_ = "layers[" + std::to_string(idx++) + "]";
+      if (!jl.is_object() || !jl.contains("name") || !jl["name"].is_string() || !jl.contains("type") ||
+          !jl["type"].is_string())
+        fail(where_ + ": expected an object with string \"name\" and \"type\"");
+      const std::string name = jl["name"].get<std::string>();
+      const std::string type = jl["type"].get<std::string>();
+      where_ += " \"" + name + "\" (" + type + ")";
+      if (tensors_.count(name)) fail(where_ + ": duplicate name");
+      std::vector<std::string> inputs;
+      if (jl.contains("inputs")) {
+        if (!jl["inputs"].is_array() || jl["inputs"].empty()) fail(where_ + ": \"inputs\" must be a non-empty array of names");
+        for (const auto& x : jl["inputs"]) {
+          if (!x.is_string()) fail(where_ + ": \"inputs\" must be a non-empty array of names");
+          const std::string in_name = x.get<std::string>();
+          if (!tensors_.count(in_name))
+            fail(where_ + ": unknown input \"" + in_name + "\" (inputs must name earlier entries or \"input\")");
+          inputs.push_back(in_name);
+        }
+      } else {
+        inputs.push_back(prev);
+      }
+      check_keys(jl, type);
+      const tensor_ref& x = tensors_.at(inputs[0]);
+      if (type != "concat" && type != "add" && inputs.size() != 1)
+        fail(where_ + ": expected exactly one input");
+      layer l;
+      l.name = name;
+      l.output_key = name;
+      if (jl.contains("key")) {
+        if (!jl["key"].is_string()) fail(where_ + ": \"key\" must be a string");
+        l.output_key = jl["key"].get<std::string>();
+      }
+      l.input = tensor_shape{N, x.s.c, x.s.h, x.s.w};
+      l.relu = get_bool(jl, "relu", false);
+      chw y;
+      bool is_layer = true;
+      std::uint64_t params = 0;
+      double flops = 0;
+      if (type == "conv") {
+        l.kind = layer_kind::conv;
+        const auto k = get_pair(jl, "kernel", 0, true);
+        const auto s = get_pair(jl, "stride", 1, false);
+        const auto d = get_pair(jl, "dilation", 1, false);
+        const std::int64_t f = get_int(jl, "filters", 0, true);
+        const std::int64_t g = get_int(jl, "groups", 1, false);
+        if (f < 1) fail(where_ + ": \"filters\" must be >= 1");
+        if (g < 1 || x.s.c % g != 0 || f % g != 0)
+          fail(where_ + ": \"groups\" must divide the input channels (" + std::to_string(x.s.c) + ") and filters");
+        std::pair<std::int64_t, std::int64_t> p{0, 0};
+        bool same = false;
+        if (jl.contains("pad") && jl["pad"].is_string()) {
+          const std::string ps = jl["pad"].get<std::string>();
+          if (ps == "same") same = true;
+          else if (ps != "valid") fail(where_ + ": \"pad\" must be an integer, [ph, pw], \"same\" or \"valid\"");
+        } else {
+          p = get_pair(jl, "pad", 0, false, true);
+        }
+        y.c = f;
+        y.h = same ? (x.s.h + s.first - 1) / s.first : window_out(x.s.h, k.first, s.first, p.first, d.first, false);
+        y.w = same ? (x.s.w + s.second - 1) / s.second : window_out(x.s.w, k.second, s.second, p.second, d.second, false);
+        const bool bias = get_bool(jl, "bias", true);
+        const double outs = static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
+        flops = 2.0 * static_cast<double>(k.first * k.second * (x.s.c / g)) * outs + (bias ? outs : 0.0);
+        params = static_cast<std::uint64_t>(k.first * k.second * (x.s.c / g) * f + (bias ? f : 0));
+      } else if (type == "pool") {
+        l.kind = layer_kind::pool;
+        const std::string op = jl.value("op", std::string("max"));
+        if (op != "max" && op != "avg") fail(where_ + ": \"op\" must be \"max\" or \"avg\"");
+        y.c = x.s.c;
+        std::int64_t window = 0;
+        if (get_bool(jl, "global", false)) {
+          y.h = y.w = 1;
+          window = x.s.h * x.s.w;
+        } else {
+          const auto k = get_pair(jl, "kernel", 0, true);
+          const auto s = jl.contains("stride") ? get_pair(jl, "stride", 1, true) : k;
+          const auto p = get_pair(jl, "pad", 0, false, true);
+          const bool ceil = get_bool(jl, "ceil", false);
+          y.h = window_out(x.s.h, k.first, s.first, p.first, 1, ceil);
+          y.w = window_out(x.s.w, k.second, s.second, p.second, 1, ceil);
+          window = k.first * k.second;
+        }
+        flops = static_cast<double>(window) * static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
+      } else if (type == "fc") {
+        l.kind = layer_kind::fc;
+        const std::int64_t units = get_int(jl, "units", 0, true);
+        if (units < 1) fail(where_ + ": \"units\" must be >= 1");
+        const bool bias = get_bool(jl, "bias", true);
+        const std::int64_t in = x.s.c * x.s.h * x.s.w;
+        y = chw{units, 1, 1};
+        flops = static_cast<double>(N) * (2.0 * static_cast<double>(in) * static_cast<double>(units) +
+                                          (bias ? static_cast<double>(units) : 0.0));
+        params = static_cast<std::uint64_t>(in * units + (bias ? units : 0));
+      } else if (type == "add") {
+        l.kind = layer_kind::eltwise;
+        y = x.s;
+        for (std::size_t i = 1; i < inputs.size(); ++i) {
+          const chw& o = tensors_.at(inputs[i]).s;
+          if (o.c != y.c || o.h != y.h || o.w != y.w)
+            fail(where_ + ": input \"" + inputs[i] + "\" is " + chw_str(o) + ", expected " + chw_str(y) +
+                 " like \"" + inputs[0] + "\"");
+        }
+        flops = static_cast<double>(inputs.size() - 1) * static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
+        // Every input is read once.
+        l.input = tensor_shape{N, x.s.c * static_cast<std::int64_t>(inputs.size()), x.s.h, x.s.w};
+      } else if (type == "concat") {
+        is_layer = false;
+        y = chw{0, x.s.h, x.s.w};
+        for (const auto& in : inputs) {
+          const chw& o = tensors_.at(in).s;
+          if (o.h != y.h || o.w != y.w)
+            fail(where_ + ": input \"" + in + "\" is " + chw_str(o) + ", expected spatial size " +
+                 std::to_string(y.h) + "x" + std::to_string(y.w) + " like \"" + inputs[0] + "\"");
+          y.c += o.c;
+        }
+      } else if (type == "relu" || type == "lrn" || type == "bn" || type == "dropout") {
+        is_layer = false;
+        y = x.s;
+        if (type == "relu") {
+          if (x.layer < 0) fail(where_ + ": a relu entry must follow a conv, pool, fc or add layer");
+          net.layers[static_cast<std::size_t>(x.layer)].relu = true;
+        }
+        tensors_[name] = {y, x.layer};
+        prev = name;
+        continue;
+      } else {
+        fail(where_ + ": unknown type (expected conv, pool, fc, add, concat, relu, lrn, bn or dropout)");
+      }
+      if (!is_layer) {
+        tensors_[name] = {y, -1};
+        prev = name;
+        continue;
+      }
+      l.output = tensor_shape{N, y.c, y.h, y.w};
+      l.forward_flops = flops;
+      l.weight_bytes = params * bytes_per_element;
+      l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+      tensors_[name] = {y, static_cast<int>(net.layers.size())};
+      net.layers.push_back(std::move(l));
+      prev = name;
+    }
+    if (net.layers.empty()) fail("no conv, pool, fc or add layers");
+    for (std::size_t i = 0; i < net.layers.size(); ++i) {
+      if (i == 0) {
+        net.layers[i].offload_key = "";
+        net.layers[i].offload = tensor_shape{N, image.c, image.h, image.w};
+      } else {
+        net.layers[i].offload_key = net.layers[i - 1].output_key;
+        net.layers[i].offload = net.layers[i - 1].output;
+      }
+    }
+    return net;
+  }
+
+ private:
+  struct tensor_ref {
+    chw s;
+    int layer = -1;  // index of the vDNN layer that produced it, -1: none
+  };
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw network_error("layer file " + path_ + ": " + msg);
+  }
+  static std::string chw_str(const chw& s) {
+    return std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
+  }
+  void check_keys(const json& jl, const std::string& type) const {
+    static const std::map<std::string, std::vector<std::string>> allowed = {
+        {"conv", {"filters", "kernel", "stride", "pad", "dilation", "groups", "bias", "relu"}},
+        {"pool", {"op", "kernel", "stride", "pad", "ceil", "global", "relu"}},
+        {"fc", {"units", "bias", "relu"}},
+        {"add", {"relu"}},
+        {"concat", {"axis"}},
+        {"relu", {}}, {"lrn", {"size", "alpha", "beta", "k"}}, {"bn", {}}, {"dropout", {"rate"}}};
+    auto it = allowed.find(type);
+    if (it == allowed.end()) return;  // reported by the caller
+    for (auto kv = jl.begin(); kv != jl.end(); ++kv) {
+      const std::string& k = kv.key();
+      if (k == "name" || k == "type" || k == "inputs" || k == "key" || k == "comment") continue;
+      if (std::find(it->second.begin(), it->second.end(), k) == it->second.end())
+        fail(where_ + ": unknown key \"" + k + "\" for type " + type);
+    }
+    if (type == "concat" && jl.contains("axis") && !(jl["axis"] == 1))
+      fail(where_ + ": \"axis\" must be 1 (channels, NCHW)");
+  }
+  bool get_bool(const json& jl, const char* key, bool dflt) const {
+    if (!jl.contains(key)) return dflt;
+    if (!jl[key].is_boolean()) fail(where_ + ": \"" + key + "\" must be true or false");
+    return jl[key].get<bool>();
+  }
+  std::int64_t get_int(const json& jl, const char* key, std::int64_t dflt, bool required) const {
+    if (!jl.contains(key)) {
+      if (required) fail(where_ + ": \"" + key + "\" is missing");
+      return dflt;
+    }
+    if (!jl[key].is_number_integer()) fail(where_ + ": \"" + key + "\" must be an integer");
+    return jl[key].get<std::int64_t>();
+  }
+  std::pair<std::int64_t, std::int64_t> get_pair(const json& jl, const char* key, std::int64_t dflt, bool required,
+                                                 bool zero_ok = false) const {
+    if (!jl.contains(key)) {
+      if (required) fail(where_ + ": \"" + key + "\" is missing (expected n or [h, w])");
+      return {dflt, dflt};
+    }
+    const json& v = jl[key];
+    const std::int64_t lo = zero_ok ? 0 : 1;
+    if (v.is_number_integer() && v.get<std::int64_t>() >= lo) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer() &&
+        v[0].get<std::int64_t>() >= lo && v[1].get<std::int64_t>() >= lo)
+      return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+    fail(where_ + ": \"" + key + "\" must be n or [h, w] of integers >= " + std::to_string(lo));
+  }
+  /// Caffe / PyTorch rule: floor((in + 2p - d(k-1) - 1) / s) + 1; with ceil, ceil(...) + 1 and
+  /// the last window must start inside the input or left padding.
+  std::int64_t window_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d,
+                          bool ceil) const {
+    const std::int64_t span = in + 2 * p - d * (k - 1) - 1;
+    if (span < 0)
+      fail(where_ + ": window " + std::to_string(k) + " does not fit input length " + std::to_string(in) +
+           " with padding " + std::to_string(p));
+    std::int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
+    if (ceil && p > 0 && (out - 1) * s >= in + p) --out;
+    return out;
+  }
+
+  std::string path_;
+  int batch_;
+  std::string where_;
+  std::map<std::string, tensor_ref> tensors_;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+network load_layer_file(const std::string& path, int batch) { return layer_file_loader(path, batch).load(); }
+
+std::string networks_dir() { return std::string(CDMA_WORKLOADS_DATA_DIR) + "/../networks"; }
+
+std::uint64_t relu_output_elements(const network& net) {
+  std::uint64_t n = 0;
+  for (const auto& l : net.layers)
+    if (l.relu) n += l.output.elements();
+  return n;
+}
+
+network mobilenet_v2(int batch) {
+  network net = load_keras_graph(CDMA_WORKLOADS_DATA_DIR "/mobilenet_v2/mobilenet_v2.keras-graph.json", batch);
+  net.name = "mobilenet_v2";
+  return net;
+}
+
+std::vector<std::string> known_networks() {
+  return {"alexnet", "overfeat", "nin", "vgg16", "squeezenet", "googlenet", "resnet50", "mobilenet_v2",
+          "inception_v3", "fmnist_cnn", "synthetic", "vgg-16", "vgg", "squeezenet1_0", "resnet-50",
+          "mobilenetv2", "inceptionv3", "PATH.json"};
+}
 
 network make_network(const std::string& name, int batch) {
   const std::string n = lower(name);
+  if (ends_with(n, ".json")) {
+    std::ifstream in(name, std::ios::binary);
+    if (!in) throw network_error("network file " + name + ": cannot open file");
+    json head;
+    try {
+      head = json::parse(in);
+    } catch (const json::exception& e) {
+      throw network_error("network file " + name + ": malformed JSON (" + e.what() + ")");
+    }
+    return head.is_object() && head.contains("input") ? load_layer_file(name, batch) : load_keras_graph(name, batch);
+  }
   if (n == "inception_v3" || n == "inceptionv3") return inception_v3(batch);
+  if (n == "mobilenet_v2" || n == "mobilenetv2") return mobilenet_v2(batch);
   if (n == "synthetic") return synthetic_chain(batch, 4, 16, 32);
+  static const std::map<std::string, std::string> zoo = {
+      {"alexnet", "alexnet"}, {"overfeat", "overfeat"}, {"nin", "nin"}, {"vgg16", "vgg16"},
+      {"vgg-16", "vgg16"}, {"vgg", "vgg16"}, {"squeezenet", "squeezenet"}, {"squeezenet1_0", "squeezenet"},
+      {"googlenet", "googlenet"}, {"resnet50", "resnet50"}, {"resnet-50", "resnet50"},
+      {"fmnist_cnn", "fmnist_cnn"}, {"fmnist", "fmnist_cnn"}};
+  auto it = zoo.find(n);
+  if (it != zoo.end()) return load_layer_file(networks_dir() + "/" + it->second + ".json", batch);
   std::string list;
   for (const auto& k : known_networks()) list += (list.empty() ? "" : ", ") + k;
   throw network_error("unknown network \"" + name + "\" (known: " + list + ")");

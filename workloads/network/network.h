@@ -29,8 +29,10 @@ struct tensor_shape {
   bool operator!=(const tensor_shape& o) const { return !(*this == o); }
 };
 
-enum class layer_kind { conv, pool, fc };
-/// "conv", "pool", "fc".
+/// conv (incl. depthwise / grouped), pool (max / avg / global), fc (fully connected), eltwise
+/// (element-wise add of branches, e.g. a ResNet shortcut).
+enum class layer_kind { conv, pool, fc, eltwise };
+/// "conv", "pool", "fc", "eltwise".
 std::string to_string(layer_kind);
 
 /// One vDNN layer: for InceptionV3 a fused Conv2D + BatchNorm + ReLU block whose output is one
@@ -38,6 +40,9 @@ std::string to_string(layer_kind);
 struct layer {
   std::string name;            ///< the Conv2D layer's name in the graph, e.g. "conv2d_1"
   layer_kind kind = layer_kind::conv;
+  /// True when the layer's output is a ReLU (or ReLU6) output: fused Activation('relu') /
+  /// ReLU in a Keras graph, `"relu": true` (or a following `relu` entry) in a layer file.
+  bool relu = false;
   std::string output_key;      ///< activation key of the output, e.g. "activation_1" (npz member)
   tensor_shape input;          ///< the layer's true input shape (shape inference through the graph), N = batch
   tensor_shape output;         ///< output shape, N = batch
@@ -62,6 +67,7 @@ struct layer {
 
 struct network {
   std::string name;
+  std::string source;          ///< where the definition came from (file path and reference)
   int batch = 1;
   std::vector<layer> layers;
   /// Sum of every layer's offloaded tensor in bytes (fp32): what vDNN policy `all` moves to the
@@ -113,9 +119,37 @@ network inception_v3(int batch);
 /// "syn_1", "syn_2", ...; same offload rule as above. All arguments must be >= 1.
 network synthetic_chain(int batch, int layers, int c0 = 16, int hw = 32, int in_channels = 3);
 
-/// Lookup by name. Accepts "inception_v3" (alias "inceptionv3") and "synthetic" (4 layers,
-/// c0 16, hw 32). network_error listing the known names otherwise.
+/// Builds a network from a cdma-vp layer file (JSON; format in docs/workloads.md):
+///   {"name": "vgg16", "input": [C, H, W], "layers": [
+///      {"name": "conv1_1", "type": "conv", "filters": 64, "kernel": 3, "stride": 1, "pad": 1,
+///       "relu": true}, {"name": "pool1", "type": "pool", "op": "max", "kernel": 2, ...}, ...]}
+/// Types: conv (filters, kernel, stride=1, pad=0 | "same" | "valid", dilation=1, groups=1,
+/// bias=true, relu=false), pool (op max|avg, kernel, stride=kernel, pad=0, ceil=false,
+/// global=false), fc (units, bias=true, relu=false), add (relu=false), concat (channel axis),
+/// and the in-place types relu, lrn, bn, dropout. "inputs" lists input names (default: the
+/// previous entry; "input" is the network input); "key" overrides the activation key (npz
+/// member name, default: name). vDNN layers: conv, pool, fc, add (in file order, which must be
+/// an execution order); concat is free (branches write into one buffer) and the in-place types
+/// are fused into the layer that produced their input. Offload rule as for load_keras_graph.
+/// Throws network_error naming the file, the entry and the expected form.
+network load_layer_file(const std::string& path, int batch);
+
+/// Directory of the shipped layer files (workloads/networks).
+std::string networks_dir();
+
+/// Total elements, at the network's batch, of the outputs of layers with relu == true.
+std::uint64_t relu_output_elements(const network& net);
+
+/// Lookup by name (case-insensitive). Zoo: alexnet, overfeat, nin, vgg16, squeezenet,
+/// googlenet, resnet50, fmnist_cnn (layer files in networks_dir()), inception_v3,
+/// mobilenet_v2 (Keras graphs in workloads/data), synthetic (4 layers, c0 16, hw 32); a
+/// path ending in ".json" loads a user layer file (or a Keras graph when the file has no
+/// top-level "input"). network_error listing the known names otherwise.
 network make_network(const std::string& name, int batch);
+
+/// MobileNetV2 (alpha 1.0, 224x224) from workloads/data/mobilenet_v2/mobilenet_v2.keras-graph.json:
+/// 52 conv blocks, 35 of them ending in ReLU6 (6,105,792 ReLU output elements at batch 1).
+network mobilenet_v2(int batch);
 
 /// Names make_network() accepts (canonical names, then aliases).
 std::vector<std::string> known_networks();

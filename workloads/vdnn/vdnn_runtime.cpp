@@ -60,6 +60,17 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
   SC_THREAD(run);
 }
 
+std::size_t vdnn_runtime::prefetch_target(std::size_t i, const step_result& r,
+                                          const std::vector<bool>& prefetched) const {
+  // vDNN (MICRO 2016, §III-C): the nearest earlier layer whose input was offloaded and is not
+  // back yet, searching no further back than the closest convolution layer.
+  for (std::size_t k = i; k-- > 0;) {
+    if (r.layers[k].offloaded && !prefetched[k]) return k;
+    if (net_.layers[k].kind == layer_kind::conv) break;
+  }
+  return net_.layers.size();
+}
+
 bool vdnn_runtime::offloaded(std::size_t i, vdnn_policy p) const {
   if (i + 1 >= net_.layers.size()) return false;  // the last layer's input stays resident
   switch (p) {
@@ -107,16 +118,24 @@ std::uint32_t vdnn_runtime::read_reg(std::uint32_t off) {
 std::uint64_t vdnn_runtime::submit(dma_direction dir, std::uint64_t src, std::uint64_t dst,
                                    std::uint64_t len, std::uint64_t meta,
                                    const vdnn_step_config& cfg) {
-  write_reg(reg::DESC_SRC_LO, static_cast<std::uint32_t>(src));
-  write_reg(reg::DESC_SRC_HI, static_cast<std::uint32_t>(src >> 32));
-  write_reg(reg::DESC_DST_LO, static_cast<std::uint32_t>(dst));
-  write_reg(reg::DESC_DST_HI, static_cast<std::uint32_t>(dst >> 32));
-  write_reg(reg::DESC_LEN_LO, static_cast<std::uint32_t>(len));
-  write_reg(reg::DESC_LEN_HI, static_cast<std::uint32_t>(len >> 32));
-  write_reg(reg::DESC_META_LO, static_cast<std::uint32_t>(meta));
-  write_reg(reg::DESC_META_HI, static_cast<std::uint32_t>(meta >> 32));
-  write_reg(reg::DESC_CTRL, reg::desc_ctrl(dir, cfg.codec, cfg.element_width));
-  write_reg(reg::DOORBELL, 1);
+  // As a driver does: wait for a free ring slot, write the descriptor into the ring in GPU
+  // memory (the CPU's own store, modelled by debug transport), then ring the tail doorbell.
+  const std::uint32_t next = (ring_tail_ + 1) % ring_size_;
+  while (read_reg(reg::RING_HEAD) == next) wait(irq.posedge_event());
+  dma_descriptor d;
+  d.direction = dir;
+  d.src = src;
+  d.dst = dst;
+  d.len = len;
+  d.meta = meta;
+  d.codec = cfg.codec;
+  d.element_width = cfg.element_width;
+  d.user = submitted_ + 1;
+  std::uint8_t bytes[desc::SIZE];
+  encode_descriptor(d, bytes);
+  dbg(tlm::TLM_WRITE_COMMAND, ring_base_ + std::uint64_t(ring_tail_) * desc::SIZE, bytes, desc::SIZE);
+  ring_tail_ = next;
+  write_reg(reg::RING_TAIL, ring_tail_);
   return ++submitted_;
 }
 
@@ -125,23 +144,29 @@ ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result
   const ps_t compute_end = t0 + compute;
   bool done = seq == 0;
   ps_t done_at = t0;
-  compute_busy.write(compute > 0);
-  transfer_busy.write(seq != 0);
   for (;;) {
-    if (now_ps() >= compute_end) compute_busy.write(false);
     if (!done && (irq.read() || read_reg(reg::DONE_COUNT) >= seq)) {
       if (read_reg(reg::DONE_COUNT) >= seq) {
         done = true;
         done_at = now_ps();
-        transfer_busy.write(false);
         const std::uint32_t status = read_reg(reg::IRQ_STATUS);
-        if (status & reg::IRQ_ERROR) {
-          const std::uint32_t code = read_reg(reg::ERROR_CODE);
-          r.errors.push_back(what + ": " + to_string(static_cast<dma_error>(code)));
-          SC_REPORT_WARNING(name(), (what + " failed: " +
-                                     to_string(static_cast<dma_error>(code))).c_str());
-        }
         write_reg(reg::IRQ_STATUS, status);
+        // The descriptor's own write-back status says whether *it* failed.
+        std::uint8_t wb[desc::WRITEBACK_BYTES];
+        const std::uint32_t index = static_cast<std::uint32_t>((seq - 1) % ring_size_);
+        dbg(tlm::TLM_READ_COMMAND, ring_base_ + std::uint64_t(index) * desc::SIZE + desc::STATUS,
+            wb, sizeof wb);
+        const std::uint32_t ds = load_le32(wb);
+        if (ds & desc::STATUS_ERROR) {
+          const auto code = static_cast<dma_error>((ds >> 8) & 0xFFu);
+          std::ostringstream m;
+          m << what << ": " << to_string(code) << " (descriptor " << index << ", address 0x"
+            << std::hex << ((std::uint64_t(read_reg(reg::ERROR_ADDR_HI)) << 32) |
+                            read_reg(reg::ERROR_ADDR_LO))
+            << ")";
+          r.errors.push_back(m.str());
+          SC_REPORT_WARNING(name(), m.str().c_str());
+        }
       }
     }
     const ps_t now = now_ps();
@@ -230,6 +255,15 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
   const ps_t t_start = now_ps();
 
   if (transfers && n > 0) r.layers[0].zeros = produce(0, slot(0));
+  // The driver's bookkeeping reads (LAST_OUT) of layer i's offload happen while layer i+1's
+  // kernel runs, so they never extend a layer (with a fast link vDNN equals the oracle).
+  std::size_t pending_out = n;
+  auto collect_out = [&] {
+    if (pending_out >= n) return;
+    r.layers[pending_out].moved_data_bytes =
+        (static_cast<std::uint64_t>(read_reg(reg::LAST_OUT_HI)) << 32) | read_reg(reg::LAST_OUT_LO);
+    pending_out = n;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const layer& l = net_.layers[i];
     layer_result& lr = r.layers[i];
@@ -240,6 +274,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     const ps_t t0 = now_ps();
     lr.forward_start = t0;
     if (on_layer) on_layer(cfg.label, true, i, n);
+    collect_out();
     // The layer's output is the next layer's input X_{i+1}: written where the kernel puts it.
     if (transfers && i + 1 < n) r.layers[i + 1].zeros = produce(i + 1, slot(i + 1));
     std::uint64_t seq = 0;
@@ -249,29 +284,40 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     const ps_t done = overlap(t0, lr.forward, seq, r, "offload of " + l.name + "'s input");
     if (seq) {
       lr.offload = done - t0;
-      lr.moved_data_bytes = (static_cast<std::uint64_t>(read_reg(reg::LAST_OUT_HI)) << 32) |
-                            read_reg(reg::LAST_OUT_LO);
+      pending_out = i;  // LAST_OUT is read at the next layer's start, hidden by its kernel
       if (cfg.compress)
         lr.meta_bytes = codec::window_count(lr.bytes, p_.window_bytes) * codec::window_entry_bytes;
     }
     lr.forward_stall = now_ps() - t0 - lr.forward;
   }
   const ps_t t_mid = now_ps();
+  std::vector<bool> prefetched(n, false);
   for (std::size_t i = n; i-- > 0;) {
     const ps_t t0 = now_ps();
     r.layers[i].backward_start = t0;
     if (on_layer) on_layer(cfg.label, false, i, n);
-    std::uint64_t seq = 0;
-    if (i >= 1 && r.layers[i - 1].offloaded) {
-      poison(slot(i - 1), r.layers[i - 1].bytes);  // vDNN released the buffer after offload
-      seq = submit(cfg.compress ? dma_direction::prefetch : dma_direction::copy_h2d,
-                   host_data_[i - 1], slot(i - 1), r.layers[i - 1].bytes, host_meta_[i - 1], cfg);
+    collect_out();
+    auto fetch = [&](std::size_t j) {
+      poison(slot(j), r.layers[j].bytes);  // vDNN released the buffer after offload
+      prefetched[j] = true;
+      return submit(cfg.compress ? dma_direction::prefetch : dma_direction::copy_h2d,
+                    host_data_[j], slot(j), r.layers[j].bytes, host_meta_[j], cfg);
+    };
+    // X_i itself offloaded and not prefetched yet: fetched on demand before the kernel runs.
+    if (r.layers[i].offloaded && !prefetched[i]) {
+      const std::uint64_t s_on_demand = fetch(i);
+      const ps_t d = overlap(t0, 0, s_on_demand, r, "on-demand fetch of " + net_.layers[i].name + "'s input");
+      r.layers[i].prefetch = d - t0;
+      if (p_.verify) verify(i, slot(i), r);
     }
-    const ps_t done = overlap(t0, r.layers[i].backward, seq, r,
-                              "prefetch of " + net_.layers[i - (i >= 1)].name + "'s input");
+    const ps_t tc = now_ps();
+    const std::size_t j = prefetch_target(i, r, prefetched);
+    const std::uint64_t seq = j < n ? fetch(j) : 0;
+    const ps_t done = overlap(tc, r.layers[i].backward, seq, r,
+                              "prefetch of " + net_.layers[j < n ? j : i].name + "'s input");
     if (seq) {
-      r.layers[i - 1].prefetch = done - t0;
-      if (p_.verify) verify(i - 1, slot(i - 1), r);
+      r.layers[j].prefetch = done - tc;
+      if (p_.verify) verify(j, slot(j), r);
     }
     r.layers[i].backward_stall = now_ps() - t0 - r.layers[i].backward;
   }
@@ -281,6 +327,16 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
 }
 
 void vdnn_runtime::run() {
+  // Driver init: a 16-entry descriptor ring in GPU memory after the three activation slots,
+  // interrupts on every completion and on errors, engine enabled.
+  ring_base_ = align_up(p_.gpu_base + 3 * slot_bytes_, 4096);
+  ring_size_ = std::min<std::uint32_t>(16, read_reg(reg::RING_MAX));
+  ring_tail_ = 0;
+  write_reg(reg::RING_BASE_LO, static_cast<std::uint32_t>(ring_base_));
+  write_reg(reg::RING_BASE_HI, static_cast<std::uint32_t>(ring_base_ >> 32));
+  write_reg(reg::RING_CTRL, 0);  // ring in GPU memory: fetched over gpu_mem
+  write_reg(reg::RING_SIZE, ring_size_);
+  write_reg(reg::IRQ_COALESCE_COUNT, 1);
   write_reg(reg::IRQ_ENABLE, reg::IRQ_DONE | reg::IRQ_ERROR);
   write_reg(reg::CTRL, reg::CTRL_ENABLE);
   for (const vdnn_step_config& cfg : p_.steps) {

@@ -94,6 +94,9 @@ private:
   void run();
   void step(const vdnn_step_config& cfg, step_result& r);
   bool offloaded(std::size_t i, vdnn_policy p) const;
+  /// Layer whose input is prefetched during layer i's backward pass (vDNN rule), or
+  /// layers.size() for none.
+  std::size_t prefetch_target(std::size_t i, const step_result& r, const std::vector<bool>& prefetched) const;
   std::uint64_t submit(dma_direction dir, std::uint64_t src, std::uint64_t dst,
                        std::uint64_t len, std::uint64_t meta, const vdnn_step_config& cfg);
   /// Waits until compute of `compute` ps from t0 has elapsed and descriptor `seq` (if any) has
@@ -114,6 +117,9 @@ private:
   std::vector<std::uint64_t> host_data_, host_meta_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t submitted_ = 0;
+  // Descriptor ring (in GPU memory, after the activation slots; set up in run()).
+  std::uint64_t ring_base_ = 0;
+  std::uint32_t ring_size_ = 0, ring_tail_ = 0;
   std::vector<step_result> results_;
   std::vector<std::uint8_t> buf_, ref_;
   bool finished_ = false;

@@ -1,0 +1,213 @@
+// cdma-vp bench workload [--network vgg16] [--batches 64,128,256] [--density 0.5] [--force]
+//
+// For each batch, side by side in one run (each measurement in its own child process so the
+// peak RSS of one does not hide another's):
+//   reference : produce every offloaded activation tensor once (synthetic source, 1 MiB
+//               chunks) and ZVC-compress it in 4 KiB windows, outside the simulator;
+//   LT        : `cdma-vp run` on the same network and batch (oracle, vDNN, cDMA steps, every
+//               prefetched byte verified), synthetic activations of the same density.
+// Prints wall time and peak RSS (VmHWM) of both and the simulator overhead
+// (LT wall - reference wall) / reference wall. Targets (issue 8): peak RSS <= 2 GB at batch
+// 256, overhead < 20 %. A configuration whose estimated memory exceeds the available RAM is
+// not run unless --force (the estimate and the reason are printed).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "platform/bench.h"
+#include "platform/command.h"
+#include "platform/platform.h"
+#include "tlm/codec/codec.h"
+#include "workloads/activations/activation_source.h"
+#include "workloads/network/network.h"
+
+namespace cdma::platform {
+namespace {
+
+std::uint64_t read_status_kb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const std::string key = std::string(field) + ":";
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size()));
+  return 0;
+}
+
+std::uint64_t mem_available_bytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string k;
+  std::uint64_t v = 0;
+  std::string unit;
+  while (f >> k >> v >> unit)
+    if (k == "MemAvailable:") return v * 1024;
+  return 0;
+}
+
+struct measure {
+  bool ok = false;
+  double wall_s = 0;
+  std::uint64_t peak_rss = 0;
+  std::string note;
+};
+
+/// Runs fn in a child process; fn returns a note; the child reports wall time and VmHWM.
+template <typename Fn>
+measure in_child(Fn fn) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {false, 0, 0, "pipe failed"};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::ostringstream o;
+    try {
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::string note = fn();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      o << "ok " << s << " " << read_status_kb("VmHWM") * 1024 << " " << note;
+    } catch (const std::exception& e) {
+      o << "error 0 0 " << e.what();
+    }
+    const std::string msg = o.str();
+    (void)!::write(fds[1], msg.data(), msg.size());
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  measure m;
+  std::istringstream in(msg);
+  std::string tag;
+  in >> tag >> m.wall_s >> m.peak_rss;
+  std::getline(in, m.note);
+  if (!m.note.empty() && m.note[0] == ' ') m.note.erase(0, 1);
+  m.ok = tag == "ok";
+  if (msg.empty()) m.note = "child died (status " + std::to_string(status) + ")";
+  return m;
+}
+
+/// Produces and compresses every offloaded tensor once, as the simulator's cDMA step would.
+std::string reference(const workloads::network& net, double density) {
+  workloads::synthetic_activation_source src(density, 1);
+  const auto zvc = codec::make_codec(codec::codec_id::zvc, 4);
+  const std::size_t chunk = 1 << 20, window = 4096;
+  std::vector<std::uint8_t> in(chunk), out(zvc->max_compressed_size(window));
+  std::uint64_t raw = 0, comp = 0;
+  for (std::size_t i = 0; i + 1 < net.layers.size(); ++i) {  // the last layer's input stays resident
+    const auto& l = net.layers[i];
+    const std::uint64_t bytes = l.offload.bytes();
+    for (std::uint64_t off = 0; off < bytes; off += chunk) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, bytes - off));
+      src.fill(l.offload_key, l.offload, off, in.data(), n);
+      for (std::size_t w = 0; w < n; w += window) {
+        const std::size_t wn = std::min(window, n - w);
+        comp += std::min(zvc->compress(in.data() + w, wn, out.data()), wn);
+      }
+    }
+    raw += bytes;
+  }
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << "ratio " << static_cast<double>(raw) / static_cast<double>(comp);
+  return o.str();
+}
+
+int bench_workload(const std::vector<std::string>& args) {
+  std::string network = "vgg16";
+  std::vector<int> batches{64, 128, 256};
+  double density = 0.5;
+  bool force = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto value = [&](const char* opt) {
+      if (i + 1 >= args.size()) throw std::invalid_argument(std::string(opt) + " needs a value");
+      return args[++i];
+    };
+    try {
+      if (args[i] == "--network") network = value("--network");
+      else if (args[i] == "--density") density = std::stod(value("--density"));
+      else if (args[i] == "--force") force = true;
+      else if (args[i] == "--batches") {
+        batches.clear();
+        std::stringstream ss(value("--batches"));
+        std::string b;
+        while (std::getline(ss, b, ',')) batches.push_back(std::stoi(b));
+      } else if (args[i] == "--help" || args[i] == "-h") {
+        std::cout << "Usage: cdma-vp bench workload [--network NAME] [--batches 64,128,256] "
+                     "[--density D] [--force]\n";
+        return 0;
+      } else {
+        return usage_error("bench workload: unknown option '" + args[i] + "'");
+      }
+    } catch (const std::exception& e) {
+      return usage_error(std::string("bench workload: ") + e.what());
+    }
+  }
+  std::cout << "bench workload: " << network << ", synthetic density " << density
+            << ", LT, every prefetched byte verified; each figure from its own child process\n\n"
+            << std::left << std::setw(6) << "batch" << std::right << std::setw(11) << "offload GB"
+            << std::setw(10) << "ref s" << std::setw(11) << "ref RSS" << std::setw(10) << "LT s"
+            << std::setw(11) << "LT RSS" << std::setw(11) << "overhead" << "  note\n";
+  for (int b : batches) {
+    workloads::network net;
+    try {
+      net = workloads::make_network(network, b);
+    } catch (const std::exception& e) {
+      return usage_error(e.what());
+    }
+    std::uint64_t offload = 0, slot = 0;
+    for (std::size_t i = 0; i + 1 < net.layers.size(); ++i) offload += net.layers[i].offload.bytes();
+    for (const auto& l : net.layers) slot = std::max(slot, l.offload.bytes());
+    // The simulator keeps every offloaded byte in host memory until backward plus three GPU
+    // tensor slots: estimate before running.
+    const std::uint64_t need = offload + 3 * slot;
+    const measure ref = in_child([&] { return reference(net, density); });
+    measure lt;
+    const std::uint64_t avail = mem_available_bytes();
+    if (!force && avail && need > avail * 8 / 10) {
+      std::ostringstream o;
+      o << "LT not run: needs ~" << std::fixed << std::setprecision(1) << need / 1e9 << " GB (host copy + 3 GPU slots) > 80% of "
+        << avail / 1e9 << " GB available (--force to try)";
+      lt.note = o.str();
+    } else {
+      lt = in_child([&] {
+        platform_config c;
+        c.network = network;
+        c.batch = b;
+        c.synthetic_density = density;
+        const run_report r = run(c);
+        return std::string(r.ok() ? "verified" : "VERIFY FAILED");
+      });
+    }
+    std::cout << std::left << std::setw(6) << b << std::right << std::fixed << std::setprecision(2)
+              << std::setw(11) << offload / 1e9 << std::setw(10) << ref.wall_s << std::setw(11)
+              << (std::to_string(ref.peak_rss >> 20) + " MiB") << std::setw(10) << lt.wall_s << std::setw(11)
+              << (lt.ok ? std::to_string(lt.peak_rss >> 20) + " MiB" : std::string("-"));
+    if (lt.ok && ref.wall_s > 0)
+      std::cout << std::setw(10) << std::setprecision(0) << 100.0 * (lt.wall_s - ref.wall_s) / ref.wall_s << "%";
+    else
+      std::cout << std::setw(11) << "-";
+    std::cout << "  ref: " << ref.note << "; LT: " << lt.note << "\n" << std::flush;
+  }
+  std::cout << "\ntargets: LT peak RSS <= 2 GB at batch 256; overhead (LT - ref) / ref < 20 %\n";
+  return 0;
+}
+
+const bench_registrar reg({"workload", "VGG-16 at batch 64/128/256 in LT vs producing + compressing the activations once",
+                           bench_workload});
+
+}  // namespace
+}  // namespace cdma::platform

@@ -1,0 +1,73 @@
+// GPU compute model: presets and the per-layer time table (CSV) override.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "workloads/compute/roofline.h"
+
+namespace wl = cdma::workloads;
+
+namespace {
+
+std::string write_tmp(const std::string& text) {
+  static int n = 0;
+  const std::string p = "/tmp/cdma_times_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".csv";
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(ComputeModel, Presets) {
+  // Datasheet values (roofline.h): FLOP/s fp32, DRAM B/s.
+  EXPECT_DOUBLE_EQ(wl::gpu_preset("titanx").peak_flops, 7e12);
+  EXPECT_DOUBLE_EQ(wl::gpu_preset("TitanXp").dram_Bps, 547.6e9);
+  EXPECT_DOUBLE_EQ(wl::gpu_preset("v100").dram_Bps, 900e9);
+  EXPECT_DOUBLE_EQ(wl::gpu_preset("a100").peak_flops, 19.5e12);
+  EXPECT_DOUBLE_EQ(wl::gpu_preset("h100").dram_Bps, 3350e9);
+  EXPECT_EQ(wl::gpu_preset_names().size(), 5u);
+  try {
+    wl::gpu_preset("k80");
+    ADD_FAILURE();
+  } catch (const wl::gpu_params_error& e) {
+    EXPECT_NE(std::string(e.what()).find("k80"), std::string::npos);
+  }
+}
+
+TEST(ComputeModel, TimeTableOverridesListedLayers) {
+  const wl::network net = wl::synthetic_chain(1, 3);
+  const auto base = wl::roofline_times(net, wl::titan_x_maxwell());
+  const std::string p = write_tmp("layer,forward_ms,backward_ms\n# measured\nsyn_conv_2,1.5,3\n\n");
+  const auto t = wl::apply_time_table(p, net, base);
+  std::remove(p.c_str());
+  EXPECT_EQ(t[1].forward, 1'500'000'000);  // 1.5 ms = 1.5e9 ps
+  EXPECT_EQ(t[1].backward, 3'000'000'000);
+  EXPECT_EQ(t[0].forward, base[0].forward);
+  EXPECT_EQ(t[2].backward, base[2].backward);
+}
+
+void expect_table_error(const std::string& text, const std::string& line, const char* what) {
+  const wl::network net = wl::synthetic_chain(1, 3);
+  const std::string p = write_tmp(text);
+  try {
+    wl::apply_time_table(p, net, {});
+    ADD_FAILURE() << text;
+  } catch (const wl::layer_time_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(p + ":" + line), std::string::npos) << m;
+    EXPECT_NE(m.find(what), std::string::npos) << m;
+  }
+  std::remove(p.c_str());
+}
+
+TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
+  expect_table_error("layer,fwd,bwd\n", "1", "header");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1\n", "2", "3 columns");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,2\nnope,1,2\n", "3", "\"nope\"");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,x,2\n", "2", "forward_ms");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,-2\n", "2", "backward_ms");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,2\nsyn_conv_1,1,2\n", "3", "twice");
+}
+
+}  // namespace
