@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <functional>
 #include <sstream>
 #include "tlm/codec/codec.h"
 #include "tlm/core/quantity.h"
+#include "tlm/pcie/link_math.h"
 
 namespace cdma::platform {
 
@@ -109,6 +111,27 @@ param string(const std::string& name, std::string& ref, std::vector<std::string>
           [&ref] { return json(ref); }};
 }
 
+template <typename E>
+param choice(const std::string& name, E& ref, std::vector<std::pair<std::string, E>> choices, const std::string& doc) {
+  return {name, "string", doc,
+          [&ref, name, choices](const json& v, const std::string& where) {
+            std::string exp = "one of";
+            for (const auto& c : choices) exp += " " + c.first;
+            if (v.is_string())
+              for (const auto& c : choices)
+                if (c.first == v.get<std::string>()) {
+                  ref = c.second;
+                  return;
+                }
+            fail(where, name, v, exp);
+          },
+          [&ref, choices] {
+            for (const auto& c : choices)
+              if (c.second == ref) return json(c.first);
+            return json("?");
+          }};
+}
+
 template <typename T, typename Parse, typename Format>
 param quantity(const std::string& name, const std::string& kind, T& ref, double lo, double hi,
                const std::string& example, Parse parse, Format format, const std::string& doc) {
@@ -161,6 +184,14 @@ std::vector<param> table(platform_config& c) {
       string("activations", c.activations, {}, ".npz with real activations; empty: shipped sample or synthetic"),
       number("density", c.synthetic_density, 0.0, 1.0, "nonzero fraction of synthetic activations"),
       boolean("verify", c.verify, "compare every prefetched byte with what was offloaded"),
+      string("name_map", c.name_map, {}, "JSON {\"name in file\": \"layer key\"} renaming the tensors of activations"),
+      number("zero_run", c.mean_zero_run, 0.0, 1e9, "synthetic: mean zero-run length in elements (clustered zeros); 0 = independent"),
+      string("density_profile", c.density_profile, {}, "synthetic: per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)"),
+      number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training"),
+      integer("seed", c.seed, 0, std::numeric_limits<long long>::max(), "seed of the synthetic activations"),
+      string("layer_times", c.layer_times, {}, "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers"),
+      string("mode", c.mode, {"lt", "at"}, "timing style: lt (b_transport + quantum) or at (4-phase nb_transport)"),
+      boolean("check_protocol", c.check_protocol, "protocol_checker on every initiator -> target connection"),
       quantity("quantum", "time", c.quantum_ns, 1e-3, 1e9, "a time such as \"1 us\"",
                [](const std::string& s) { return static_cast<double>(parse_time_ps(s)) / 1e3; },
                [](double ns) { return format_time(static_cast<ps_t>(ns * 1e3 + 0.5)); },
@@ -176,14 +207,35 @@ std::vector<param> table(platform_config& c) {
       // GPU memory
       bytes_p("gpu_mem.size", c.gpu_mem.size_bytes, 1 << 20, 1.8e19, "GPU DRAM capacity"),
       rate_p("gpu_mem.peak_bandwidth", c.gpu_mem.peak_bandwidth_Bps, "peak GPU DRAM bandwidth (also the roofline's)"),
-      integer("gpu_mem.channels", c.gpu_mem.channels, 1, 1024, "DRAM channels"),
+      integer("gpu_mem.channels", c.gpu_mem.channels, 1, 1024, "DRAM channels (HBM: pseudo-channels)"),
       number("gpu_mem.efficiency", c.gpu_mem.efficiency, 0.0, 1.0, "achieved / peak for streaming", true),
-      time_p("gpu_mem.latency", c.gpu_mem.latency_ps, 0, 1e9, "access latency"),
+      time_p("gpu_mem.latency", c.gpu_mem.latency_ps, 0, 1e9, "access latency (model bus)"),
+      choice("gpu_mem.model", c.gpu_mem.model, {{"dram", gpu_memory_model::dram}, {"bus", gpu_memory_model::bus}},
+             "timing model: dram (banks, scheduler, JEDEC timing) or bus (bandwidth + latency)"),
+      string("gpu_mem.dram_preset", c.gpu_mem.dram_preset, {}, "DRAM timing preset (docs/dram.md) or auto: matched by peak bandwidth"),
+      choice("gpu_mem.page_policy", c.gpu_mem.page_policy, {{"open", dram::page_policy::open}, {"closed", dram::page_policy::closed}},
+             "row-buffer policy"),
+      choice("gpu_mem.scheduler", c.gpu_mem.scheduler, {{"frfcfs", dram::scheduler::frfcfs}, {"fcfs", dram::scheduler::fcfs}},
+             "DRAM command scheduler"),
+      string("gpu_mem.address_mapping", c.gpu_mem.address_mapping, {}, "address mapping text (docs/dram.md); empty: default GPU interleave"),
+      time_p("gpu_mem.controller_latency", c.gpu_mem.controller_latency_ps, 0, 1e9, "controller front end + PHY latency"),
+      integer("gpu_mem.max_outstanding", c.gpu_mem.max_outstanding, 1, 1 << 20, "AT: transactions accepted and not yet answered"),
       // host memory
       bytes_p("host_mem.size", c.host_mem.size_bytes, 1 << 20, 1.8e19, "host memory address space (sparse)"),
       rate_p("host_mem.bandwidth", c.host_mem.bandwidth_Bps, "host DRAM bandwidth"),
       time_p("host_mem.latency", c.host_mem.latency_ps, 0, 1e9, "host DRAM access latency"),
       // PCIe
+      {"pcie.preset", "string", "link preset applied first: measured-host[-genGxW] (calibrated) or genGxW (spec-ideal), e.g. gen4x16",
+       [&c](const json& v, const std::string& where) {
+         if (!v.is_string()) fail(where, "pcie.preset", v, "a preset name such as \"measured-host\" or \"gen4x16\"");
+         try {
+           c.pcie = pcie::preset(v.get<std::string>());
+         } catch (const std::invalid_argument& e) {
+           fail(where, "pcie.preset", v, e.what());
+         }
+         c.pcie_preset = v.get<std::string>();
+       },
+       [&c] { return json(c.pcie_preset); }},
       integer("pcie.gen", c.pcie.gen, 1, 6, "PCIe generation"),
       integer("pcie.lanes", c.pcie.lanes, 1, 32, "link width (1, 2, 4, 8, 12, 16, 32)"),
       bytes_p("pcie.mps", c.pcie.mps, 128, 4096, "Max Payload Size"),
@@ -191,7 +243,18 @@ std::vector<param> table(platform_config& c) {
       bytes_p("pcie.rcb", c.pcie.rcb, 64, 128, "Read Completion Boundary"),
       boolean("pcie.header_4dw", c.pcie.header_4dw, "64-bit addressing (16 B headers)"),
       boolean("pcie.ecrc", c.pcie.ecrc, "end-to-end CRC (+4 B per TLP)"),
-      time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link + root complex latency"),
+      time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link latency"),
+      time_p("pcie.rc_latency", c.pcie.rc_latency_ps, 0, 1e9, "root-complex latency each way"),
+      bytes_p("pcie.cpl_bytes", c.pcie.cpl_bytes, 0, 4096, "completion size (0: RCB/MPS rule)"),
+      integer("pcie.tags", c.pcie.tags, 1, 1 << 14, "read tags (outstanding MRd)"),
+      integer("pcie.ack_every", c.pcie.ack_every, 1, 1 << 16, "TLPs per ACK DLLP"),
+      integer("pcie.updatefc_every", c.pcie.updatefc_every, 1, 1 << 16, "TLPs per UpdateFC DLLP"),
+      integer("pcie.ph_credits", c.pcie.ph_credits, 0, 1 << 20, "posted header credits (0: unlimited)"),
+      integer("pcie.pd_credits", c.pcie.pd_credits, 0, 1 << 24, "posted data credits, 16 B each (0: unlimited)"),
+      integer("pcie.nph_credits", c.pcie.nph_credits, 0, 1 << 20, "non-posted header credits (0: unlimited)"),
+      integer("pcie.cplh_credits", c.pcie.cplh_credits, 0, 1 << 20, "completion header credits (0: unlimited)"),
+      integer("pcie.cpld_credits", c.pcie.cpld_credits, 0, 1 << 24, "completion data credits (0: unlimited)"),
+      time_p("pcie.fc_release", c.pcie.fc_release_ps, 0, 1e9, "time for a credit to return"),
       // cDMA engine
       bytes_p("cdma.window", c.engine.window_bytes, 64, 1 << 30, "uncompressed bytes per compression window"),
       integer("cdma.compression_units", c.engine.compression_units, 1, 1024, "units on the offload path"),
@@ -225,7 +288,10 @@ void apply_leaf(std::vector<param>& t, const std::string& key, const json& v, co
 }
 
 void walk(std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where) {
+  // A group's "preset" is applied before its other keys, whatever their order in the file.
+  if (!prefix.empty() && j.contains("preset")) apply_leaf(t, prefix + ".preset", j["preset"], where);
   for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!prefix.empty() && it.key() == "preset") continue;
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     if (prefix.empty() && (it.key() == "preset" || it.key() == "description")) continue;
     if (it.value().is_object()) walk(t, it.value(), key, where);
@@ -241,31 +307,31 @@ const char* const preset_text[][2] = {
   "description": "Titan X (Maxwell), 12 GB GDDR5, PCIe Gen3 x16: the vDNN paper's system",
   "gpu": {"name": "Titan X (Maxwell)", "peak_flops": "7 TFLOP/s"},
   "gpu_mem": {"size": "12 GiB", "peak_bandwidth": "336 GB/s", "channels": 12},
-  "pcie": {"gen": 3, "lanes": 16}
+  "pcie": {"preset": "measured-host"}
 })J"},
     {"titanxp-gen3", R"J({
   "description": "Titan Xp, 12 GB GDDR5X, PCIe Gen3 x16: the cDMA (HPCA 2018) paper's system",
   "gpu": {"name": "Titan Xp", "peak_flops": "12.1 TFLOP/s"},
   "gpu_mem": {"size": "12 GiB", "peak_bandwidth": "547.6 GB/s", "channels": 12},
-  "pcie": {"gen": 3, "lanes": 16}
+  "pcie": {"preset": "measured-host"}
 })J"},
     {"v100-gen3", R"J({
   "description": "Tesla V100 SXM2 16 GB HBM2, PCIe Gen3 x16 host link",
   "gpu": {"name": "V100", "peak_flops": "15.7 TFLOP/s"},
-  "gpu_mem": {"size": "16 GiB", "peak_bandwidth": "900 GB/s", "channels": 32},
-  "pcie": {"gen": 3, "lanes": 16}
+  "gpu_mem": {"size": "16 GiB", "peak_bandwidth": "900 GB/s", "channels": 64},
+  "pcie": {"preset": "measured-host"}
 })J"},
     {"a100-gen4", R"J({
   "description": "A100 40 GB HBM2, PCIe Gen4 x16 host link",
   "gpu": {"name": "A100-40GB", "peak_flops": "19.5 TFLOP/s"},
-  "gpu_mem": {"size": "40 GiB", "peak_bandwidth": "1555 GB/s", "channels": 40},
-  "pcie": {"gen": 4, "lanes": 16}
+  "gpu_mem": {"size": "40 GiB", "peak_bandwidth": "1555 GB/s", "channels": 80},
+  "pcie": {"preset": "measured-host-gen4x16"}
 })J"},
     {"h100-gen5", R"J({
   "description": "H100 SXM5 80 GB HBM3, PCIe Gen5 x16 host link",
   "gpu": {"name": "H100 SXM", "peak_flops": "67 TFLOP/s"},
-  "gpu_mem": {"size": "80 GiB", "peak_bandwidth": "3350 GB/s", "channels": 80},
-  "pcie": {"gen": 5, "lanes": 16}
+  "gpu_mem": {"size": "80 GiB", "peak_bandwidth": "3350 GB/s", "channels": 160},
+  "pcie": {"preset": "measured-host-gen5x16"}
 })J"},
 };
 

@@ -21,15 +21,23 @@ void add_config_options(po::options_description& d, config_options& o) {
       ("param", po::value(&o.params)->composing(),
        "override one parameter, name=value (repeatable; the last wins), e.g. pcie.lanes=8, "
        "pcie.latency=\"500 ns\"")
-      ("network", po::value(&o.network), "network: inception_v3 (default) | synthetic | ... (= --param network=)")
+      ("network", po::value(&o.network), "network: inception_v3 (default), alexnet, overfeat, nin, vgg16, squeezenet, googlenet, resnet50, mobilenet_v2, fmnist_cnn, synthetic, or a layer file PATH.json (docs/workloads.md)")
       ("batch", po::value(&o.batch), "batch size >= 1 (default 32)")
-      ("codec", po::value(&o.codec), "codec of the cDMA step: zvc (default) | none | ...")
+      ("codec", po::value(&o.codec), "codec of the cDMA step: zvc (default) | rle | zlib | lz4 | zstd | none")
       ("activations", po::value(&o.activations),
        ".npz with one NCHW float32 member per layer output (default for inception_v3: the "
        "shipped chelsea.npz; other networks: synthetic)")
       ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5)")
       ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv")
-      ("no-verify", "skip comparing prefetched bytes with the offloaded ones");
+      ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
+      ("name-map", po::value<std::string>(), "JSON {\"name in file\": \"layer key\"} renaming the tensors of --activations (= --param name_map=)")
+      ("zero-run", po::value<std::string>(), "synthetic activations: mean zero-run length in elements (clustered zeros); 0 = independent")
+      ("density-profile", po::value<std::string>(), "synthetic per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)")
+      ("training-progress", po::value<std::string>(), "0..1: point of --density-profile to use (default: end of training)")
+      ("seed", po::value<std::string>(), "seed of the synthetic activations")
+      ("layer-times", po::value<std::string>(), "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers")
+      ("mode", po::value<std::string>(), "timing: lt (default, b_transport + quantum) | at (4-phase nb_transport) (= --param mode=)")
+      ("check-protocol", "protocol_checker on every initiator -> target connection; violations fail the run");
 }
 
 void config_options::resolve(const po::variables_map& vm) {
@@ -48,6 +56,12 @@ void config_options::resolve(const po::variables_map& vm) {
   }
   if (vm.count("policy")) apply_override(config, "policy=" + policy);
   if (vm.count("no-verify")) config.verify = false;
+  for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"zero-run", "zero_run"},
+                                 {"density-profile", "density_profile"}, {"training-progress", "training_progress"},
+                                 {"seed", "seed"}, {"layer-times", "layer_times"}})
+    if (vm.count(opt)) apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>());
+  if (vm.count("mode")) apply_override(config, "mode=" + vm["mode"].as<std::string>());
+  if (vm.count("check-protocol")) config.check_protocol = true;
   for (const auto& p : params) apply_override(config, p);
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include "tlm/core/initiator_mux.h"
+#include "tlm/core/protocol_checker.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/pcie/pcie_link.h"
 #include "workloads/activations/activation_source.h"
@@ -58,6 +59,19 @@ struct top {
   initiator_mux gpu_bus;
   workloads::vdnn_runtime runtime;
   sc_core::sc_signal<bool> irq;
+  /// With check_protocol: one checker per initiator -> target connection.
+  std::vector<std::unique_ptr<protocol_checker>> checkers;
+
+  template <typename I, typename T>
+  void connect(I& init, T& tgt, bool check, const char* name) {
+    if (!check) {
+      init.bind(tgt);
+      return;
+    }
+    checkers.push_back(std::make_unique<protocol_checker>(name));
+    init.bind(checkers.back()->tgt);
+    checkers.back()->init.bind(tgt);
+  }
 
   top(const platform_config& c, const workloads::network& net,
       std::vector<workloads::layer_time> times, workloads::activation_source& src,
@@ -65,12 +79,13 @@ struct top {
       : gpu_mem("gpu_mem", c.gpu_mem), host_mem("host_mem", c.host_mem), pcie("pcie", c.pcie),
         engine("cdma", c.engine), gpu_bus("gpu_bus"),
         runtime("vdnn", net, std::move(times), src, rp), irq("irq") {
-    engine.gpu_mem.bind(gpu_bus.tgt);
-    runtime.gpu_mem.bind(gpu_bus.tgt);
-    gpu_bus.init.bind(gpu_mem.tgt);
-    engine.pcie.bind(pcie.tgt);
-    pcie.init.bind(host_mem.tgt);
-    runtime.regs.bind(engine.regs);
+    const bool chk = c.check_protocol;
+    connect(engine.gpu_mem, gpu_bus.tgt, chk, "chk_engine_gpu_mem");
+    connect(runtime.gpu_mem, gpu_bus.tgt, chk, "chk_runtime_gpu_mem");
+    connect(gpu_bus.init, gpu_mem.tgt, chk, "chk_gpu_bus_gpu_mem");
+    connect(engine.pcie, pcie.tgt, chk, "chk_engine_pcie");
+    connect(pcie.init, host_mem.tgt, chk, "chk_pcie_host_mem");
+    connect(runtime.regs, engine.regs, chk, "chk_runtime_regs");
     engine.irq.bind(irq);
     runtime.irq.bind(irq);
   }
@@ -83,6 +98,9 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   // One parameter, one place: the roofline uses the GPU memory's bandwidth and capacity.
   cfg.gpu.dram_Bps = cfg.gpu_mem.peak_bandwidth_Bps;
   cfg.gpu.memory_bytes = cfg.gpu_mem.size_bytes;
+  if (cfg.mode != "lt" && cfg.mode != "at")
+    throw std::invalid_argument("mode must be lt or at, got \"" + cfg.mode + "\"");
+  cfg.engine.approximately_timed = cfg.mode == "at";
   if (cfg.batch < 1) throw std::invalid_argument("--batch must be >= 1, got " + std::to_string(cfg.batch));
   run_report rep;
   rep.config = cfg;
@@ -94,14 +112,25 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   std::string path = cfg.activations;
   if (path.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
     path = default_activations_path();
-  if (!path.empty())
-    src = std::make_unique<workloads::npz_activation_source>(path);
-  else
-    src = std::make_unique<workloads::synthetic_activation_source>(cfg.synthetic_density);
+  if (!path.empty()) {
+    workloads::real_activation_options ro;
+    if (!cfg.name_map.empty()) ro.name_map = workloads::load_name_map(cfg.name_map);
+    src = std::make_unique<workloads::npz_activation_source>(path, ro);
+  } else {
+    workloads::synthetic_params sp;
+    sp.density = cfg.synthetic_density;
+    sp.mean_zero_run = cfg.mean_zero_run;
+    sp.seed = cfg.seed;
+    if (!cfg.density_profile.empty())
+      sp.layer_density = workloads::training_profile_densities(
+          cfg.density_profile, cfg.training_progress < 0 ? 1.0 : cfg.training_progress, rep.net);
+    src = std::make_unique<workloads::synthetic_activation_source>(sp);
+  }
   src->validate(rep.net);
   rep.activations = src->describe(rep.net);
 
-  for (const auto& l : rep.net.layers) rep.times.push_back(workloads::roofline_time(l, cfg.gpu));
+  rep.times = workloads::roofline_times(rep.net, cfg.gpu);
+  if (!cfg.layer_times.empty()) rep.times = workloads::apply_time_table(cfg.layer_times, rep.net, rep.times);
 
   workloads::vdnn_runtime_params rp;
   rp.window_bytes = cfg.engine.window_bytes;
@@ -138,9 +167,22 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   }
   rep.pcie_rate_Bps = t->pcie.rate_Bps();
   const auto w0 = std::chrono::steady_clock::now();
+  if (cfg.check_protocol)  // collect every violation, then fail the run below
+    sc_core::sc_report_handler::set_actions(protocol_checker::msg_type, sc_core::SC_ERROR,
+                                            sc_core::SC_DISPLAY);
   sc_core::sc_start();
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   if (vcd) sc_core::sc_close_vcd_trace_file(vcd);
+  std::size_t violations = 0;
+  std::string first;
+  for (const auto& ck : t->checkers) {
+    violations += ck->violations();
+    rep.protocol_checks += ck->begun();
+    if (first.empty() && ck->violations()) first = ck->messages().front();
+  }
+  if (violations)
+    throw std::runtime_error("protocol check failed: " + std::to_string(violations) +
+                             " base-protocol violation(s) (--check-protocol); first: " + first);
   if (!t->runtime.finished() || t->runtime.results().size() != 3)
     throw std::runtime_error("simulation ended before the three training steps completed");
   const auto& res = t->runtime.results();

@@ -30,12 +30,28 @@ struct platform_config {
   std::string activations;                ///< .npz path; empty: the shipped sample (inception_v3) or synthetic
   double synthetic_density = 0.5;         ///< nonzero fraction when activations are synthetic
   std::string policy = "all";             ///< vDNN policy of the vDNN and cDMA steps
+  // Workload options (issue 8; docs/workloads.md).
+  std::string name_map;                   ///< JSON {"name in file": "layer key"} for `activations`
+  double mean_zero_run = 0;               ///< synthetic clustering: mean zero-run length (elements), 0 = independent
+  std::string density_profile;            ///< CSV density over training (iteration,epoch,layer,zero_fraction,...)
+  double training_progress = -1;          ///< 0..1: point of density_profile to use; < 0: profile unused
+  std::uint64_t seed = 1;                 ///< synthetic activation seed
+  std::string layer_times;                ///< CSV layer,forward_ms,backward_ms overriding the roofline
   double quantum_ns = 1000;               ///< global LT quantum (ns), default 1 us (ARCHITECTURE §4)
+  /// "lt": the engine uses b_transport with the quantum (default); "at": 4-phase
+  /// nb_transport through the engine, GPU memory, PCIe and host memory (issue 6).
+  std::string mode = "lt";
+  /// Put a protocol_checker (tlm/core/protocol_checker.h) on every initiator -> target
+  /// connection; a run with violations throws naming the first ones.
+  bool check_protocol = false;
   bool verify = true;
   workloads::gpu_params gpu;
   gpu_memory_params gpu_mem;
   host_memory_params host_mem;
-  pcie::link_params pcie;
+  /// PCIe link; default: the "measured host" preset (Gen3 x16 calibrated against published
+  /// bandwidthTest runs, docs/pcie.md).
+  pcie::link_params pcie = pcie::preset("measured-host");
+  std::string pcie_preset = "measured-host";  ///< name of the preset pcie started from (informative)
   cdma_engine_params engine;
 };
 
@@ -59,6 +75,7 @@ struct run_report {
   double pcie_rate_Bps = 0;                ///< raw rate of one link direction
   std::uint64_t peak_rss_bytes = 0;        ///< peak resident memory of this process at the end
   double wall_s = 0;                       ///< wall-clock seconds of the simulation
+  std::size_t protocol_checks = 0;         ///< transactions seen by protocol checkers (check_protocol)
   /// Compression ratio of the cDMA step: offloaded bytes / (data + metadata bytes moved).
   double compression_ratio() const;
   std::uint64_t verified_bytes() const;    ///< vDNN + cDMA prefetched bytes compared
