@@ -20,7 +20,8 @@ int config_command(const std::vector<std::string>& args) {
   add_config_options(opts, o);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    const po::positional_options_description no_positional;  // stray words are errors
+    po::store(po::command_line_parser(args).options(opts).positional(no_positional).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "Usage: cdma-vp config [--dump | --list | --presets] [--preset NAME | --config FILE] "

@@ -25,7 +25,8 @@ int run_command(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "print this help");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    const po::positional_options_description no_positional;  // stray words are errors
+    po::store(po::command_line_parser(args).options(opts).positional(no_positional).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "Usage: cdma-vp [run] [options]\n\nSimulates one DNN training step under vDNN "

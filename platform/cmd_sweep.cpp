@@ -200,11 +200,24 @@ int sweep_command(const std::vector<std::string>& args) {
                      "of `cdma-vp config --list`), --jobs at once (default: cores), then writes DIR/sweep.csv\n"
                      "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n";
         return 0;
-      } else if (a == "--grid") grid.push_back(parse_grid(value("--grid")));
+      } else if (a == "--grid") {
+        grid.push_back(parse_grid(value("--grid")));
+        for (std::size_t g = 0; g + 1 < grid.size(); ++g)
+          if (grid[g].name == grid.back().name)
+            throw config_error("--grid " + grid.back().name + " given twice; expected one --grid per parameter "
+                               "with all its values, e.g. " + grid.back().name + "=3,4");
+        for (std::size_t x = 0; x < grid.back().values.size(); ++x)
+          for (std::size_t y = x + 1; y < grid.back().values.size(); ++y)
+            if (grid.back().values[x] == grid.back().values[y])
+              throw config_error("--grid " + grid.back().name + ": value '" + grid.back().values[x] +
+                                 "' listed twice");
+      }
       else if (a == "--out") out = value("--out");
       else if (a == "--jobs") {
         const std::string v = value("--jobs");
-        try { jobs = static_cast<unsigned>(std::stoul(v)); } catch (...) { jobs = 0; }
+        jobs = 0;
+        if (!v.empty() && v.size() < 6 && v.find_first_not_of("0123456789") == std::string::npos)
+          jobs = static_cast<unsigned>(std::stoul(v));
         if (jobs == 0) throw config_error("--jobs " + v + ": expected a whole number >= 1");
       } else if (a == "--emit-slurm") slurm = value("--emit-slurm");
       else if (a == "--merge") merge_dir = value("--merge");
@@ -218,6 +231,14 @@ int sweep_command(const std::vector<std::string>& args) {
     if (out.empty()) throw config_error("--out DIR is required");
     json plan = make_plan(grid, pass);
     for (const auto& r : plan["runs"]) check_config(r["args"].get<std::vector<std::string>>());
+    if (!slurm.empty()) {
+      const bool existed = std::ifstream(slurm).good();
+      {
+        std::ofstream s(slurm, std::ios::app);
+        if (!s) throw std::runtime_error("--emit-slurm " + slurm + ": cannot open for writing");
+      }
+      if (!existed) std::remove(slurm.c_str());
+    }
     if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
       throw std::runtime_error("--out " + out + ": cannot create the folder: " + std::strerror(errno));
     std::ofstream pf(out + "/sweep.plan.json");

@@ -151,8 +151,17 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
           [&ref, format] { return json(format(ref)); }};
 }
 
+/// Times must carry their unit in configuration ("500" could mean ps or ns): a bare number
+/// is refused.
+ps_t parse_time_with_unit(const std::string& s) {
+  if (s.find_first_of("pnums") == std::string::npos)
+    throw quantity_error("'" + s + "' has no unit; expected a time such as \"400 ns\" (units ps, ns, us, ms, s)");
+  return parse_time_ps(s);
+}
+
 param time_p(const std::string& n, ps_t& r, double lo, double hi, const std::string& doc) {
-  return quantity(n, "time", r, lo, hi, "a time such as \"400 ns\"", parse_time_ps, format_time, doc);
+  return quantity(n, "time", r, lo, hi, "a time with its unit such as \"400 ns\"", parse_time_with_unit,
+                  format_time, doc);
 }
 param rate_p(const std::string& n, double& r, const std::string& doc) {
   return quantity(n, "rate", r, 1.0, 1e15, "a bandwidth such as \"12.8 GB/s\"", parse_rate_Bps,
@@ -192,8 +201,8 @@ std::vector<param> table(platform_config& c) {
       string("layer_times", c.layer_times, {}, "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers"),
       string("mode", c.mode, {"lt", "at"}, "timing style: lt (b_transport + quantum) or at (4-phase nb_transport)"),
       boolean("check_protocol", c.check_protocol, "protocol_checker on every initiator -> target connection"),
-      quantity("quantum", "time", c.quantum_ns, 1e-3, 1e9, "a time such as \"1 us\"",
-               [](const std::string& s) { return static_cast<double>(parse_time_ps(s)) / 1e3; },
+      quantity("quantum", "time", c.quantum_ns, 1e-3, 1e9, "a time with its unit such as \"1 us\"",
+               [](const std::string& s) { return static_cast<double>(parse_time_with_unit(s)) / 1e3; },
                [](double ns) { return format_time(static_cast<ps_t>(ns * 1e3 + 0.5)); },
                "global LT quantum (tlm_global_quantum)"),
       // GPU compute (roofline)
@@ -231,7 +240,7 @@ std::vector<param> table(platform_config& c) {
          try {
            c.pcie = pcie::preset(v.get<std::string>());
          } catch (const std::invalid_argument& e) {
-           fail(where, "pcie.preset", v, e.what());
+           throw config_error(where + ": pcie.preset = " + v.dump() + ": " + e.what());
          }
          c.pcie_preset = v.get<std::string>();
        },

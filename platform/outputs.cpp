@@ -3,7 +3,10 @@
 #include <unistd.h>
 #include <chrono>
 #include <cstdio>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <utility>
 #include <iostream>
 #include <memory>
 #include "platform/config.h"
@@ -83,15 +86,30 @@ std::string config_path_for(const std::string& json_path) {
   return stem + ".config.json";
 }
 
+/// Checks that `path` can be written without leaving anything behind: an existing file is
+/// opened for appending (unchanged), a new one is created and removed again.
 void probe(const std::string& path, const char* option) {
   if (path.empty()) return;
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw std::runtime_error(std::string(option) + " " + path + ": cannot open for writing");
+  const bool existed = std::ifstream(path).good();
+  {
+    std::ofstream f(path, std::ios::app);
+    if (!f) throw std::runtime_error(std::string(option) + " " + path + ": cannot open for writing");
+  }
+  if (!existed) std::remove(path.c_str());
 }
 
 }  // namespace
 
 void output_options::check_writable() const {
+  // Two outputs must not share a file (one would silently overwrite the other).
+  const std::pair<std::string, const char*> outs[] = {
+      {json_path, "--json"}, {json_path.empty() ? "" : config_path_for(json_path), "--json (effective config)"},
+      {csv_path, "--csv"}, {trace_path, "--trace"}, {vcd_path, "--vcd"}};
+  for (std::size_t i = 0; i < std::size(outs); ++i)
+    for (std::size_t j = i + 1; j < std::size(outs); ++j)
+      if (!outs[i].first.empty() && outs[i].first == outs[j].first)
+        throw std::runtime_error(std::string(outs[i].second) + " and " + outs[j].second + " name the same file " +
+                                 outs[i].first + "; expected different files");
   probe(json_path, "--json");
   if (!json_path.empty()) probe(config_path_for(json_path), "--json (effective config)");
   probe(csv_path, "--csv");

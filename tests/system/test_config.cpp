@@ -225,3 +225,21 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   std::getline(csv3, r1);
   EXPECT_NE(r1.find("1,4,ok,"), std::string::npos) << r1;
 }
+
+TEST(cli, bad_input_leaves_no_output_files_behind) {
+  const std::string j = tmp("left.json"), v = tmp("left.vcd");
+  for (const auto& f : {j, tmp("left.config.json"), v}) std::remove(f.c_str());
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --json " + j + " --vcd " + v + " --activations " +
+                tmp("nothere.npz")), 2);
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --json " + j + " --csv /proc/x.csv"), 2);
+  for (const auto& f : {j, tmp("left.config.json"), v}) EXPECT_FALSE(std::ifstream(f).good()) << f;
+  // Two outputs on one file, a time without its unit, stray words, a repeated grid.
+  std::string err;
+  EXPECT_EQ(cli("run --network synthetic --json " + j + " --csv " + j, nullptr, &err), 2);
+  EXPECT_NE(err.find("same file"), std::string::npos) << err;
+  EXPECT_EQ(cli("run --network synthetic --param pcie.latency=500", nullptr, &err), 2);
+  EXPECT_NE(err.find("no unit"), std::string::npos) << err;
+  EXPECT_EQ(cli("run --network synthetic stray"), 2);
+  EXPECT_EQ(cli("sweep --grid pcie.gen=3 --grid pcie.gen=4 --network synthetic --out " + tmp("dup")), 2);
+  EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs -5 --out " + tmp("dup")), 2);
+}
