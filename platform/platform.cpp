@@ -145,7 +145,26 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   auto t = std::make_unique<top>(cfg, rep.net, rep.times, *src, rp);
   std::vector<pcie_traffic> d2h, h2d;
   pcie::link_stats last_d{}, last_h{};
-  t->runtime.on_step_done = [&](const workloads::step_result&) {
+  std::vector<dram_activity> dram;
+  std::uint64_t last_bytes = 0, last_cols = 0, last_acts = 0;
+  ps_t last_busy = 0;
+  t->runtime.on_step_done = [&](const workloads::step_result& sr) {
+    {
+      const ps_t now = now_ps();
+      const std::uint64_t bytes = t->gpu_mem.bytes_read() + t->gpu_mem.bytes_written();
+      const ps_t busy = t->gpu_mem.busy_ps();
+      const dram_totals dt = t->gpu_mem.dram_stats();
+      dram_activity a;
+      a.bytes = bytes - last_bytes;
+      a.utilisation = sr.step ? t->gpu_mem.utilisation(busy - last_busy, now - sr.step, now) : 0.0;
+      a.columns = dt.reads + dt.writes - last_cols;
+      a.activates = dt.acts - last_acts;
+      dram.push_back(a);
+      last_bytes = bytes;
+      last_busy = busy;
+      last_cols = dt.reads + dt.writes;
+      last_acts = dt.acts;
+    }
     const auto sd = t->pcie.stats(pcie::direction::d2h);
     const auto sh = t->pcie.stats(pcie::direction::h2d);
     d2h.push_back({sd.payload_bytes - last_d.payload_bytes, sd.wire_bytes - last_d.wire_bytes});
@@ -191,6 +210,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     out[i]->result = res[i];
     out[i]->d2h = d2h[i];
     out[i]->h2d = h2d[i];
+    out[i]->dram = dram[i];
   }
   rep.peak_rss_bytes = peak_rss_bytes();
   return rep;

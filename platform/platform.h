@@ -61,9 +61,23 @@ std::string default_activations_path();
 /// Traffic of one direction of the link during one step.
 struct pcie_traffic { std::uint64_t payload_bytes = 0, wire_bytes = 0; };
 
+/// GPU DRAM activity during one step (all initiators; the compute kernels' own traffic is not
+/// issued to the controller yet).
+struct dram_activity {
+  std::uint64_t bytes = 0;        ///< bytes read + written
+  double utilisation = 0;         ///< data-bus busy time / (step time x channels)
+  std::uint64_t columns = 0;      ///< RD + WR commands
+  std::uint64_t activates = 0;    ///< ACT commands
+  /// Column accesses that needed no ACT: 1 - ACT / (RD + WR); 0 with the bus model.
+  double row_hit_rate() const {
+    return columns ? 1.0 - static_cast<double>(activates) / static_cast<double>(columns) : 0.0;
+  }
+};
+
 struct step_report {
   workloads::step_result result;
   pcie_traffic d2h, h2d;
+  dram_activity dram;
 };
 
 struct run_report {

@@ -112,6 +112,10 @@ std::vector<stat> collect_stats(const run_report& r) {
     add("step_time." + k, t, "s");
     add("forward_time." + k, ps_to_s(s->result.forward), "s");
     add("backward_time." + k, ps_to_s(s->result.backward), "s");
+    add("dram." + k + ".bytes", static_cast<double>(s->dram.bytes), "B");
+    add("dram." + k + ".utilisation", s->dram.utilisation, "ratio");
+    if (s->dram.columns)  // command counts exist only where the DRAM model issued commands (AT)
+      add("dram." + k + ".row_hit_rate", s->dram.row_hit_rate(), "ratio");
     if (s == &r.oracle) continue;
     ps_t stall = 0;
     for (const auto& l : s->result.layers) stall += l.forward_stall + l.backward_stall;
