@@ -74,7 +74,7 @@ void add_output_options(po::options_description& d, output_options& o) {
                                          "the effective config also goes to FILE's stem + .config.json")
       ("csv", po::value(&o.csv_path), "write one CSV row per layer to FILE")
       ("trace", po::value(&o.trace_path), "write a Chrome trace event JSON (open in Perfetto / chrome://tracing)")
-      ("vcd", po::value(&o.vcd_path), "write a VCD of irq, compute_busy and transfer_busy")
+      ("vcd", po::value(&o.vcd_path), "write a VCD of irq, compute_busy, transfer_busy and link_busy_d2h/h2d (PCIe sampled once per quantum)")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr");
 }
 

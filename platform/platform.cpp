@@ -59,6 +59,20 @@ struct top {
   initiator_mux gpu_bus;
   workloads::vdnn_runtime runtime;
   sc_core::sc_signal<bool> irq;
+  /// For VCD traces: PCIe direction busy, sampled every `link_sample` (see sample_link()).
+  sc_core::sc_signal<bool> link_busy_d2h{"link_busy_d2h"}, link_busy_h2d{"link_busy_h2d"};
+  sc_core::sc_time link_sample = sc_core::SC_ZERO_TIME;
+
+  /// Samples the link's busy state for the VCD (only when one is written): a direction is busy
+  /// while its bandwidth server is reserved beyond now. Resolution: one sample period.
+  void sample_link() {
+    while (!runtime.finished()) {
+      const ps_t now = now_ps();
+      link_busy_d2h.write(pcie.busy_until(pcie::direction::d2h) > now);
+      link_busy_h2d.write(pcie.busy_until(pcie::direction::h2d) > now);
+      wait(link_sample);
+    }
+  }
   /// With check_protocol: one checker per initiator -> target connection.
   std::vector<std::unique_ptr<protocol_checker>> checkers;
 
@@ -183,6 +197,11 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     sc_core::sc_trace(vcd, t->irq, "irq");
     sc_core::sc_trace(vcd, t->runtime.compute_busy, "compute_busy");
     sc_core::sc_trace(vcd, t->runtime.transfer_busy, "transfer_busy");
+    sc_core::sc_trace(vcd, t->link_busy_d2h, "link_busy_d2h");
+    sc_core::sc_trace(vcd, t->link_busy_h2d, "link_busy_h2d");
+    t->link_sample = sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS);
+    top* tp = t.get();
+    sc_core::sc_spawn([tp] { tp->sample_link(); }, "link_busy_sampler");
   }
   rep.pcie_rate_Bps = t->pcie.rate_Bps();
   const auto w0 = std::chrono::steady_clock::now();

@@ -106,7 +106,7 @@ using progress_fn = std::function<void(const std::string&, bool, std::size_t, st
 /// Optional observers of a run (not part of the platform's configuration).
 struct run_hooks {
   progress_fn progress;
-  std::string vcd_path;  ///< if set: VCD of irq, compute_busy, transfer_busy
+  std::string vcd_path;  ///< if set: VCD of irq, compute_busy, transfer_busy, link_busy_d2h/h2d
 };
 run_report run(const platform_config& cfg, const run_hooks& hooks = {});
 

@@ -183,7 +183,7 @@ TEST(cli, run_writes_json_config_csv_trace_and_vcd) {
   // VCD: the three signals are declared.
   std::stringstream v;
   v << std::ifstream(vcd).rdbuf();
-  for (const char* s : {"irq", "compute_busy", "transfer_busy"}) EXPECT_NE(v.str().find(s), std::string::npos);
+  for (const char* s : {"irq", "compute_busy", "transfer_busy", "link_busy_d2h", "link_busy_h2d"}) EXPECT_NE(v.str().find(s), std::string::npos);
 }
 
 TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {

@@ -103,6 +103,9 @@ public:
   /// Rate of each direction for TLP and DLLP bytes, B/s (tlp_rate_Bps).
   double rate_Bps() const { return dir_[0].server.rate(); }
   pcie::link_stats stats(pcie::direction dir) const;
+  /// End of the latest reservation of a direction (ps): the direction is busy serializing
+  /// TLPs/DLLPs while this lies in the future (LT and AT).
+  ps_t busy_until(pcie::direction dir) const { return dir_[static_cast<int>(dir)].server.busy_until(); }
 
   /// Tags held by outstanding AT reads now.
   std::uint32_t tags_in_use() const { return params_.tags - static_cast<std::uint32_t>(free_tags_.size()); }
