@@ -24,7 +24,6 @@ inline unsigned width_of(std::uint8_t sel) {
 // Decodes data[3..) as a stream of c for the requested size (errors are fine), then checks the
 // encoder round trip on the same bytes and the windowed framing. Aborts on any mismatch.
 inline void exercise(const cdma::codec::codec& c, const std::uint8_t* data, std::size_t size) {
-  using namespace cdma::codec;
   if (size < 3) return;
   const std::size_t out_n = data[1] | static_cast<std::size_t>(data[2]) << 8;
   const std::uint8_t* s = data + 3;
@@ -32,7 +31,7 @@ inline void exercise(const cdma::codec::codec& c, const std::uint8_t* data, std:
   std::vector<std::uint8_t> out(out_n);
   try {
     c.decompress(s, n, out.data(), out_n);
-  } catch (const codec_error&) {
+  } catch (const cdma::codec::codec_error&) {
   }
   // Encoder round trip of the raw bytes.
   std::vector<std::uint8_t> z(c.max_compressed_size(n));
@@ -43,10 +42,10 @@ inline void exercise(const cdma::codec::codec& c, const std::uint8_t* data, std:
   for (std::size_t i = 0; i < n; ++i)
     if (back[i] != s[i]) std::abort();
   // Window framing: decode the stream under a fuzzed entry (bytes = n, raw flag from sel bit 7).
-  window_entry e{static_cast<std::uint32_t>(n), (data[0] & 0x80) != 0};
+  cdma::codec::window_entry e{static_cast<std::uint32_t>(n), (data[0] & 0x80) != 0};
   try {
-    decompress_window(c, e, s, n, out.data(), out_n);
-  } catch (const codec_error&) {
+    cdma::codec::decompress_window(c, e, s, n, out.data(), out_n);
+  } catch (const cdma::codec::codec_error&) {
   }
 }
 
