@@ -578,3 +578,38 @@ TEST(Window, DecompressValidatesEntry) {
   framed[0] = 0x05;  // mask now implies 2 elements, 1 present
   expect_bad(window_entry{8, false}, 16, 16, "implies 8 bytes");
 }
+
+// The metadata-table rule both engine prefetch paths apply (codec::decode_table).
+TEST(WindowTable, ValidatesEveryEntryAndNamesTheBadOne) {
+  using namespace cdma::codec;
+  const auto zvc = make_codec(codec_id::zvc, 4);
+  // 2 full 4 KiB windows + a 100-byte tail: 3 entries. ZVC worst case of a 4096-byte window at
+  // w=4 is 32 blocks x (4 B mask + 32 x 4 B) = 4224 B.
+  const std::uint64_t len = 2 * 4096 + 100;
+  std::vector<std::uint8_t> t(3 * window_entry_bytes);
+  encode_entry({4224, false}, t.data());
+  encode_entry({4096, true}, t.data() + 8);
+  encode_entry({100, true}, t.data() + 16);
+  const auto e = decode_table(*zvc, t.data(), len, 4096, 0x1000);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].bytes, 4224u);
+  EXPECT_TRUE(e[2].raw);
+  // One byte over the worst case in entry 0, a raw entry of the wrong size in entry 2.
+  encode_entry({4225, false}, t.data());
+  try {
+    decode_table(*zvc, t.data(), len, 4096, 0x1000);
+    FAIL();
+  } catch (const table_error& x) {
+    EXPECT_EQ(x.index, 0u);
+    EXPECT_NE(std::string(x.what()).find("0x1000"), std::string::npos) << x.what();
+  }
+  encode_entry({4224, false}, t.data());
+  encode_entry({99, true}, t.data() + 16);
+  try {
+    decode_table(*zvc, t.data(), len, 4096, 0x1000);
+    FAIL();
+  } catch (const table_error& x) {
+    EXPECT_EQ(x.index, 2u);
+    EXPECT_NE(std::string(x.what()).find("0x1010"), std::string::npos) << x.what();
+  }
+}

@@ -271,27 +271,14 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
               meta_done))
     return dma_error::pcie_response;
   r.meta_bytes = table.size();
-  // Validate the whole table before moving any data: a window can never take more than the
-  // codec's worst case for its uncompressed size.
-  std::vector<codec::window_entry> entries(n_win);
-  std::size_t k = 0;
+  // Validate the whole table before moving any data (codec::decode_table: the rule the AT
+  // path applies too).
+  std::vector<codec::window_entry> entries;
   try {
-    for (k = 0; k < n_win; ++k) {
-      entries[k] = codec::decode_entry(table.data() + k * codec::window_entry_bytes);
-      const std::size_t n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
-      const std::size_t limit = entries[k].raw ? n : c.max_compressed_size(n);
-      if (entries[k].bytes > limit || (entries[k].raw && entries[k].bytes != n)) {
-        std::ostringstream m;
-        m << "metadata entry " << k << " at 0x" << std::hex
-          << d.meta + k * codec::window_entry_bytes << std::dec << " claims " << entries[k].bytes
-          << " bytes for a " << n << "-byte window" << (entries[k].raw ? " stored raw" : "");
-        throw codec::codec_error(m.str());
-      }
-    }
-  } catch (const codec::codec_error& ex) {
+    entries = codec::decode_table(c, table.data(), d.len, W, d.meta);
+  } catch (const codec::table_error& ex) {
     SC_REPORT_WARNING(name(), ex.what());
-    fail_addr_ = d.meta + k * codec::window_entry_bytes;
+    fail_addr_ = d.meta + ex.index * codec::window_entry_bytes;
     r.finished = meta_done;
     return dma_error::corrupt_window;
   }

@@ -316,32 +316,18 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   auto n_of = [&](std::size_t k) {
     return static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
   };
-  // Validate the whole table before moving any data (the same rule as the LT path).
-  std::vector<codec::window_entry> entries(n_win);
-  std::vector<std::uint64_t> in_off(n_win);
-  std::size_t k = 0;
+  // Validate the whole table before moving any data (codec::decode_table, as the LT path).
+  std::vector<codec::window_entry> entries;
   try {
-    std::uint64_t off = 0;
-    for (k = 0; k < n_win; ++k) {
-      entries[k] = codec::decode_entry(table.data() + k * codec::window_entry_bytes);
-      const std::size_t n = n_of(k);
-      const std::size_t limit = entries[k].raw ? n : c.max_compressed_size(n);
-      if (entries[k].bytes > limit || (entries[k].raw && entries[k].bytes != n)) {
-        std::ostringstream m;
-        m << "metadata entry " << k << " at 0x" << std::hex
-          << d.meta + k * codec::window_entry_bytes << std::dec << " claims " << entries[k].bytes
-          << " bytes for a " << n << "-byte window" << (entries[k].raw ? " stored raw" : "");
-        throw codec::codec_error(m.str());
-      }
-      in_off[k] = off;
-      off += entries[k].bytes;
-    }
-  } catch (const codec::codec_error& ex) {
+    entries = codec::decode_table(c, table.data(), d.len, W, d.meta);
+  } catch (const codec::table_error& ex) {
     SC_REPORT_WARNING(name(), ex.what());
-    fail_addr_ = d.meta + k * codec::window_entry_bytes;
+    fail_addr_ = d.meta + ex.index * codec::window_entry_bytes;
     r.finished = meta_done;
     return dma_error::corrupt_window;
   }
+  std::vector<std::uint64_t> in_off(n_win);
+  for (std::size_t k = 0, off = 0; k < n_win; off += entries[k].bytes, ++k) in_off[k] = off;
   const double unit_Bps = p_.unit_bytes_per_cycle * p_.clock_hz;
   dma_pipeline pipe(p_.decompression_units, unit_Bps,
                     cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding);

@@ -1,5 +1,8 @@
 #include "tlm/codec/window.h"
 
+#include <algorithm>
+#include <sstream>
+
 #include <cstring>
 #include <limits>
 #include <string>
@@ -101,6 +104,35 @@ void decompress_window(const codec& c, const window_entry& e, const std::uint8_t
     throw codec_error("window (" + to_string(c.id()) + ", " + std::to_string(e.bytes) + " -> " +
                       std::to_string(out_n) + " bytes): " + err.what());
   }
+}
+
+std::vector<window_entry> decode_table(const codec& c, const std::uint8_t* table, std::uint64_t len,
+                                       std::size_t window_bytes, std::uint64_t table_addr) {
+  const std::size_t n_win = window_count(len, window_bytes);
+  std::vector<window_entry> entries(n_win);
+  for (std::size_t k = 0; k < n_win; ++k) {
+    const std::uint64_t addr = table_addr + k * window_entry_bytes;
+    try {
+      entries[k] = decode_entry(table + k * window_entry_bytes);
+    } catch (const codec_error& e) {
+      std::ostringstream m;
+      m << "metadata entry " << k << " at 0x" << std::hex << addr << ": " << e.what();
+      throw table_error(k, m.str());
+    }
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(window_bytes, len - std::uint64_t(k) * window_bytes));
+    const std::size_t limit = entries[k].raw ? n : c.max_compressed_size(n);
+    if (entries[k].bytes > limit || (entries[k].raw && entries[k].bytes != n)) {
+      std::ostringstream m;
+      m << "metadata entry " << k << " at 0x" << std::hex << addr << std::dec << " claims "
+        << entries[k].bytes << " bytes for a " << n << "-byte window"
+        << (entries[k].raw ? " stored raw" : "") << "; expected "
+        << (entries[k].raw ? "exactly the window size" : "at most the codec's worst case ")
+        << (entries[k].raw ? std::string() : std::to_string(limit));
+      throw table_error(k, m.str());
+    }
+  }
+  return entries;
 }
 
 }  // namespace cdma::codec

@@ -7,6 +7,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "tlm/codec/codec.h"
 
@@ -51,5 +53,21 @@ window_entry window_size(const codec& c, const std::uint8_t* in, std::size_t n);
 /// and when the codec rejects the stream (message prefixed with the window's sizes).
 void decompress_window(const codec& c, const window_entry& e, const std::uint8_t* in,
                        std::size_t in_n, std::uint8_t* out, std::size_t out_n);
+
+/// A metadata table entry that failed validation; `index` is the window number.
+class table_error : public codec_error {
+public:
+  table_error(std::size_t index, const std::string& what) : codec_error(what), index(index) {}
+  std::size_t index;
+};
+
+/// Decodes and validates the metadata table of a `len`-byte tensor framed in `window_bytes`
+/// windows (window_count(len, window_bytes) entries of window_entry_bytes each at `table`):
+/// a raw entry must hold exactly its window's size, a compressed one at most the codec's
+/// worst case for it. `table_addr` (the table's bus address) only names the entry in errors.
+/// The one rule both the LT and AT prefetch paths of the engine apply before moving data.
+/// Throws table_error naming the entry, its address and the sizes.
+std::vector<window_entry> decode_table(const codec& c, const std::uint8_t* table, std::uint64_t len,
+                                       std::size_t window_bytes, std::uint64_t table_addr);
 
 }  // namespace cdma::codec
