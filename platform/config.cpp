@@ -1,6 +1,7 @@
 #include "platform/config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -50,7 +51,7 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
             const std::string exp = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             long long x = 0;
             if (v.is_number_integer()) x = v.get<long long>();
-            else if (v.is_string()) {
+            else if (v.is_string() && where == "--param") {  // a file must use JSON numbers
               const std::string s = v.get<std::string>();
               std::size_t pos = 0;
               try { x = std::stoll(s, &pos); } catch (...) { fail(where, name, v, exp); }
@@ -70,7 +71,7 @@ param number(const std::string& name, double& ref, double lo, double hi, const s
             e << "a number in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
             double x = 0;
             if (v.is_number()) x = v.get<double>();
-            else if (v.is_string()) {
+            else if (v.is_string() && where == "--param") {  // a file must use JSON numbers
               const std::string s = v.get<std::string>();
               std::size_t pos = 0;
               try { x = std::stod(s, &pos); } catch (...) { fail(where, name, v, e.str()); }
@@ -86,8 +87,8 @@ param boolean(const std::string& name, bool& ref, const std::string& doc) {
   return {name, "bool", doc,
           [&ref, name](const json& v, const std::string& where) {
             if (v.is_boolean()) ref = v.get<bool>();
-            else if (v.is_string() && (v == "true" || v == "1")) ref = true;
-            else if (v.is_string() && (v == "false" || v == "0")) ref = false;
+            else if (where == "--param" && v.is_string() && (v == "true" || v == "1")) ref = true;
+            else if (where == "--param" && v.is_string() && (v == "false" || v == "0")) ref = false;
             else fail(where, name, v, "true or false");
           },
           [&ref] { return json(ref); }};
@@ -380,6 +381,9 @@ void apply_json(platform_config& cfg, const json& j, const std::string& origin) 
 }
 
 platform_config load_config_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw config_error(path + ": is a directory; expected a JSON configuration file");
   std::ifstream f(path);
   if (!f) throw config_error(path + ": cannot open the configuration file");
   json j;
@@ -394,7 +398,12 @@ platform_config load_config_file(const std::string& path) {
     if (!j["preset"].is_string()) throw config_error(path + ": preset must be a string naming a preset");
     base = j["preset"].get<std::string>();
   }
-  platform_config c = preset(base);
+  platform_config c;
+  try {
+    c = preset(base);
+  } catch (const config_error& e) {
+    throw config_error(path + ": " + e.what());
+  }
   apply_json(c, j, path);
   return c;
 }

@@ -47,7 +47,7 @@ void config_options::resolve(const po::variables_map& vm) {
   if (!preset.empty() && !config_file.empty())
     throw config_error("--preset and --config both given; a config file names its preset with \"preset\"");
   config = !config_file.empty() ? load_config_file(config_file)
-                                : cdma::platform::preset(preset.empty() ? preset_names().front() : preset);
+                                : cdma::platform::preset(vm.count("preset") ? preset : preset_names().front());
   if (vm.count("network")) apply_override(config, "network=" + network);
   if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch));
   if (vm.count("codec")) apply_override(config, "codec=" + codec);

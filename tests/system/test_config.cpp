@@ -243,3 +243,29 @@ TEST(cli, bad_input_leaves_no_output_files_behind) {
   EXPECT_EQ(cli("sweep --grid pcie.gen=3 --grid pcie.gen=4 --network synthetic --out " + tmp("dup")), 2);
   EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs -5 --out " + tmp("dup")), 2);
 }
+
+TEST(config, files_use_json_types_and_name_the_file) {
+  const std::string p = tmp("types.json");
+  std::ofstream(p) << R"({"batch": "2"})";
+  try {
+    load_config_file(p);
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
+  }
+  std::ofstream(p) << R"({"preset": "nope"})";
+  try {
+    load_config_file(p);
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+  try {
+    load_config_file(::testing::TempDir());
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cli("config --dump --preset ''"), 2);
+}
