@@ -3,6 +3,7 @@
 // access it sets the payload's error response (and warns, naming the address, for a range
 // error) and returns false; it never throws.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <systemc>
@@ -39,6 +40,22 @@ inline bool check_access(tlm::tlm_generic_payload& trans, const backing_store& s
     return false;
   }
   return true;
+}
+
+/// transport_dbg of a memory target: copies functionally, clipped at the end of the memory;
+/// returns the bytes copied (0 for an out-of-range start or a command other than read/write).
+inline unsigned int debug_access(tlm::tlm_generic_payload& trans, backing_store& store,
+                                 std::uint64_t size_bytes) {
+  const tlm::tlm_command cmd = trans.get_command();
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= size_bytes || (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND)) return 0;
+  const unsigned int len =
+      static_cast<unsigned int>(std::min<std::uint64_t>(trans.get_data_length(), size_bytes - addr));
+  if (cmd == tlm::TLM_READ_COMMAND)
+    store.read(addr, trans.get_data_ptr(), len);
+  else
+    store.write(addr, trans.get_data_ptr(), len);
+  return len;
 }
 
 }  // namespace cdma::mem

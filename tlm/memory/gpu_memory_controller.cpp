@@ -362,17 +362,7 @@ bool gpu_memory_controller::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_d
 }
 
 unsigned int gpu_memory_controller::transport_dbg(tlm_generic_payload& trans) {
-  const tlm_command cmd = trans.get_command();
-  const std::uint64_t addr = trans.get_address();
-  const std::uint64_t size = gpu_params_.size_bytes;
-  if (addr >= size || (cmd != TLM_READ_COMMAND && cmd != TLM_WRITE_COMMAND)) return 0;
-  const unsigned int len = static_cast<unsigned int>(
-      std::min<std::uint64_t>(trans.get_data_length(), size - addr));
-  if (cmd == TLM_READ_COMMAND)
-    store_.read(addr, trans.get_data_ptr(), len);
-  else
-    store_.write(addr, trans.get_data_ptr(), len);
-  return len;
+  return mem::debug_access(trans, store_, gpu_params_.size_bytes);
 }
 
 }  // namespace cdma

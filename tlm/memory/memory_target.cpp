@@ -143,17 +143,7 @@ bool memory_target::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_dmi& dmi)
 }
 
 unsigned int memory_target::transport_dbg(tlm_generic_payload& trans) {
-  const tlm_command cmd = trans.get_command();
-  const std::uint64_t addr = trans.get_address();
-  if (addr >= params_.size_bytes || (cmd != TLM_READ_COMMAND && cmd != TLM_WRITE_COMMAND))
-    return 0;
-  const unsigned int len = static_cast<unsigned int>(
-      std::min<std::uint64_t>(trans.get_data_length(), params_.size_bytes - addr));
-  if (cmd == TLM_READ_COMMAND)
-    store_.read(addr, trans.get_data_ptr(), len);
-  else
-    store_.write(addr, trans.get_data_ptr(), len);
-  return len;
+  return mem::debug_access(trans, store_, params_.size_bytes);
 }
 
 }  // namespace cdma
