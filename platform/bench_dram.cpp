@@ -2,7 +2,9 @@
 // Achieved DRAM bandwidth as a fraction of peak per preset, in LT and AT, for a sequential
 // read stream, a sequential write stream and random 64-byte reads; timing-rule violations;
 // simulation speed of AT random 64-byte traffic (requests per wall-clock second).
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <fstream>
 #include <iomanip>
@@ -121,11 +123,11 @@ struct result {
   std::string preset, mode, pat;
   double peak_Bps = 0, achieved_Bps = 0;
   std::uint64_t requests = 0, bytes = 0, violations = 0, refreshes = 0;
-  double wall_s = 0, sim_s = 0;
+  double wall_s = 0, cpu_s = 0, sim_s = 0;
 };
 
 result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t total_bytes,
-               std::uint64_t random_requests) {
+               std::uint64_t random_requests, unsigned outstanding) {
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
   gpu_memory_params p;
@@ -134,6 +136,7 @@ result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t to
   p.peak_bandwidth_Bps = s.peak_bandwidth_Bps();
   p.channels = s.channels;
   p.size_bytes = 4ull << 30;
+  p.max_outstanding = outstanding;
   auto mem = std::make_unique<gpu_memory_controller>("gpu_mem", p);
   auto gen = std::make_unique<traffic_gen>("gen");
   gen->at = at;
@@ -145,10 +148,12 @@ result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t to
     gen->size = 512;
     gen->count = total_bytes / 512;
   }
-  gen->outstanding = 1024;
+  gen->outstanding = outstanding;
   gen->init.bind(mem->tgt);
   const auto w0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
   sc_start();
+  const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   const dram_totals t = mem->dram_stats();
   result r;
@@ -163,15 +168,37 @@ result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t to
   r.violations = t.violations;
   r.refreshes = t.refreshes;
   r.wall_s = wall;
+  r.cpu_s = cpu;
   gen.reset();
   mem.reset();
   return r;
 }
 
+/// AT requests in flight (generator window and controller max_outstanding): 1024, or 16 per
+/// (pseudo-)channel when there are more than 64 channels (HBM3 H100: 160 -> 2560). Little's
+/// law: a channel in all-bank refresh (tRFC = 350 ns on HBM2/HBM3) holds its queued requests
+/// while the others keep completing, so the window must scale with the channel count (and the
+/// peak bandwidth) or the blocked requests starve the other channels: with 1024 x 512 B the
+/// H100 stream stalls at 0.84 of peak (docs/dram.md).
+unsigned default_outstanding(const dram::dram_spec& s) { return std::max(1024u, 16 * s.channels); }
+
+/// Sequential stream length: 16 MiB, or (a power of two) at least 4 x tREFI at peak, so every
+/// channel sees several refreshes and the ones that fall in the window average out (a stream
+/// of one or two tREFI ends with the channels that had one more refresh). H100: 64 MiB.
+std::uint64_t stream_bytes(const dram::dram_spec& s) {
+  const double need = s.peak_bandwidth_Bps() * 4.0 * ps_to_s(s.ps(s.t.tREFI));
+  std::uint64_t b = 16ull << 20;
+  while (static_cast<double>(b) < need) b *= 2;
+  return b;
+}
+
 int bench_dram(const std::vector<std::string>& args) {
   std::string csv;
   std::vector<std::string> presets = dram::preset_names();
-  std::uint64_t bytes = 16ull << 20, randoms = 200000;
+  std::uint64_t bytes = 0, randoms = 200000;  // bytes 0: per preset (stream_bytes)
+  unsigned outstanding = 0;                      // 0: per preset (default_outstanding)
+  bool run_lt = true, run_at = true;
+  bool run_pat[3] = {true, true, true};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto val = [&]() -> std::string {
@@ -182,6 +209,26 @@ int bench_dram(const std::vector<std::string>& args) {
       if (a == "--csv") csv = val();
       else if (a == "--bytes") bytes = std::stoull(val());
       else if (a == "--random") randoms = std::stoull(val());
+      else if (a == "--outstanding") {
+        outstanding = static_cast<unsigned>(std::stoul(val()));
+        if (outstanding == 0) throw std::invalid_argument("--outstanding must be >= 1");
+      } else if (a == "--modes") {
+        const std::string m = val();
+        run_lt = m == "lt" || m == "both";
+        run_at = m == "at" || m == "both";
+        if (!run_lt && !run_at) throw std::invalid_argument("--modes expects lt, at or both");
+      } else if (a == "--patterns") {
+        run_pat[0] = run_pat[1] = run_pat[2] = false;
+        std::stringstream ss(val());
+        std::string x;
+        while (std::getline(ss, x, ',')) {
+          if (x == "seq_read") run_pat[0] = true;
+          else if (x == "seq_write") run_pat[1] = true;
+          else if (x == "rand64_read") run_pat[2] = true;
+          else throw std::invalid_argument("--patterns: unknown pattern '" + x +
+                                           "'; expected seq_read, seq_write, rand64_read");
+        }
+      }
       else if (a == "--presets") {
         presets.clear();
         std::stringstream ss(val());
@@ -192,8 +239,13 @@ int bench_dram(const std::vector<std::string>& args) {
         }
       } else if (a == "--help" || a == "-h") {
         std::cout << "Usage: cdma-vp bench dram [--csv FILE] [--presets a,b,...] [--bytes N]"
-                     " [--random N]\n  sequential streams of N bytes (default 16 MiB) in 512-B"
-                     " requests, N random 64-B reads (default 200000), 1024 outstanding (AT)\n";
+                     " [--random N] [--outstanding N] [--modes lt|at|both]"
+                     " [--patterns seq_read,seq_write,rand64_read]\n"
+                     "  sequential streams of N bytes (default: 16 MiB, or the power of two >= 4 tREFI"
+                     " at peak: 64 MiB for hbm3_h100) in 512-B requests,\n  N random 64-B reads"
+                     " (default 200000); AT: N outstanding (default max(1024, 16 x channels))\n"
+                     "  for the generator and the controller (max_outstanding);\n  simulation speed:"
+                     " requests per wall-clock second and per CPU second of the process\n";
         return 0;
       } else {
         return usage_error("bench dram: unknown option '" + a + "'");
@@ -207,31 +259,35 @@ int bench_dram(const std::vector<std::string>& args) {
     out.open(csv);
     if (!out) return usage_error("--csv " + csv + ": cannot open for writing");
     out << "preset,mode,pattern,peak_GBps,achieved_GBps,fraction_of_peak,requests,bytes,"
-           "sim_time_us,wall_s,requests_per_wall_s,refreshes,violations\n";
+           "sim_time_us,wall_s,requests_per_wall_s,cpu_s,requests_per_cpu_s,refreshes,violations\n";
   }
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   std::cout << std::left << std::setw(16) << "preset" << std::setw(4) << "mode" << std::setw(13)
             << "pattern" << std::right << std::setw(10) << "peak GB/s" << std::setw(11)
             << "achieved" << std::setw(8) << "frac" << std::setw(10) << "sim us" << std::setw(12)
-            << "req/wall-s" << std::setw(8) << "REFs" << std::setw(6) << "viol" << "\n";
+            << "req/wall-s" << std::setw(12) << "req/cpu-s" << std::setw(8) << "REFs" << std::setw(6) << "viol" << "\n";
   std::uint64_t total_viol = 0;
   for (const auto& ps : presets)
     for (pattern pat : {pattern::seq_read, pattern::seq_write, pattern::random_read})
       for (bool at : {false, true}) {
-        const result r = run_one(ps, at, pat, bytes, randoms);
+        if (!run_pat[static_cast<int>(pat)] || (at ? !run_at : !run_lt)) continue;
+        const dram::dram_spec sp = dram::preset(ps);
+        const result r = run_one(ps, at, pat, bytes ? bytes : stream_bytes(sp), randoms,
+                                 outstanding ? outstanding : default_outstanding(sp));
         total_viol += r.violations;
         const double rps = r.wall_s > 0 ? r.requests / r.wall_s : 0;
+        const double cps = r.cpu_s > 0 ? r.requests / r.cpu_s : 0;
         std::cout << std::left << std::setw(16) << r.preset << std::setw(4) << r.mode
                   << std::setw(13) << r.pat << std::right << std::fixed << std::setprecision(1)
                   << std::setw(10) << r.peak_Bps / 1e9 << std::setw(11) << r.achieved_Bps / 1e9
                   << std::setprecision(3) << std::setw(8) << r.achieved_Bps / r.peak_Bps
                   << std::setprecision(1) << std::setw(10) << r.sim_s * 1e6 << std::setw(12)
-                  << std::setprecision(0) << rps << std::setw(8) << r.refreshes << std::setw(6)
+                  << std::setprecision(0) << rps << std::setw(12) << cps << std::setw(8) << r.refreshes << std::setw(6)
                   << r.violations << "\n";
         if (out)
           out << r.preset << "," << r.mode << "," << r.pat << "," << r.peak_Bps / 1e9 << ","
               << r.achieved_Bps / 1e9 << "," << r.achieved_Bps / r.peak_Bps << "," << r.requests
-              << "," << r.bytes << "," << r.sim_s * 1e6 << "," << r.wall_s << "," << rps << ","
+              << "," << r.bytes << "," << r.sim_s * 1e6 << "," << r.wall_s << "," << rps << "," << r.cpu_s << "," << cps << ","
               << r.refreshes << "," << r.violations << "\n";
       }
   std::cout << "timing-rule violations, all runs: " << total_viol << "\n";

@@ -114,6 +114,46 @@ location address_mapping::decode(std::uint64_t addr) const {
   return l;
 }
 
+address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
+  std::uint64_t x = addr / m.burst_bytes_;
+  std::uint64_t mul[5] = {1, 1, 1, 1, 1};
+  digit_.reserve(m.slices_.size());
+  weight_.reserve(m.slices_.size());
+  for (const auto& s : m.slices_) {
+    const auto i = static_cast<std::size_t>(s.f);
+    digit_.push_back(x % s.count);
+    weight_.push_back(mul[i]);
+    mul[i] *= s.count;
+    x /= s.count;
+  }
+  loc_ = m.decode(addr);
+}
+
+void address_mapping::cursor::next() {
+  for (std::size_t k = 0; k < digit_.size(); ++k) {
+    const auto& s = m_.slices_[k];
+    const std::uint64_t w = weight_[k];
+    auto add = [&](std::int64_t delta) {
+      switch (s.f) {
+        case field::channel: loc_.channel = static_cast<unsigned>(static_cast<std::int64_t>(loc_.channel) + delta); break;
+        case field::bank_group: loc_.bank_group = static_cast<unsigned>(static_cast<std::int64_t>(loc_.bank_group) + delta); break;
+        case field::bank: loc_.bank = static_cast<unsigned>(static_cast<std::int64_t>(loc_.bank) + delta); break;
+        case field::row: loc_.row = static_cast<std::uint64_t>(static_cast<std::int64_t>(loc_.row) + delta); break;
+        case field::column: loc_.column = static_cast<unsigned>(static_cast<std::int64_t>(loc_.column) + delta); break;
+      }
+    };
+    if (digit_[k] + 1 < s.count) {
+      ++digit_[k];
+      add(static_cast<std::int64_t>(w));
+      return;
+    }
+    add(-static_cast<std::int64_t>((s.count - 1) * w));  // wrap to 0, carry on
+    digit_[k] = 0;
+  }
+  // Past the top slice every digit is 0 again: addresses wrap modulo the memory size, as in
+  // decode().
+}
+
 std::uint64_t address_mapping::encode(const location& loc) const {
   std::uint64_t v[5] = {loc.channel, loc.bank_group, loc.bank, loc.row, loc.column};
   std::uint64_t x = 0, mul = 1;

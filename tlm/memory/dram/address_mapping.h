@@ -51,6 +51,21 @@ public:
   /// Byte address of the first byte of a burst at `loc` (inverse of decode).
   std::uint64_t encode(const location& loc) const;
 
+  /// Walks consecutive bursts without dividing: decode(addr) once, then next() increments the
+  /// mixed-radix burst index digit by digit (carry), keeping the location up to date. Gives
+  /// exactly decode(addr + k x burst_bytes()) after k calls of next().
+  class cursor {
+  public:
+    cursor(const address_mapping& m, std::uint64_t addr);
+    const location& loc() const { return loc_; }
+    void next();
+
+  private:
+    const address_mapping& m_;
+    std::vector<std::uint64_t> digit_, weight_;  ///< per slice: current digit, weight in its field
+    location loc_;
+  };
+
   unsigned burst_bytes() const { return burst_bytes_; }
   const std::vector<slice>& slices() const { return slices_; }  ///< LSB first
   const std::string& text() const { return text_; }

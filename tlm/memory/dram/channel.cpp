@@ -9,6 +9,7 @@ const char* scheduler_name(scheduler s) { return s == scheduler::fcfs ? "fcfs" :
 
 channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t first_refresh_ps)
     : spec_(spec), policy_(pp), sched_(sch), chk_(spec_), banks_(spec.banks()),
+      cand_(spec.banks()),
       refi_(spec.ps(spec.t.tREFI)),
       ref_due_(refi_ == 0 ? kNever : (first_refresh_ps ? first_refresh_ps : refi_)),
       min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()) {}
@@ -21,31 +22,42 @@ void channel::submit(const request& r) {
   b.q.push_back({r, seq_++, std::max(1u, r.bursts), false});
   b.q.back().r.bursts = b.q.back().left;
   if (b.open && b.hit == npos && r.row == b.open_row) b.hit = b.q.size() - 1;
+  cand_[flat].dirty = true;
   ++queued_;
   cached_ = false;
+}
+
+void channel::refresh_candidate(unsigned flat) {
+  candidate& c = cand_[flat];
+  const bank_state& b = banks_[flat];
+  c.qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
+  const queued_req& q = b.q[c.qi];
+  if (!b.open) c.cmd = command::ACT;
+  else if (b.open_row == q.r.row) c.cmd = q.r.write ? command::WR : command::RD;
+  else c.cmd = command::PRE;
+  c.seq = q.seq;
+  c.local = chk_.bank_local(c.cmd, bg_of(flat), ba_of(flat), q.r.arrival);
+  c.dirty = false;
 }
 
 channel::choice channel::pick() {
   choice best;
   const timing_checker::channel_bounds cb = chk_.channel_wide();
-  auto consider = [&](unsigned flat, std::size_t qi) {
-    const bank_state& b = banks_[flat];
-    const queued_req& q = b.q[qi];
-    command cmd;
-    if (!b.open) cmd = command::ACT;
-    else if (b.open_row == q.r.row) cmd = q.r.write ? command::WR : command::RD;
-    else cmd = command::PRE;
-    const ps_t et = chk_.earliest_fast(cb, cmd, bg_of(flat), ba_of(flat), q.r.arrival);
-    const bool col = cmd == command::RD || cmd == command::WR;
+  // The candidate of bank `flat` issues at max(channel-wide bound of its command, its cached
+  // bank-local bound); the earliest wins (ties: column commands, then age).
+  auto consider = [&](unsigned flat) {
+    candidate& c = cand_[flat];
+    if (c.dirty) refresh_candidate(flat);
+    const ps_t et = std::max(cb.b[static_cast<std::size_t>(c.cmd)], c.local);
+    if (et > best.time) return;
+    const bool col = c.cmd == command::RD || c.cmd == command::WR;
     const bool best_col = best.cmd == command::RD || best.cmd == command::WR;
-    if (et < best.time ||
-        (et == best.time && (col && !best_col)) ||
-        (et == best.time && col == best_col && q.seq < best.seq)) {
+    if (et < best.time || (col && !best_col) || (col == best_col && c.seq < best.seq)) {
       best.time = et;
-      best.cmd = cmd;
+      best.cmd = c.cmd;
       best.bank = flat;
-      best.qi = qi;
-      best.seq = q.seq;
+      best.qi = c.qi;
+      best.seq = c.seq;
     }
   };
   if (queued_ > 0) {
@@ -54,14 +66,11 @@ channel::choice channel::pick() {
       unsigned oldest = active_.front();
       for (unsigned f : active_)
         if (banks_[f].q.front().seq < banks_[oldest].q.front().seq) oldest = f;
-      consider(oldest, 0);
+      consider(oldest);
     } else {
       // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
       // command that can issue first (ties: column commands, then age).
-      for (unsigned f : active_) {
-        const bank_state& b = banks_[f];
-        consider(f, b.hit == npos ? 0 : b.hit);
-      }
+      for (unsigned f : active_) consider(f);
     }
   }
   if (policy_ == page_policy::closed) {
@@ -120,6 +129,14 @@ void channel::issue(const choice& c) {
   chk_.record(c.cmd, bg, ba, c.time, c.why);
   clock_ = std::max(clock_, c.time);
   bank_state& b = banks_[c.bank];
+  // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
+  // command (tCCD_L), for the banks of its group.
+  if (c.cmd == command::REF) {
+  } else if (c.cmd == command::PRE) {
+    cand_[c.bank].dirty = true;
+  } else {
+    dirty_group(bg);
+  }
   switch (c.cmd) {
     case command::ACT:
       b.open = true;

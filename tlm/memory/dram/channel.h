@@ -13,7 +13,6 @@
 // bursts of different requests interleave freely (bank-group interleaving).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -74,11 +73,27 @@ public:
 private:
   struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
   struct bank_state {
-    std::deque<queued_req> q;
+    std::vector<queued_req> q;  ///< arrival order (short: a vector beats a deque here)
     std::uint64_t open_row = 0;
     bool open = false;
     std::size_t hit = npos;  ///< index of the oldest queued request to the open row
   };
+  /// Scheduler cache per bank: the FR-FCFS candidate of the bank (its command, queue index,
+  /// age) and its bank-local earliest time (bank and bank-group rules and the arrival; the
+  /// channel-wide rules are combined in pick()). Recomputed only when the bank, its bank
+  /// group or its queue changed (`dirty`), so a pick is one max/compare per active bank.
+  struct candidate {
+    ps_t local = 0;
+    std::uint64_t seq = 0;
+    std::size_t qi = 0;
+    command cmd = command::ACT;
+    bool dirty = true;
+  };
+  void refresh_candidate(unsigned flat);
+  void dirty_group(unsigned bg) {
+    for (unsigned i = 0; i < spec_.banks_per_group; ++i)
+      cand_[bg * spec_.banks_per_group + i].dirty = true;
+  }
   static constexpr std::size_t npos = ~std::size_t{0};
   void rescan(bank_state& b);
   struct choice {
@@ -99,6 +114,7 @@ private:
   scheduler sched_;
   timing_checker chk_;
   std::vector<bank_state> banks_;
+  std::vector<candidate> cand_;
   std::vector<unsigned> active_;  ///< banks with queued requests
   ps_t refi_, ref_due_;
   ps_t min_done_;

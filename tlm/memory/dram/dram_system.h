@@ -32,8 +32,9 @@ public:
     unsigned ch = 0;
     request r;
     bool have = false;
-    for (; b < end; ++b) {
-      const location l = map_.decode(b * bb);
+    address_mapping::cursor cur(map_, b * bb);  // incremental decode: no division per burst
+    for (; b < end; ++b, cur.next()) {
+      const location& l = cur.loc();
       if (have && l.channel == ch && l.bank_group == r.bank_group && l.bank == r.bank &&
           l.row == r.row) {
         ++r.bursts;

@@ -111,8 +111,7 @@ timing_checker::channel_bounds timing_checker::channel_wide() const {
   return cb;
 }
 
-ps_t timing_checker::earliest_fast(const channel_bounds& cb, command cmd, unsigned bg, unsigned b,
-                                   ps_t not_before) const {
+ps_t timing_checker::bank_local(command cmd, unsigned bg, unsigned b, ps_t not_before) const {
   const bank_hist& bk = bank_[idx(bg, b)];
   const group_hist& gr = group_[bg];
   st t;
@@ -124,7 +123,7 @@ ps_t timing_checker::earliest_fast(const channel_bounds& cb, command cmd, unsign
     default: t = std::max(bk.act + tRCD_, gr.col + tCCD_L_); break;
   }
   const ps_t tb = t < 0 ? 0 : static_cast<ps_t>(t);
-  return std::max({tb, cb.b[static_cast<std::size_t>(cmd)], not_before});
+  return std::max(tb, not_before);
 }
 
 unsigned timing_checker::record(command cmd, unsigned bg, unsigned b, ps_t tp, rule binding) {

@@ -8,6 +8,7 @@
 // rule for the issued command one by one and counts violations per rule (must stay zero), then
 // updates the history. binding(rule) counts how often each rule set a command's time.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -44,7 +45,13 @@ public:
   struct channel_bounds { ps_t b[4]; };
   channel_bounds channel_wide() const;
   ps_t earliest_fast(const channel_bounds& cb, command cmd, unsigned bank_group, unsigned bank,
-                     ps_t not_before) const;
+                     ps_t not_before) const {
+    return std::max(cb.b[static_cast<std::size_t>(cmd)],
+                    bank_local(cmd, bank_group, bank, not_before));
+  }
+  /// The bank and bank-group part of earliest_fast() (changes only when a command is issued
+  /// to that bank or, for tRRD_L / tCCD_L, to its bank group), max'ed with `not_before`.
+  ps_t bank_local(command cmd, unsigned bank_group, unsigned bank, ps_t not_before) const;
   /// Records `cmd` issued at `t`, counting every violated rule; `binding` is the rule that set
   /// t (counted in binding()). Returns the number of rules violated (0 when legal).
   unsigned record(command cmd, unsigned bank_group, unsigned bank, ps_t t,
