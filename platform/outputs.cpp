@@ -160,7 +160,9 @@ void write_csv(const std::string& path, const run_report& r) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error(path + ": cannot open for writing (--csv)");
   f << "layer,offload_key,n,c,h,w,bytes,zero_fraction,compressed_bytes,ratio,forward_s,backward_s,"
-       "vdnn_offload_s,vdnn_prefetch_s,vdnn_stall_s,cdma_offload_s,cdma_prefetch_s,cdma_stall_s\n";
+       "vdnn_offload_s,vdnn_prefetch_s,vdnn_stall_s,cdma_offload_s,cdma_prefetch_s,cdma_stall_s,"
+       "vdnn_dram_util_fwd,vdnn_dram_util_bwd,vdnn_read_GBps,cdma_dram_util_fwd,cdma_dram_util_bwd,"
+       "cdma_read_GBps,cdma_kernel_bytes\n";
   f.precision(12);
   for (std::size_t i = 0; i < r.net.layers.size(); ++i) {
     const auto& l = r.net.layers[i];
@@ -173,7 +175,15 @@ void write_csv(const std::string& path, const run_report& r) {
       << (moved ? static_cast<double>(c.bytes) / moved : 0.0) << "," << ps_to_s(c.forward) << ","
       << ps_to_s(c.backward) << "," << ps_to_s(v.offload) << "," << ps_to_s(v.prefetch) << ","
       << ps_to_s(v.forward_stall + v.backward_stall) << "," << ps_to_s(c.offload) << ","
-      << ps_to_s(c.prefetch) << "," << ps_to_s(c.forward_stall + c.backward_stall) << "\n";
+      << ps_to_s(c.prefetch) << "," << ps_to_s(c.forward_stall + c.backward_stall);
+    for (const step_report* s : {&r.vdnn, &r.cdma}) {
+      const layer_dram d = i < s->dram_layers.size() ? s->dram_layers[i] : layer_dram{};
+      const auto& l2 = s->result.layers[i];
+      const double rd = l2.offloaded && l2.offload ? d.fwd_cdma_read / ps_to_s(l2.offload) / 1e9 : 0.0;
+      f << "," << d.fwd_utilisation << "," << d.bwd_utilisation << "," << rd;
+      if (s == &r.cdma) f << "," << d.fwd_kernel_bytes + d.bwd_kernel_bytes;
+    }
+    f << "\n";
   }
   if (!f) throw std::runtime_error(path + ": write failed");
 }

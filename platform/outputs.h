@@ -48,7 +48,9 @@ struct run_options {
 
 /// One row per layer: layer,offload_key,n,c,h,w,bytes,zero_fraction,compressed_bytes,ratio,
 /// forward_s,backward_s,vdnn_offload_s,vdnn_prefetch_s,vdnn_stall_s,cdma_offload_s,
-/// cdma_prefetch_s,cdma_stall_s.
+/// cdma_prefetch_s,cdma_stall_s, then GPU DRAM per layer (platform/contention.h):
+/// vdnn_dram_util_fwd,vdnn_dram_util_bwd,vdnn_read_GBps,cdma_dram_util_fwd,cdma_dram_util_bwd,
+/// cdma_read_GBps (engine's achieved DRAM read bandwidth while offloading),cdma_kernel_bytes.
 void write_csv(const std::string& path, const run_report& r);
 
 /// Chrome trace event JSON (Perfetto / chrome://tracing): one process per step (oracle, vdnn,

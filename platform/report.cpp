@@ -23,6 +23,19 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
+/// The engine's achieved GPU-DRAM read bandwidth while offloading layer i, B/s: bytes it read
+/// during the layer's forward interval / the offload time (0 without an offload).
+double cdma_read_Bps(const step_report& s, std::size_t i) {
+  if (i >= s.dram_layers.size() || i >= s.result.layers.size()) return 0.0;
+  const auto& l = s.result.layers[i];
+  return l.offloaded && l.offload ? static_cast<double>(s.dram_layers[i].fwd_cdma_read) / ps_to_s(l.offload) : 0.0;
+}
+
+const layer_dram& dram_of(const step_report& s, std::size_t i) {
+  static const layer_dram none{};
+  return i < s.dram_layers.size() ? s.dram_layers[i] : none;
+}
+
 double ratio(const workloads::layer_result& l) {
   const std::uint64_t moved = l.moved_data_bytes + l.meta_bytes;
   return moved ? static_cast<double>(l.bytes) / static_cast<double>(moved) : 0.0;
@@ -49,7 +62,7 @@ void print_summary(std::ostream& os, const run_report& r) {
      << std::setw(7) << "ratio" << std::setw(9) << "fwd ms" << std::setw(9) << "bwd ms"
      << std::setw(10) << "vDNN off" << std::setw(10) << "vDNN pre" << std::setw(10) << "cDMA off"
      << std::setw(10) << "cDMA pre" << std::setw(11) << "vDNN stall" << std::setw(11)
-     << "cDMA stall" << "\n";
+     << "cDMA stall" << std::setw(7) << "DRAM%" << std::setw(9) << "rd GB/s" << "\n";
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const auto& l = net.layers[i];
     const auto& lv = v.layers[i];
@@ -66,8 +79,15 @@ void print_summary(std::ostream& os, const run_report& r) {
        << std::setw(10) << fmt("%.3f", ms(lv.offload)) << std::setw(10) << fmt("%.3f", ms(lv.prefetch))
        << std::setw(10) << fmt("%.3f", ms(lc.offload)) << std::setw(10) << fmt("%.3f", ms(lc.prefetch))
        << std::setw(11) << fmt("%.3f", ms(lv.forward_stall + lv.backward_stall)) << std::setw(11)
-       << fmt("%.3f", ms(lc.forward_stall + lc.backward_stall)) << "\n";
+       << fmt("%.3f", ms(lc.forward_stall + lc.backward_stall)) << std::setw(7)
+       << fmt("%.1f", dram_of(r.cdma, i).fwd_utilisation * 100) << std::setw(9)
+       << fmt("%.2f", cdma_read_Bps(r.cdma, i) / 1e9) << "\n";
   }
+  os << "  (DRAM%: GPU DRAM data-bus utilisation during the layer's forward pass in the cDMA step,\n"
+     << "   all initiators; rd GB/s: the cDMA engine's achieved GPU DRAM read bandwidth while\n"
+     << "   offloading; compute kernels' DRAM traffic "
+     << (r.config.kernel_traffic ? "issued (gpu.kernel_traffic=true)" : "not issued (gpu.kernel_traffic=false)")
+     << ")\n";
   const double to = ps_to_s(r.oracle.result.step), tv = ps_to_s(v.step), tc = ps_to_s(c.step);
   os << "\nstep time (simulated)\n"
      << "  oracle (no transfers)  : " << fmt("%10.3f", to * 1e3) << " ms\n"
@@ -77,6 +97,10 @@ void print_summary(std::ostream& os, const run_report& r) {
      << ": " << fmt("%10.3f", tc * 1e3) << " ms  (" << fmt("%.3f", tc / to) << "x oracle)\n"
      << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x ("
      << fmt("%+.1f", (tv / tc - 1) * 100) << "% faster)\n"
+     << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << fmt("%.1f", r.oracle.dram.utilisation * 100)
+     << "% / " << fmt("%.1f", r.vdnn.dram.utilisation * 100) << "% / "
+     << fmt("%.1f", r.cdma.dram.utilisation * 100) << "%; cDMA placement "
+     << (r.config.engine.placement == unit_placement::dma ? "dma" : "memory_controller") << "\n"
      << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n"
      << "PCIe payload bytes, device-to-host / host-to-device:\n"
      << "  vDNN: " << fmt("%.1f", MB(r.vdnn.d2h.payload_bytes)) << " MB / "
@@ -114,6 +138,11 @@ std::vector<stat> collect_stats(const run_report& r) {
     add("backward_time." + k, ps_to_s(s->result.backward), "s");
     add("dram." + k + ".bytes", static_cast<double>(s->dram.bytes), "B");
     add("dram." + k + ".utilisation", s->dram.utilisation, "ratio");
+    {
+      std::uint64_t kb = 0;
+      for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+      add("dram." + k + ".kernel_bytes", static_cast<double>(kb), "B");
+    }
     if (s->dram.columns)  // command counts exist only where the DRAM model issued commands (AT)
       add("dram." + k + ".row_hit_rate", s->dram.row_hit_rate(), "ratio");
     if (s == &r.oracle) continue;
@@ -141,6 +170,13 @@ std::vector<stat> collect_stats(const run_report& r) {
     if (c.offloaded) add(p + ".compression_ratio", ratio(c), "ratio");
     add(p + ".stall.vdnn", ps_to_s(v.forward_stall + v.backward_stall), "s");
     add(p + ".stall.cdma", ps_to_s(c.forward_stall + c.backward_stall), "s");
+    for (const step_report* s : steps) {
+      const std::string k = s->result.config.label;
+      add(p + ".dram_utilisation_fwd." + k, dram_of(*s, i).fwd_utilisation, "ratio");
+      add(p + ".dram_utilisation_bwd." + k, dram_of(*s, i).bwd_utilisation, "ratio");
+      if (s != &r.oracle && s->result.layers[i].offloaded)
+        add(p + ".cdma_read_bandwidth." + k, cdma_read_Bps(*s, i) / 1e9, "GB/s");
+    }
   }
   return out;
 }
@@ -216,6 +252,13 @@ nlohmann::json to_json(const run_report& r) {
     o["vdnn"] = {{"offload_s", ps_to_s(lv.offload)},
                  {"prefetch_s", ps_to_s(lv.prefetch)},
                  {"stall_s", ps_to_s(lv.forward_stall + lv.backward_stall)}};
+    for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
+      const layer_dram& d = dram_of(*s, i);
+      o["dram"][s->result.config.label] = {
+          {"fwd_utilisation", d.fwd_utilisation}, {"bwd_utilisation", d.bwd_utilisation},
+          {"kernel_bytes", d.fwd_kernel_bytes + d.bwd_kernel_bytes},
+          {"cdma_read_bytes", d.fwd_cdma_read}, {"cdma_read_GBps", cdma_read_Bps(*s, i) / 1e9}};
+    }
     layers.push_back(o);
   }
   j["layers"] = layers;

@@ -60,6 +60,13 @@ cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params&
   dont_initialize();
 }
 
+dma_pipeline cdma_engine::make_pipeline(unsigned units) const {
+  if (units == 0) return dma_pipeline(1, 0.0, 0, p_.max_outstanding, p_.xbar_Bps, p_.placement);
+  return dma_pipeline(units, p_.unit_bytes_per_cycle * p_.clock_hz,
+                      cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding,
+                      p_.xbar_Bps, p_.placement);
+}
+
 const codec::codec& cdma_engine::codec_for(codec::codec_id id, unsigned width) {
   const unsigned key = static_cast<unsigned>(id) * 16 + width;
   auto it = codecs_.find(key);
@@ -200,7 +207,7 @@ dma_error cdma_engine::copy(const dma_descriptor& d, dma_record& r, bool to_host
   auto& to = to_host ? pcie : gpu_mem;
   const dma_error from_err = to_host ? dma_error::gpu_mem_response : dma_error::pcie_response;
   const dma_error to_err = to_host ? dma_error::pcie_response : dma_error::gpu_mem_response;
-  dma_pipeline pipe(1, 0.0, 0, p_.max_outstanding);
+  dma_pipeline pipe = make_pipeline(0);
   pipe.start(local_now());
   const std::size_t W = p_.window_bytes;
   for (std::uint64_t off = 0; off < d.len; off += W) {
@@ -210,11 +217,15 @@ dma_error cdma_engine::copy(const dma_descriptor& d, dma_record& r, bool to_host
     ps_t rd = 0, wr = 0;
     if (!access(from, tlm::TLM_READ_COMMAND, d.src + off, in_buf_.data(), n, issue, rd))
       return from_err;
-    if (!access(to, tlm::TLM_WRITE_COMMAND, d.dst + off, in_buf_.data(), n, rd, wr)) return to_err;
+    if (!access(to, tlm::TLM_WRITE_COMMAND, d.dst + off, in_buf_.data(), n, pipe.link(rd, n), wr)) {
+      account_link(pipe);
+      return to_err;
+    }
     pipe.complete(wr);
     r.out_data_bytes += n;
     ++r.windows;
   }
+  account_link(pipe);
   r.finished = pipe.last_done();
   return dma_error::none;
 }
@@ -225,9 +236,7 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
   const std::size_t n_win = codec::window_count(d.len, W);
   std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
   out_buf_.resize(std::max(W, c.max_compressed_size(W)));
-  const double unit_Bps = p_.unit_bytes_per_cycle * p_.clock_hz;
-  dma_pipeline pipe(p_.compression_units, unit_Bps,
-                    cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding);
+  dma_pipeline pipe = make_pipeline(p_.compression_units);
   pipe.start(local_now());
   std::uint64_t out_off = 0;
   for (std::size_t k = 0; k < n_win; ++k) {
@@ -239,10 +248,12 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
     if (!access(gpu_mem, tlm::TLM_READ_COMMAND, d.src + off, in_buf_.data(), n, issue, rd))
       return dma_error::gpu_mem_response;
     const codec::window_entry e = codec::compress_window(c, in_buf_.data(), n, out_buf_.data());
-    const ps_t unit_done = pipe.unit(rd, n);
+    const ps_t unit_done = pipe.offload_stage(rd, n, e.bytes);
     if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.dst + out_off, out_buf_.data(), e.bytes,
-                unit_done, wr))
+                unit_done, wr)) {
+      account_link(pipe);
       return dma_error::pcie_response;
+    }
     pipe.complete(wr);
     codec::encode_entry(e, table.data() + k * codec::window_entry_bytes);
     out_off += e.bytes;
@@ -251,6 +262,7 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
     regs_.count_window(e.raw);
   }
   comp_busy_ += pipe.unit_busy_ps();
+  account_link(pipe);
   r.out_data_bytes = out_off;
   ps_t meta_done = 0;
   if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.meta, table.data(), table.size(), pipe.last_done(),
@@ -284,9 +296,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   }
   out_buf_.resize(W);
   in_buf_.resize(std::max(W, c.max_compressed_size(W)));
-  const double unit_Bps = p_.unit_bytes_per_cycle * p_.clock_hz;
-  dma_pipeline pipe(p_.decompression_units, unit_Bps,
-                    cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding);
+  dma_pipeline pipe = make_pipeline(p_.decompression_units);
   pipe.start(meta_done);
   std::uint64_t in_off = 0;
   dma_error result = dma_error::none;
@@ -311,7 +321,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
       result = dma_error::corrupt_window;
       break;
     }
-    const ps_t unit_done = pipe.unit(rd, n);
+    const ps_t unit_done = pipe.prefetch_stage(rd, n, e.bytes);
     if (!access(gpu_mem, tlm::TLM_WRITE_COMMAND, d.dst + off, out_buf_.data(), n, unit_done, wr)) {
       result = dma_error::gpu_mem_response;
       break;
@@ -324,6 +334,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   }
   in_buf_.resize(W);
   decomp_busy_ += pipe.unit_busy_ps();
+  account_link(pipe);
   r.finished = pipe.last_done();
   return result;
 }

@@ -75,6 +75,17 @@ struct cdma_engine_params {
   /// payloads from a payload_pool, up to max_outstanding windows in flight; see
   /// docs/cdma_engine.md "Approximately-timed path"). Platform key `mode` (lt | at).
   bool approximately_timed = false;
+  /// Where the (de)compression units sit (ARCHITECTURE §6; docs/cdma_engine.md "Placement"):
+  /// dma (default: one pool at the engine, the crossbar link carries uncompressed data) or
+  /// memory_controller (units beside the DRAM channels: only compressed bytes cross the link;
+  /// the unit count and throughput above are then the total over all channels).
+  /// Platform key `cdma.placement`.
+  unit_placement placement = unit_placement::dma;
+  /// Bandwidth of the GPU-crossbar link between GPU memory and the engine, B/s, each way;
+  /// 0 (default) = unlimited (the link adds no time, as before placement was modelled). Model
+  /// parameter without a published value for the Titan X; docs/cdma_engine.md gives a worked
+  /// example. Platform key `cdma.xbar_bandwidth`.
+  double xbar_Bps = 0.0;
 };
 
 /// Per-descriptor record, for reports: what moved and when (times in ps).
@@ -106,6 +117,11 @@ public:
   /// Sum of compression / decompression unit busy time (ps).
   ps_t compression_busy_ps() const { return comp_busy_; }
   ps_t decompression_busy_ps() const { return decomp_busy_; }
+  /// Bytes moved over the crossbar link between GPU memory and the engine (data windows;
+  /// uncompressed with placement dma, compressed with memory_controller), and its busy time
+  /// (ps; 0 while the link is unlimited).
+  std::uint64_t xbar_bytes() const { return xbar_bytes_; }
+  ps_t xbar_busy_ps() const { return xbar_busy_; }
   /// AT only: the payload pool of the engine's nb_transport transactions (bounded: at most
   /// max_outstanding + a few payloads are ever created).
   const payload_pool& pool() const { return pool_; }
@@ -150,6 +166,14 @@ private:
   std::uint64_t fail_addr_ = 0;
 
   ps_t comp_busy_ = 0, decomp_busy_ = 0;
+  std::uint64_t xbar_bytes_ = 0;
+  ps_t xbar_busy_ = 0;
+  /// A window pipeline with the engine's link and placement (units = 0: a plain copy).
+  dma_pipeline make_pipeline(unsigned units) const;
+  void account_link(const dma_pipeline& pipe) {
+    xbar_bytes_ += pipe.link_bytes();
+    xbar_busy_ += pipe.link_busy_ps();
+  }
   tlm::tlm_generic_payload trans_;
   std::vector<std::uint8_t> in_buf_, out_buf_;
   std::map<unsigned, std::unique_ptr<codec::codec>> codecs_;
@@ -179,12 +203,13 @@ private:
     socket_t* ws = nullptr;
     dma_error read_err = dma_error::none, write_err = dma_error::none;
     std::size_t windows = 0;
-    bool unit = false;                       ///< pass through the (de)compression units
+    /// Stage after the read and the functional transform: (window, read done) -> time the
+    /// write may issue (link and units: dma_pipeline::offload_stage / prefetch_stage / link).
+    std::function<ps_t(at_window&, ps_t)> stage;
     std::function<void(std::size_t, std::uint64_t&, std::size_t&)> read_req;  ///< k -> addr, len
     /// Functional transform of window w (in -> out, out_len); returns false on a corrupt window.
     std::function<bool(at_window&)> transform;
     std::function<std::uint64_t(at_window&)> write_addr;  ///< called in window order
-    std::function<std::uint64_t(std::size_t)> unit_bytes; ///< uncompressed bytes of window k
     std::function<void(at_window&)> written;              ///< after a successful write
   };
   static int sock_index(const socket_t& s, const cdma_engine& e) { return &s == &e.gpu_mem ? 0 : 1; }

@@ -143,8 +143,8 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
           if (!sp.transform(w)) {
             err = dma_error::corrupt_window;
           } else {
-            // One timing rule, one place: the same unit model as the LT path.
-            w.ready = sp.unit ? pipe.unit(rt, sp.unit_bytes(w.k)) : rt;
+            // One timing rule, one place: the same link / unit stages as the LT path.
+            w.ready = sp.stage(w, rt);
             w.transformed = true;
           }
         }
@@ -215,7 +215,7 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
 
 dma_error cdma_engine::at_copy(const dma_descriptor& d, dma_record& r, bool to_host) {
   const std::size_t W = p_.window_bytes;
-  dma_pipeline pipe(1, 0.0, 0, p_.max_outstanding);
+  dma_pipeline pipe = make_pipeline(0);
   pipe.start(now_ps());
   auto n_of = [&](std::size_t k) {
     return static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
@@ -226,7 +226,7 @@ dma_error cdma_engine::at_copy(const dma_descriptor& d, dma_record& r, bool to_h
   sp.read_err = to_host ? dma_error::gpu_mem_response : dma_error::pcie_response;
   sp.write_err = to_host ? dma_error::pcie_response : dma_error::gpu_mem_response;
   sp.windows = static_cast<std::size_t>((d.len + W - 1) / W);
-  sp.unit = false;
+  sp.stage = [&](at_window& w, ps_t rt) { return pipe.link(rt, n_of(w.k)); };
   sp.read_req = [&](std::size_t k, std::uint64_t& a, std::size_t& n) {
     a = d.src + std::uint64_t(k) * W;
     n = n_of(k);
@@ -237,12 +237,12 @@ dma_error cdma_engine::at_copy(const dma_descriptor& d, dma_record& r, bool to_h
     return true;
   };
   sp.write_addr = [&](at_window& w) { return d.dst + std::uint64_t(w.k) * W; };
-  sp.unit_bytes = n_of;
   sp.written = [&](at_window& w) {
     r.out_data_bytes += w.out_len;
     ++r.windows;
   };
   const dma_error e = at_stream(sp, pipe, r);
+  account_link(pipe);
   r.finished = pipe.last_done();
   return e;
 }
@@ -254,9 +254,7 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
   std::vector<codec::window_entry> ents(n_win);
   const std::size_t out_cap = std::max(W, c.max_compressed_size(W));
-  const double unit_Bps = p_.unit_bytes_per_cycle * p_.clock_hz;
-  dma_pipeline pipe(p_.compression_units, unit_Bps,
-                    cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding);
+  dma_pipeline pipe = make_pipeline(p_.compression_units);
   pipe.start(now_ps());
   auto n_of = [&](std::size_t k) {
     return static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
@@ -268,7 +266,7 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   sp.read_err = dma_error::gpu_mem_response;
   sp.write_err = dma_error::pcie_response;
   sp.windows = n_win;
-  sp.unit = true;
+  sp.stage = [&](at_window& w, ps_t rt) { return pipe.offload_stage(rt, n_of(w.k), w.out_len); };
   sp.read_req = [&](std::size_t k, std::uint64_t& a, std::size_t& n) {
     a = d.src + std::uint64_t(k) * W;
     n = n_of(k);
@@ -284,7 +282,6 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
     out_off += w.out_len;
     return a;
   };
-  sp.unit_bytes = n_of;
   sp.written = [&](at_window& w) {
     codec::encode_entry(ents[w.k], table.data() + w.k * codec::window_entry_bytes);
     ++r.windows;
@@ -293,6 +290,7 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   };
   const dma_error e = at_stream(sp, pipe, r);
   comp_busy_ += pipe.unit_busy_ps();
+  account_link(pipe);
   if (e != dma_error::none) return e;
   r.out_data_bytes = out_off;
   ps_t meta_done = 0;
@@ -328,9 +326,7 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   }
   std::vector<std::uint64_t> in_off(n_win);
   for (std::size_t k = 0, off = 0; k < n_win; off += entries[k].bytes, ++k) in_off[k] = off;
-  const double unit_Bps = p_.unit_bytes_per_cycle * p_.clock_hz;
-  dma_pipeline pipe(p_.decompression_units, unit_Bps,
-                    cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding);
+  dma_pipeline pipe = make_pipeline(p_.decompression_units);
   pipe.start(meta_done);
   at_stream_spec sp;
   sp.rs = &pcie;
@@ -338,7 +334,9 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   sp.read_err = dma_error::pcie_response;
   sp.write_err = dma_error::gpu_mem_response;
   sp.windows = n_win;
-  sp.unit = true;
+  sp.stage = [&](at_window& w, ps_t rt) {
+    return pipe.prefetch_stage(rt, n_of(w.k), entries[w.k].bytes);
+  };
   sp.read_req = [&](std::size_t kk, std::uint64_t& a, std::size_t& n) {
     a = d.src + in_off[kk];
     n = entries[kk].bytes;
@@ -359,7 +357,6 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
     return true;
   };
   sp.write_addr = [&](at_window& w) { return d.dst + std::uint64_t(w.k) * W; };
-  sp.unit_bytes = n_of;
   sp.written = [&](at_window& w) {
     r.out_data_bytes += w.out_len;
     ++r.windows;
@@ -367,6 +364,7 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   };
   const dma_error e = at_stream(sp, pipe, r);
   decomp_busy_ += pipe.unit_busy_ps();
+  account_link(pipe);
   r.finished = pipe.last_done();
   return e;
 }

@@ -1,0 +1,188 @@
+// kernel_traffic: the compute kernels' own DRAM traffic (workloads/compute/kernel_traffic.h),
+// issued to gpu_memory_controller in LT and in AT (AT with a protocol_checker in the path).
+// Expected values are worked out by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include <systemc>
+
+#include "platform/platform.h"
+#include "tests/support/sc_fixture.h"
+#include "tlm/core/protocol_checker.h"
+#include "tlm/core/sc_time_util.h"
+#include "tlm/memory/gpu_memory_controller.h"
+#include "workloads/compute/kernel_traffic.h"
+
+using namespace cdma;
+using namespace cdma::workloads;
+using namespace sc_core;
+
+namespace {
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+// A 3x3 conv, 64 -> 64 channels on 64x64, batch 1:
+//   input = output = 1x64x64x64 x 4 B = 1048576 B; weights 3*3*64*64*4 + 64*4 = 147712 B;
+//   forward_bytes = 1048576 + 1048576 + 147712 = 2244864 B.
+layer conv_layer() {
+  layer l;
+  l.name = "conv";
+  l.input = {1, 64, 64, 64};
+  l.output = {1, 64, 64, 64};
+  l.weight_bytes = 3 * 3 * 64 * 64 * 4 + 64 * 4;
+  l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+  return l;
+}
+
+}  // namespace
+
+TEST(KernelBytes, ForwardReadsInputAndWeightsAndWritesTheOutput) {
+  const kernel_bytes f = forward_kernel_bytes(conv_layer());
+  EXPECT_EQ(f.read, 1048576u + 147712u);  // input + weights
+  EXPECT_EQ(f.write, 1048576u);           // output
+  EXPECT_EQ(f.total(), 2244864u);         // = forward_bytes (the roofline's)
+}
+
+TEST(KernelBytes, BackwardSplitsTheRooflineBytesIntoGradientReadsAndWrites) {
+  // factor 2: total = 2 x 2244864 = 4489728 B. Data gradient reads dY (1 MiB) and W, writes
+  // dX (1 MiB); weight gradient reads X (1 MiB) and dY, writes dW:
+  //   reads  = in + 2 out + w = 1048576 + 2097152 + 147712 = 3293440 B
+  //   writes = in + w         = 1048576 + 147712           = 1196288 B
+  const kernel_bytes b = backward_kernel_bytes(conv_layer(), gpu_params{});
+  EXPECT_EQ(b.read, 3293440u);
+  EXPECT_EQ(b.write, 1196288u);
+  gpu_params g;
+  g.backward_bytes_factor = 1.0;  // total 2244864, read fraction 3293440 / 4489728
+  const kernel_bytes h = backward_kernel_bytes(conv_layer(), g);
+  EXPECT_EQ(h.total(), 2244864u);
+  EXPECT_EQ(h.read, 1646720u);  // 2244864 x 0.733547... = 1646720 exactly (half of 3293440)
+}
+
+TEST(KernelSchedule, RequestsAreEvenlySpacedAndWritesInterleaved) {
+  kernel_schedule s;
+  s.start = 1000;
+  s.duration = 20'000'000;  // 20 us
+  s.reads = 48;
+  s.writes = 16;
+  EXPECT_EQ(s.count(), 64u);
+  EXPECT_EQ(s.issue_time(0), 1000u);
+  EXPECT_EQ(s.issue_time(32), 1000u + 10'000'000);  // half way
+  EXPECT_EQ(s.issue_time(63), 1000u + 19'687'500);  // 20 us x 63 / 64
+  unsigned writes = 0;
+  for (std::uint64_t k = 0; k < s.count(); ++k) writes += s.is_write(k);
+  EXPECT_EQ(writes, 16u);
+  // 1 write in every 4 requests: k = 3, 7, 11, ... (floor((k+1)/4) steps up).
+  EXPECT_FALSE(s.is_write(0));
+  EXPECT_TRUE(s.is_write(3));
+  EXPECT_TRUE(s.is_write(63));
+  EXPECT_EQ(kernel_schedule::requests(3 * MiB, 64 * KiB), 48u);
+  EXPECT_EQ(kernel_schedule::requests(3 * MiB + 1, 64 * KiB), 49u);
+}
+
+TEST(KernelTrafficParams, BadValuesNameTheField) {
+  kernel_traffic_params p;
+  p.request_bytes = 16;
+  EXPECT_THROW(p.validate(), std::invalid_argument);
+  p = {};
+  p.span_bytes = p.request_bytes;
+  try {
+    p.validate();
+    FAIL() << "span smaller than two requests accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("span_bytes"), std::string::npos) << e.what();
+  }
+}
+
+namespace {
+
+struct kernel_bench {
+  gpu_memory_controller mem;
+  kernel_traffic gen;
+  protocol_checker chk;
+  kernel_bench(const kernel_traffic_params& kp)
+      : mem("gpu_mem", gpu_memory_params{}), gen("kernels", kp), chk("chk") {
+    gen.gpu_mem.bind(chk.tgt);
+    chk.init.bind(mem.tgt);
+  }
+};
+
+class KernelTraffic : public cdma::test::sc_fixture, public ::testing::WithParamInterface<bool> {
+protected:
+  void SetUp() override {
+    sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+  }
+};
+
+}  // namespace
+
+// One kernel of 3 MiB reads + 1 MiB writes over 20 us on the Titan X GDDR5 (12 channels,
+// 336 GB/s; one 32-byte burst occupies a channel's data bus for 32 B / (32 bit x 7 Gb/s / 8)
+// = 1142.857 ps, 1143 ps rounded). 4 MiB = 131072 bursts, so the data buses are busy
+// 131072 x 1143 ps = 149.815 us summed over the channels, and the utilisation over the 20 us
+// kernel is 149.815 / (20 x 12) = 0.62423 (= 4 MiB / 20 us / 336 GB/s = 0.62415 without the
+// rounding). 64 KiB requests: 48 reads + 16 writes, issued at 20 us x k / 64.
+TEST_P(KernelTraffic, AKernelWithKnownBytesAndTimeGivesTheComputedUtilisation) {
+  kernel_traffic_params kp;
+  kp.approximately_timed = GetParam();
+  kp.base = 1ull << 30;
+  kernel_bench b(kp);
+  struct starter : sc_module {
+    kernel_traffic& g;
+    SC_HAS_PROCESS(starter);
+    starter(sc_module_name n, kernel_traffic& k) : sc_module(n), g(k) { SC_THREAD(run); }
+    void run() { g.start_kernel(20'000'000, kernel_bytes{3 * MiB, 1 * MiB}); }
+  } s("starter", b.gen);
+  sc_start();
+  EXPECT_EQ(b.gen.requests(), 64u);
+  EXPECT_EQ(b.gen.errors(), 0u);
+  EXPECT_EQ(b.gen.bytes_read(), 3 * MiB);
+  EXPECT_EQ(b.gen.bytes_written(), 1 * MiB);
+  EXPECT_EQ(b.chk.violations(), 0u);
+  // The controller files them under initiator id 1; nothing under the engine's id 0.
+  const dram_traffic t = b.mem.traffic(1);
+  EXPECT_EQ(t.bytes_read, 3 * MiB);
+  EXPECT_EQ(t.bytes_written, 1 * MiB);
+  EXPECT_EQ(t.reads + t.writes, 64u);
+  EXPECT_EQ(b.mem.traffic(0).reads + b.mem.traffic(0).writes, 0u);
+  EXPECT_EQ(t.first_request_ps, 0u);
+  EXPECT_GE(t.last_response_ps, 19'687'500u);  // the last request issues at 20 us x 63/64
+  EXPECT_LE(t.last_response_ps, 21'000'000u);  // the DRAM keeps up (62% busy)
+  const double u = b.mem.utilisation(b.mem.busy_ps(), 0, 20'000'000);
+  EXPECT_NEAR(u, 0.62423, 0.002) << (GetParam() ? "AT" : "LT");
+}
+
+INSTANTIATE_TEST_SUITE_P(LtAndAt, KernelTraffic, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "at" : "lt"; });
+
+// The platform with gpu.kernel_traffic on: the kernels' bytes reach the controller (exactly
+// the roofline's forward + backward bytes of every layer, in each of the three steps), DRAM
+// utilisation rises, and the per-layer statistics are filled in.
+TEST(KernelTrafficPlatform, KernelBytesReachTheControllerAndRaiseUtilisation) {
+  auto run = [](bool on) {
+    cdma::test::reset_systemc_context();
+    cdma::platform::platform_config c;
+    c.network = "fmnist_cnn";
+    c.batch = 8;
+    c.kernel_traffic = on;
+    return cdma::platform::run(c);
+  };
+  const auto off = run(false);
+  const auto on = run(true);
+  std::uint64_t expect = 0;
+  for (const auto& l : on.net.layers)
+    expect += forward_kernel_bytes(l).total() + backward_kernel_bytes(l, on.config.gpu).total();
+  for (const auto* s : {&on.oracle, &on.vdnn, &on.cdma}) {
+    std::uint64_t kb = 0;
+    for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+    // The last layer's backward kernel may spill a request past the step end (counted there).
+    EXPECT_NEAR(static_cast<double>(kb), static_cast<double>(expect), 64.0 * 1024) << s->result.config.label;
+    EXPECT_EQ(s->dram_layers.size(), on.net.layers.size());
+  }
+  EXPECT_GT(on.oracle.dram.utilisation, 0.0);
+  EXPECT_EQ(off.oracle.dram.utilisation, 0.0);
+  EXPECT_GT(on.cdma.dram.utilisation, off.cdma.dram.utilisation);
+  EXPECT_TRUE(on.ok());
+  // Without kernel traffic no layer sees kernel bytes.
+  for (const auto& l : off.cdma.dram_layers) EXPECT_EQ(l.fwd_kernel_bytes + l.bwd_kernel_bytes, 0u);
+}
