@@ -200,6 +200,7 @@ std::vector<param> table(platform_config& c) {
       number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training"),
       integer("seed", c.seed, 0, std::numeric_limits<long long>::max(), "seed of the synthetic activations"),
       string("layer_times", c.layer_times, {}, "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers"),
+      string("steps", c.steps, {}, "training steps to simulate, comma-separated subset of oracle,vdnn,cdma in that order"),
       string("mode", c.mode, {"lt", "at"}, "timing style: lt (b_transport + quantum) or at (4-phase nb_transport)"),
       boolean("check_protocol", c.check_protocol, "protocol_checker on every initiator -> target connection"),
       quantity("quantum", "time", c.quantum_ns, 1e-3, 1e9, "a time with its unit such as \"1 us\"",
@@ -214,6 +215,10 @@ std::vector<param> table(platform_config& c) {
       number("gpu.bw_efficiency", c.gpu.bw_efficiency, 0.0, 1.0, "fraction of peak DRAM bandwidth kernels reach", true),
       number("gpu.backward_flops_factor", c.gpu.backward_flops_factor, 0.0, 100.0, "backward FLOPs / forward FLOPs"),
       number("gpu.backward_bytes_factor", c.gpu.backward_bytes_factor, 0.0, 100.0, "backward bytes / forward bytes"),
+      boolean("gpu.kernel_traffic", c.kernel_traffic,
+              "issue the compute kernels' own DRAM traffic to GPU memory (contention with cDMA reads)"),
+      bytes_p("gpu.kernel_request", c.kernel.request_bytes, 64, 1 << 30, "kernel traffic: bytes per request"),
+      integer("gpu.kernel_outstanding", c.kernel.max_outstanding, 1, 1 << 16, "kernel traffic, AT: requests in flight"),
       // GPU memory
       bytes_p("gpu_mem.size", c.gpu_mem.size_bytes, 1 << 20, 1.8e19, "GPU DRAM capacity"),
       rate_p("gpu_mem.peak_bandwidth", c.gpu_mem.peak_bandwidth_Bps, "peak GPU DRAM bandwidth (also the roofline's)"),
@@ -234,6 +239,11 @@ std::vector<param> table(platform_config& c) {
       bytes_p("host_mem.size", c.host_mem.size_bytes, 1 << 20, 1.8e19, "host memory address space (sparse)"),
       rate_p("host_mem.bandwidth", c.host_mem.bandwidth_Bps, "host DRAM bandwidth"),
       time_p("host_mem.latency", c.host_mem.latency_ps, 0, 1e9, "host DRAM access latency"),
+      string("host_mem.spill", c.host_spill, {"auto", "on", "off"},
+             "keep host memory in a temporary file instead of RAM: on, off, or auto (on when the offloaded bytes exceed 2 GiB)"),
+      string("host_mem.spill_dir", c.host_mem.spill_options.dir, {}, "directory of the spill file; empty: $TMPDIR or /tmp"),
+      bytes_p("host_mem.spill_cache", c.host_mem.spill_options.cache_bytes, 1 << 20, 1.8e19,
+              "host memory pages kept in RAM when spilling (least recently used evicted)"),
       // PCIe
       {"pcie.preset", "string", "link preset applied first: measured-host[-genGxW] (calibrated) or genGxW (spec-ideal), e.g. gen4x16",
        [&c](const json& v, const std::string& where) {
@@ -275,6 +285,12 @@ std::vector<param> table(platform_config& c) {
       integer("cdma.pipeline_latency_cycles", c.engine.pipeline_latency_cycles, 0, 1 << 20, "per-window unit latency, cycles"),
       integer("cdma.max_outstanding", c.engine.max_outstanding, 1, 1 << 20, "windows in flight"),
       integer("cdma.queue_depth", c.engine.queue_depth, 1, 1 << 20, "descriptors queued"),
+      choice("cdma.placement", c.engine.placement,
+             {{"dma", unit_placement::dma}, {"memory_controller", unit_placement::memory_controller}},
+             "compression units at the engine (dma) or beside the DRAM channels (memory_controller)"),
+      quantity("cdma.xbar_bandwidth", "rate", c.engine.xbar_Bps, 0.0, 1e15, "a bandwidth such as \"64 GB/s\" (0: unlimited)",
+               parse_rate_Bps, [](double v) { return v > 0 ? format_rate(v) : std::string("0"); },
+               "GPU-crossbar link between GPU memory and the engine, each way (0: unlimited)"),
   };
 }
 

@@ -1,7 +1,9 @@
 #include "platform/platform.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <memory>
 #include <stdexcept>
@@ -35,6 +37,12 @@ std::uint64_t run_report::mismatched_bytes() const {
   return vdnn.result.mismatched_bytes + cdma.result.mismatched_bytes;
 }
 
+bool run_report::has_step(const std::string& label) const {
+  for (const step_report* s : {&oracle, &vdnn, &cdma})
+    if (s->result.config.label == label) return true;
+  return false;
+}
+
 bool run_report::ok() const {
   return mismatched_bytes() == 0 && vdnn.result.errors.empty() && cdma.result.errors.empty();
 }
@@ -58,6 +66,7 @@ struct top {
   cdma_engine engine;
   initiator_mux gpu_bus;
   workloads::vdnn_runtime runtime;
+  std::unique_ptr<workloads::kernel_traffic> kernels;  ///< with platform_config::kernel_traffic
   sc_core::sc_signal<bool> irq;
   /// For VCD traces: PCIe direction busy, sampled every `link_sample` (see sample_link()).
   sc_core::sc_signal<bool> link_busy_d2h{"link_busy_d2h"}, link_busy_h2d{"link_busy_h2d"};
@@ -92,10 +101,14 @@ struct top {
       const workloads::vdnn_runtime_params& rp)
       : gpu_mem("gpu_mem", c.gpu_mem), host_mem("host_mem", c.host_mem), pcie("pcie", c.pcie),
         engine("cdma", c.engine), gpu_bus("gpu_bus"),
-        runtime("vdnn", net, std::move(times), src, rp), irq("irq") {
+        runtime("vdnn", net, std::move(times), src, gpu_mem, rp), irq("irq") {
     const bool chk = c.check_protocol;
     connect(engine.gpu_mem, gpu_bus.tgt, chk, "chk_engine_gpu_mem");
     connect(runtime.gpu_mem, gpu_bus.tgt, chk, "chk_runtime_gpu_mem");
+    if (c.kernel_traffic) {
+      kernels = std::make_unique<workloads::kernel_traffic>("kernels", c.kernel);
+      connect(kernels->gpu_mem, gpu_bus.tgt, chk, "chk_kernels_gpu_mem");
+    }
     connect(gpu_bus.init, gpu_mem.tgt, chk, "chk_gpu_bus_gpu_mem");
     connect(engine.pcie, pcie.tgt, chk, "chk_engine_pcie");
     connect(pcie.init, host_mem.tgt, chk, "chk_pcie_host_mem");
@@ -149,20 +162,70 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   workloads::vdnn_runtime_params rp;
   rp.window_bytes = cfg.engine.window_bytes;
   rp.verify = cfg.verify;
-  rp.steps = {
-      {"oracle", workloads::vdnn_policy::none, false, cid, 4},
-      {"vdnn", policy, false, codec::codec_id::raw, 4},
-      {"cdma", policy, true, cid, 4},
-  };
+  {
+    const workloads::vdnn_step_config all[3] = {
+        {"oracle", workloads::vdnn_policy::none, false, cid, 4},
+        {"vdnn", policy, false, codec::codec_id::raw, 4},
+        {"cdma", policy, true, cid, 4},
+    };
+    std::vector<std::string> want;
+    std::string item;
+    for (std::istringstream in(cfg.steps); std::getline(in, item, ',');) want.push_back(item);
+    std::size_t k = 0;
+    for (const auto& st : all)
+      if (k < want.size() && want[k] == st.label) {
+        rp.steps.push_back(st);
+        ++k;
+      }
+    if (want.empty() || k != want.size())
+      throw std::invalid_argument("steps: \"" + cfg.steps +
+                                  "\" is not a comma-separated subset of oracle,vdnn,cdma in that order");
+  }
+  // Host memory: every offloaded byte stays there until backward (vDNN), tens of GB at the
+  // paper's batch sizes: spill it to a temporary file beyond 2 GiB (the issue's memory
+  // target), keeping the process small.
+  if (cfg.host_spill != "auto" && cfg.host_spill != "on" && cfg.host_spill != "off")
+    throw std::invalid_argument("host_mem.spill must be auto, on or off, got \"" + cfg.host_spill + "\"");
+  {
+    std::uint64_t offloaded = 0;
+    for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i) offloaded += rep.net.layers[i].offload.bytes();
+    cfg.host_mem.spill = cfg.host_spill == "on" || (cfg.host_spill == "auto" && offloaded > (2ull << 30));
+  }
+
+  // Kernel traffic: a scratch region at the top of GPU memory, above the runtime's three
+  // activation slots and its descriptor ring (vdnn_runtime.cpp: slots from gpu_base = 0).
+  cfg.kernel.approximately_timed = cfg.mode == "at";
+  if (cfg.kernel_traffic) {
+    std::uint64_t slot = 0;
+    for (const auto& l : rep.net.layers) slot = std::max(slot, (l.offload.elements() * 4 + 4095) / 4096 * 4096);
+    const std::uint64_t used = 3 * slot + (1u << 20);  // + ring and alignment, generously
+    cfg.kernel.span_bytes = std::max<std::uint64_t>(cfg.kernel.span_bytes, 2 * cfg.kernel.request_bytes);
+    if (cfg.kernel.span_bytes > cfg.gpu_mem.size_bytes || cfg.gpu_mem.size_bytes - cfg.kernel.span_bytes < used)
+      throw std::invalid_argument("gpu.kernel_traffic: GPU memory (gpu_mem.size = " +
+                                  std::to_string(cfg.gpu_mem.size_bytes) + " B) has no room for the kernels' " +
+                                  std::to_string(cfg.kernel.span_bytes) + "-byte scratch region above the " +
+                                  std::to_string(used) + " bytes of activation slots");
+    cfg.kernel.base = cfg.gpu_mem.size_bytes - cfg.kernel.span_bytes;
+    cfg.kernel.base -= cfg.kernel.base % 4096;
+    try {
+      cfg.kernel.validate();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("gpu.kernel_request / gpu.kernel_outstanding: ") + e.what());
+    }
+  }
+  rep.config = cfg;
 
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS));
   auto t = std::make_unique<top>(cfg, rep.net, rep.times, *src, rp);
+  dram_probe probe(t->gpu_mem, 0, cfg.kernel.initiator_id);
+  std::vector<std::vector<layer_dram>> dram_layers;
   std::vector<pcie_traffic> d2h, h2d;
   pcie::link_stats last_d{}, last_h{};
   std::vector<dram_activity> dram;
   std::uint64_t last_bytes = 0, last_cols = 0, last_acts = 0;
   ps_t last_busy = 0;
   t->runtime.on_step_done = [&](const workloads::step_result& sr) {
+    dram_layers.push_back(probe.finish_step());
     {
       const ps_t now = now_ps();
       const std::uint64_t bytes = t->gpu_mem.bytes_read() + t->gpu_mem.bytes_written();
@@ -187,7 +250,17 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     last_h = sh;
   };
 
-  t->runtime.on_layer = hooks.progress;
+  t->runtime.on_layer = [&, progress = hooks.progress](const std::string& step, bool fwd,
+                                                       std::size_t i, std::size_t n) {
+    if (progress) progress(step, fwd, i, n);
+    probe.on_layer(fwd, i, n);
+    if (t->kernels && i < rep.net.layers.size()) {
+      const auto& l = rep.net.layers[i];
+      t->kernels->start_kernel(fwd ? rep.times[i].forward : rep.times[i].backward,
+                               fwd ? workloads::forward_kernel_bytes(l)
+                                   : workloads::backward_kernel_bytes(l, cfg.gpu));
+    }
+  };
   sc_core::sc_trace_file* vcd = nullptr;
   if (!hooks.vcd_path.empty()) {
     std::string base = hooks.vcd_path;
@@ -221,16 +294,25 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   if (violations)
     throw std::runtime_error("protocol check failed: " + std::to_string(violations) +
                              " base-protocol violation(s) (--check-protocol); first: " + first);
-  if (!t->runtime.finished() || t->runtime.results().size() != 3)
-    throw std::runtime_error("simulation ended before the three training steps completed");
+  if (!t->runtime.finished() || t->runtime.results().size() != rp.steps.size())
+    throw std::runtime_error("simulation ended before the training steps completed");
   const auto& res = t->runtime.results();
-  step_report* out[3] = {&rep.oracle, &rep.vdnn, &rep.cdma};
-  for (int i = 0; i < 3; ++i) {
-    out[i]->result = res[i];
-    out[i]->d2h = d2h[i];
-    out[i]->h2d = h2d[i];
-    out[i]->dram = dram[i];
+  for (std::size_t i = 0; i < res.size(); ++i) {
+    const std::string& label = res[i].config.label;
+    step_report* o = label == "oracle" ? &rep.oracle : label == "vdnn" ? &rep.vdnn : &rep.cdma;
+    o->result = res[i];
+    o->d2h = d2h[i];
+    o->h2d = h2d[i];
+    o->dram = dram[i];
+    o->dram_layers = dram_layers[i];
   }
+  // Steps left out (platform_config::steps): one empty result per layer, so per-layer tables
+  // index safely; has_step() tells them apart (their label stays empty).
+  for (step_report* o : {&rep.oracle, &rep.vdnn, &rep.cdma})
+    if (o->result.config.label.empty()) {
+      o->result.layers.assign(rep.net.layers.size(), workloads::layer_result{});
+      o->dram_layers.assign(rep.net.layers.size(), layer_dram{});
+    }
   rep.peak_rss_bytes = peak_rss_bytes();
   return rep;
 }

@@ -4,7 +4,8 @@
 //
 //   vdnn_runtime.regs ──────────────────────────► cdma_engine.regs
 //   vdnn_runtime.gpu_mem ─┐                        cdma_engine.irq ──► vdnn_runtime.irq
-//   cdma_engine.gpu_mem ──┴► gpu_bus ─► gpu_memory_controller.tgt
+//   cdma_engine.gpu_mem ──┤
+//   kernels.gpu_mem ──────┴► gpu_bus ─► gpu_memory_controller.tgt   (kernels: gpu.kernel_traffic)
 //   cdma_engine.pcie ─────► pcie_link.tgt ; pcie_link.init ─► host_memory.tgt
 #pragma once
 #include <cstdint>
@@ -14,7 +15,9 @@
 #include "tlm/cdma/cdma_engine.h"
 #include "tlm/memory/gpu_memory_controller.h"
 #include "tlm/memory/host_memory.h"
+#include "platform/contention.h"
 #include "tlm/pcie/link_math.h"
+#include "workloads/compute/kernel_traffic.h"
 #include "workloads/compute/roofline.h"
 #include "workloads/network/network.h"
 #include "workloads/vdnn/vdnn_runtime.h"
@@ -41,11 +44,25 @@ struct platform_config {
   /// "lt": the engine uses b_transport with the quantum (default); "at": 4-phase
   /// nb_transport through the engine, GPU memory, PCIe and host memory (issue 6).
   std::string mode = "lt";
+  /// Training steps simulated, comma-separated, a subset of "oracle,vdnn,cdma" in that order
+  /// (default all three). A step left out has an empty step_report (no layers).
+  std::string steps = "oracle,vdnn,cdma";
+  /// Host memory in a temporary file (host_memory_params::spill): "on", "off" or "auto" (on
+  /// when the uncompressed bytes the vDNN runtime offloads exceed 2 GiB).
+  std::string host_spill = "auto";
   /// Put a protocol_checker (tlm/core/protocol_checker.h) on every initiator -> target
   /// connection; a run with violations throws naming the first ones.
   bool check_protocol = false;
   bool verify = true;
   workloads::gpu_params gpu;
+  /// Issue the compute kernels' own DRAM traffic (workloads/compute/kernel_traffic.h) to the
+  /// GPU memory controller while the cDMA engine works (issue 5, contention). Default off:
+  /// the reference step times in docs are without it, and it multiplies the DRAM work the
+  /// simulator does (docs/memory.md "Kernel traffic"). Key `gpu.kernel_traffic`.
+  bool kernel_traffic = false;
+  /// The generator's parameters (request size, AT outstanding); base / span / mode are set
+  /// by run(). Keys `gpu.kernel_request`, `gpu.kernel_outstanding`.
+  workloads::kernel_traffic_params kernel;
   gpu_memory_params gpu_mem;
   host_memory_params host_mem;
   /// PCIe link; default: the "measured host" preset (Gen3 x16 calibrated against published
@@ -61,8 +78,8 @@ std::string default_activations_path();
 /// Traffic of one direction of the link during one step.
 struct pcie_traffic { std::uint64_t payload_bytes = 0, wire_bytes = 0; };
 
-/// GPU DRAM activity during one step (all initiators; the compute kernels' own traffic is not
-/// issued to the controller yet).
+/// GPU DRAM activity during one step (all initiators; the compute kernels' own traffic only
+/// with platform_config::kernel_traffic).
 struct dram_activity {
   std::uint64_t bytes = 0;        ///< bytes read + written
   double utilisation = 0;         ///< data-bus busy time / (step time x channels)
@@ -78,6 +95,7 @@ struct step_report {
   workloads::step_result result;
   pcie_traffic d2h, h2d;
   dram_activity dram;
+  std::vector<layer_dram> dram_layers;  ///< per layer of the network (platform/contention.h)
 };
 
 struct run_report {
@@ -95,6 +113,7 @@ struct run_report {
   std::uint64_t verified_bytes() const;    ///< vDNN + cDMA prefetched bytes compared
   std::uint64_t mismatched_bytes() const;
   bool ok() const;                         ///< every byte matched and no engine error
+  bool has_step(const std::string& label) const;  ///< step simulated (platform_config::steps)
 };
 
 /// Builds the platform in the current SystemC context, runs oracle, vDNN and cDMA steps and

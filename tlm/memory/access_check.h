@@ -42,6 +42,57 @@ inline bool check_access(tlm::tlm_generic_payload& trans, const backing_store& s
   return true;
 }
 
+/// The functional part of a checked access: copies between the payload and the store. A
+/// content region's region_error or a spill-file I/O error becomes TLM_GENERIC_ERROR_RESPONSE
+/// with a warning naming the address and the cause (never an exception into the kernel).
+/// Returns true on success (response status not touched).
+inline bool perform(tlm::tlm_generic_payload& trans, backing_store& store, const char* who) {
+  const std::uint64_t addr = trans.get_address();
+  try {
+    if (trans.get_command() == tlm::TLM_READ_COMMAND)
+      store.read(addr, trans.get_data_ptr(), trans.get_data_length());
+    else
+      store.write(addr, trans.get_data_ptr(), trans.get_data_length());
+    return true;
+  } catch (const std::exception& e) {
+    std::ostringstream os;
+    os << (trans.get_command() == tlm::TLM_READ_COMMAND ? "read" : "write") << " of "
+       << trans.get_data_length() << " bytes at 0x" << std::hex << addr << " failed: " << e.what();
+    SC_REPORT_WARNING(who, os.str().c_str());
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return false;
+  }
+}
+
+/// get_direct_mem_ptr of a memory target: grants the page containing the address
+/// (read/write, `latency` for each access) when the store allows direct access there;
+/// denies it outside the memory (whole range above it), on a page of a content region and for
+/// a spill-file store (the page only).
+inline bool grant_dmi(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi, backing_store& store,
+                      std::uint64_t size_bytes, const sc_core::sc_time& latency) {
+  const std::uint64_t addr = trans.get_address();
+  if (addr >= size_bytes) {
+    dmi.allow_none();
+    dmi.set_start_address(size_bytes);
+    dmi.set_end_address(~std::uint64_t{0});
+    return false;
+  }
+  const std::uint64_t page = store.page_bytes();
+  const std::uint64_t start = addr - addr % page;
+  const std::uint64_t end = std::min(start + page, size_bytes) - 1;
+  dmi.set_start_address(start);
+  dmi.set_end_address(end);
+  if (!store.direct_access(addr)) {
+    dmi.allow_none();
+    return false;
+  }
+  dmi.set_dmi_ptr(store.page_pointer(addr));
+  dmi.allow_read_write();
+  dmi.set_read_latency(latency);
+  dmi.set_write_latency(latency);
+  return true;
+}
+
 /// transport_dbg of a memory target: copies functionally, clipped at the end of the memory;
 /// returns the bytes copied (0 for an out-of-range start or a command other than read/write).
 inline unsigned int debug_access(tlm::tlm_generic_payload& trans, backing_store& store,
@@ -51,10 +102,14 @@ inline unsigned int debug_access(tlm::tlm_generic_payload& trans, backing_store&
   if (addr >= size_bytes || (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND)) return 0;
   const unsigned int len =
       static_cast<unsigned int>(std::min<std::uint64_t>(trans.get_data_length(), size_bytes - addr));
-  if (cmd == tlm::TLM_READ_COMMAND)
-    store.read(addr, trans.get_data_ptr(), len);
-  else
-    store.write(addr, trans.get_data_ptr(), len);
+  try {
+    if (cmd == tlm::TLM_READ_COMMAND)
+      store.read(addr, trans.get_data_ptr(), len);
+    else
+      store.write(addr, trans.get_data_ptr(), len);
+  } catch (const std::exception&) {
+    return 0;  // a region refused the access or spill-file I/O failed: nothing moved
+  }
   return len;
 }
 

@@ -1,6 +1,11 @@
 #include "tlm/memory/backing_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -12,6 +17,32 @@ backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes)
   if (page_bytes == 0) throw std::invalid_argument("backing_store: page_bytes must be > 0");
 }
 
+backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
+                             const spill_options& spill)
+    : backing_store(size_bytes, page_bytes) {
+  std::string dir = spill.dir;
+  if (dir.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    dir = (t && *t) ? t : "/tmp";
+  }
+  std::string path = dir + "/cdma-vp-store-XXXXXX";
+  std::vector<char> buf(path.begin(), path.end());
+  buf.push_back('\0');
+  fd_ = ::mkstemp(buf.data());
+  if (fd_ < 0)
+    throw std::runtime_error("backing_store: cannot create a spill file in directory '" + dir +
+                             "': " + std::strerror(errno) +
+                             " (expected a writable directory; set host_mem.spill_dir)");
+  spill_path_ = buf.data();
+  ::unlink(buf.data());  // the file lives as long as the descriptor
+  cache_pages_ = static_cast<std::size_t>(std::max<std::uint64_t>(1, spill.cache_bytes / page_bytes_));
+  on_file_.assign(static_cast<std::size_t>((size_ + page_bytes_ - 1) / page_bytes_), false);
+}
+
+backing_store::~backing_store() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 void backing_store::check_range(const char* what, std::uint64_t addr, std::uint64_t len) const {
   if (contains(addr, len)) return;
   std::ostringstream os;
@@ -20,23 +51,152 @@ void backing_store::check_range(const char* what, std::uint64_t addr, std::uint6
   throw std::out_of_range(os.str());
 }
 
-std::uint8_t* backing_store::page_for_write(std::uint64_t page_index) {
-  auto& p = pages_[page_index];
-  if (!p) p.reset(new std::uint8_t[page_bytes_]());  // value-initialised: zeros
-  return p.get();
+// ---- pages ------------------------------------------------------------------------------------
+
+void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data) const {
+  const off_t off = static_cast<off_t>(index * page_bytes_);
+  std::size_t done = 0;
+  while (done < page_bytes_) {
+    const ssize_t n = write ? ::pwrite(fd_, data + done, page_bytes_ - done, off + static_cast<off_t>(done))
+                            : ::pread(fd_, data + done, page_bytes_ - done, off + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || (write && n == 0)) {
+      std::ostringstream os;
+      os << "backing_store: " << (write ? "writing" : "reading") << " page 0x" << std::hex
+         << index * page_bytes_ << " of the spill file " << spill_path_ << " (deleted) failed: "
+         << std::strerror(errno) << " (is the disk full?)";
+      throw std::runtime_error(os.str());
+    }
+    if (n == 0) {  // beyond the end of the file: zeros
+      std::memset(data + done, 0, page_bytes_ - done);
+      return;
+    }
+    done += static_cast<std::size_t>(n);
+  }
 }
 
-void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) const {
-  check_range("read", addr, len);
+backing_store::page* backing_store::find_page(std::uint64_t index) {
+  auto it = pages_.find(index);
+  if (it == pages_.end()) return nullptr;
+  if (fd_ >= 0 && it->second.lru != lru_.begin()) lru_.splice(lru_.begin(), lru_, it->second.lru);
+  return &it->second;
+}
+
+void backing_store::evict_if_full() {
+  while (fd_ >= 0 && pages_.size() >= cache_pages_ && !lru_.empty()) {
+    const std::uint64_t victim = lru_.back();
+    auto it = pages_.find(victim);
+    if (it->second.dirty) {
+      page_io(true, victim, it->second.data.get());
+      if (!on_file_[victim]) {
+        on_file_[victim] = true;
+        ++spilled_pages_;
+      }
+    }
+    lru_.pop_back();
+    pages_.erase(it);
+  }
+}
+
+backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_overwrite) {
+  if (page* p = find_page(index)) return *p;
+  evict_if_full();
+  page pg;
+  if (fd_ >= 0 && on_file_[index] && !whole_overwrite) {
+    pg.data.reset(new std::uint8_t[page_bytes_]);
+    page_io(false, index, pg.data.get());
+  } else {
+    pg.data.reset(new std::uint8_t[page_bytes_]());  // value-initialised: zeros
+  }
+  if (fd_ >= 0) {
+    lru_.push_front(index);
+    pg.lru = lru_.begin();
+  }
+  return pages_.emplace(index, std::move(pg)).first->second;
+}
+
+void backing_store::read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
   while (len > 0) {
     const std::uint64_t index = addr / page_bytes_;
     const std::size_t offset = static_cast<std::size_t>(addr % page_bytes_);
     const std::size_t n = std::min(len, page_bytes_ - offset);
-    auto it = pages_.find(index);
-    if (it == pages_.end())
-      std::memset(dst, 0, n);
+    if (const page* p = find_page(index))
+      std::memcpy(dst, p->data.get() + offset, n);
+    else if (fd_ >= 0 && on_file_[index])
+      std::memcpy(dst, load_page(index, false).data.get() + offset, n);
     else
-      std::memcpy(dst, it->second.get() + offset, n);
+      std::memset(dst, 0, n);  // never written: zeros, nothing allocated
+    addr += n;
+    dst += n;
+    len -= n;
+  }
+}
+
+void backing_store::write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
+  while (len > 0) {
+    const std::uint64_t index = addr / page_bytes_;
+    const std::size_t offset = static_cast<std::size_t>(addr % page_bytes_);
+    const std::size_t n = std::min(len, page_bytes_ - offset);
+    page& p = load_page(index, n == page_bytes_);
+    std::memcpy(p.data.get() + offset, src, n);
+    p.dirty = true;
+    addr += n;
+    src += n;
+    len -= n;
+  }
+}
+
+void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
+  while (len > 0) {
+    const std::uint64_t index = addr / page_bytes_;
+    const std::uint64_t offset = addr % page_bytes_;
+    const std::uint64_t n = std::min<std::uint64_t>(len, page_bytes_ - offset);
+    if (n == page_bytes_) {
+      auto it = pages_.find(index);
+      if (it != pages_.end()) {
+        if (fd_ >= 0) lru_.erase(it->second.lru);
+        pages_.erase(it);
+      }
+      if (fd_ >= 0 && on_file_[index]) {
+        // Give the disk blocks back; reads of a hole return zeros.
+        (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                          static_cast<off_t>(index * page_bytes_), static_cast<off_t>(page_bytes_));
+        on_file_[index] = false;
+        --spilled_pages_;
+      }
+    } else if (find_page(index) || (fd_ >= 0 && on_file_[index])) {
+      page& p = load_page(index, false);
+      std::memset(p.data.get() + offset, 0, static_cast<std::size_t>(n));
+      p.dirty = true;
+    }
+    addr += n;
+    len -= n;
+  }
+}
+
+// ---- regions ----------------------------------------------------------------------------------
+
+void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
+  check_range("read", addr, len);
+  if (regions_.empty()) return read_pages(addr, dst, len);
+  while (len > 0) {
+    auto it = regions_.upper_bound(addr);  // first region starting after addr
+    if (it != regions_.begin()) {
+      auto prev = std::prev(it);
+      if (addr < prev->first + prev->second.len) {  // inside prev
+        const std::size_t n = static_cast<std::size_t>(
+            std::min<std::uint64_t>(len, prev->first + prev->second.len - addr));
+        prev->second.region->read(addr - prev->first, dst, n);
+        addr += n;
+        dst += n;
+        len -= n;
+        continue;
+      }
+    }
+    const std::size_t n = it == regions_.end()
+                              ? len
+                              : static_cast<std::size_t>(std::min<std::uint64_t>(len, it->first - addr));
+    read_pages(addr, dst, n);
     addr += n;
     dst += n;
     len -= n;
@@ -45,10 +205,25 @@ void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len)
 
 void backing_store::write(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
   check_range("write", addr, len);
+  if (regions_.empty()) return write_pages(addr, src, len);
   while (len > 0) {
-    const std::size_t offset = static_cast<std::size_t>(addr % page_bytes_);
-    const std::size_t n = std::min(len, page_bytes_ - offset);
-    std::memcpy(page_for_write(addr / page_bytes_) + offset, src, n);
+    auto it = regions_.upper_bound(addr);
+    if (it != regions_.begin()) {
+      auto prev = std::prev(it);
+      if (addr < prev->first + prev->second.len) {
+        const std::size_t n = static_cast<std::size_t>(
+            std::min<std::uint64_t>(len, prev->first + prev->second.len - addr));
+        prev->second.region->write(addr - prev->first, src, n);
+        addr += n;
+        src += n;
+        len -= n;
+        continue;
+      }
+    }
+    const std::size_t n = it == regions_.end()
+                              ? len
+                              : static_cast<std::size_t>(std::min<std::uint64_t>(len, it->first - addr));
+    write_pages(addr, src, n);
     addr += n;
     src += n;
     len -= n;
@@ -57,25 +232,57 @@ void backing_store::write(std::uint64_t addr, const std::uint8_t* src, std::size
 
 void backing_store::discard(std::uint64_t addr, std::uint64_t len) {
   check_range("discard", addr, len);
-  while (len > 0) {
-    const std::uint64_t index = addr / page_bytes_;
-    const std::uint64_t offset = addr % page_bytes_;
-    const std::uint64_t n = std::min<std::uint64_t>(len, page_bytes_ - offset);
-    auto it = pages_.find(index);
-    if (it != pages_.end()) {
-      if (n == page_bytes_)
-        pages_.erase(it);
-      else
-        std::memset(it->second.get() + offset, 0, static_cast<std::size_t>(n));
-    }
-    addr += n;
-    len -= n;
+  discard_pages(addr, len);
+}
+
+bool backing_store::overlaps_region(std::uint64_t addr, std::uint64_t len) const {
+  if (regions_.empty() || len == 0) return false;
+  auto it = regions_.lower_bound(addr + len);  // first region starting at or after the end
+  if (it == regions_.begin()) return false;
+  --it;
+  return it->first + it->second.len > addr;
+}
+
+void backing_store::map_region(std::uint64_t addr, std::uint64_t len,
+                               std::shared_ptr<content_region> region) {
+  check_range("map_region", addr, len);
+  if (!region || len == 0)
+    throw std::invalid_argument("backing_store::map_region: a region needs content and len > 0");
+  if (overlaps_region(addr, len)) {
+    std::ostringstream os;
+    os << "backing_store::map_region: [0x" << std::hex << addr << ", +0x" << len
+       << ") overlaps a region already mapped";
+    throw std::invalid_argument(os.str());
   }
+  discard_pages(addr, len);
+  regions_.emplace(addr, region_entry{len, std::move(region)});
+}
+
+void backing_store::unmap_region(std::uint64_t addr) {
+  auto it = regions_.find(addr);
+  if (it == regions_.end()) {
+    std::ostringstream os;
+    os << "backing_store::unmap_region: no region starts at 0x" << std::hex << addr;
+    throw std::invalid_argument(os.str());
+  }
+  regions_.erase(it);
+}
+
+bool backing_store::direct_access(std::uint64_t addr) const {
+  if (fd_ >= 0 || addr >= size_) return false;
+  const std::uint64_t start = addr - addr % page_bytes_;
+  return !overlaps_region(start, page_bytes_);
 }
 
 std::uint8_t* backing_store::page_pointer(std::uint64_t addr) {
   if (addr >= size_) check_range("page_pointer", addr, 1);
-  return page_for_write(addr / page_bytes_);
+  if (!direct_access(addr)) {
+    std::ostringstream os;
+    os << "backing_store::page_pointer: page of 0x" << std::hex << addr
+       << " is not directly accessible (spill file or content region)";
+    throw std::logic_error(os.str());
+  }
+  return load_page(addr / page_bytes_, false).data.get();
 }
 
 }  // namespace cdma::mem

@@ -3,58 +3,155 @@
 // The address space [0, size) is cut into pages of `page_bytes`; a page is allocated (zeroed)
 // the first time it is written or a pointer into it is requested, so host memory of 64 GiB
 // costs only the pages a simulation touches. Reads of untouched pages return zeros.
+//
+// Two additions let a simulation move tens of GB through a memory without holding them:
+//  * content regions: an address range whose bytes are supplied by a content_region object
+//    instead of pages (e.g. activations produced on demand when read, and written data checked
+//    against a checksum instead of stored). Regions are never handed out for DMI.
+//  * file spill (spill_options): the pages live in an unlinked temporary file; at most
+//    `cache_bytes` of them are kept in RAM (least recently used, written back when evicted).
+//    The data is kept bit-exact; the process's resident memory stays bounded. No DMI.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <list>
+#include <map>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace cdma::mem {
+
+/// Raised by a content_region that cannot serve an access (e.g. a write into a read-only
+/// region); memory targets turn it into TLM_GENERIC_ERROR_RESPONSE with a warning naming the
+/// address and this message.
+class region_error : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Supplies the bytes of a mapped address range. Offsets are relative to the region start;
+/// an access never crosses the region's end (the store splits it).
+class content_region {
+public:
+  virtual ~content_region() = default;
+  /// Copies bytes [offset, offset + len) of the region to dst. Throws region_error.
+  virtual void read(std::uint64_t offset, std::uint8_t* dst, std::size_t len) = 0;
+  /// Accepts bytes [offset, offset + len) written to the region. Throws region_error.
+  virtual void write(std::uint64_t offset, const std::uint8_t* src, std::size_t len) = 0;
+};
+
+/// A memory that can map content regions into its address space (memory_target,
+/// gpu_memory_controller implement it and invalidate DMI over the range first).
+class region_host {
+public:
+  virtual ~region_host() = default;
+  /// Maps `region` over [addr, addr + len); see backing_store::map_region.
+  virtual void map_region(std::uint64_t addr, std::uint64_t len, std::shared_ptr<content_region> region) = 0;
+  /// Removes the region that starts at addr; see backing_store::unmap_region.
+  virtual void unmap_region(std::uint64_t addr) = 0;
+};
+
+/// Keep the pages in a temporary file instead of RAM.
+struct spill_options {
+  /// Directory of the temporary file (created with mkstemp and unlinked at once, so it
+  /// disappears with the process). Empty: $TMPDIR, else /tmp.
+  std::string dir;
+  /// Pages kept in RAM at most, bytes (least recently used evicted). Default 256 MiB.
+  std::uint64_t cache_bytes = 256ull << 20;
+};
 
 class backing_store {
 public:
   /// `size_bytes`: addressable bytes; `page_bytes`: allocation granule in bytes (> 0).
   /// Throws std::invalid_argument if page_bytes is 0.
   explicit backing_store(std::uint64_t size_bytes, std::size_t page_bytes = 64 * 1024);
+  /// File-backed store. Throws std::runtime_error naming the directory if the temporary
+  /// file cannot be created, std::invalid_argument if page_bytes is 0.
+  backing_store(std::uint64_t size_bytes, std::size_t page_bytes, const spill_options& spill);
+  ~backing_store();
+  backing_store(const backing_store&) = delete;
+  backing_store& operator=(const backing_store&) = delete;
 
   /// Addressable size in bytes.
   std::uint64_t size() const { return size_; }
   /// Allocation granule in bytes.
   std::size_t page_bytes() const { return page_bytes_; }
+  /// True if the pages live in a temporary file (spill_options).
+  bool spills() const { return fd_ >= 0; }
 
   /// True iff [addr, addr+len) lies inside [0, size()) (no overflow).
   bool contains(std::uint64_t addr, std::uint64_t len) const {
     return addr <= size_ && len <= size_ - addr;
   }
 
-  /// Copies `len` bytes at `addr` into `dst`; untouched bytes read as 0.
-  /// Throws std::out_of_range naming the address if the range exceeds size().
-  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) const;
-  /// Copies `len` bytes from `src` to `addr`, allocating pages as needed.
-  /// Throws std::out_of_range naming the address if the range exceeds size().
+  /// Copies `len` bytes at `addr` into `dst`; untouched bytes read as 0, bytes of a content
+  /// region come from the region. Throws std::out_of_range naming the address if the range
+  /// exceeds size(); region_error from a region; std::runtime_error on a spill-file I/O error.
+  void read(std::uint64_t addr, std::uint8_t* dst, std::size_t len);
+  /// Copies `len` bytes from `src` to `addr`, allocating pages as needed (bytes inside a
+  /// content region go to the region). Errors as read().
   void write(std::uint64_t addr, const std::uint8_t* src, std::size_t len);
   /// Forgets [addr, addr+len): pages wholly inside are freed, the parts of partially covered
   /// pages are zeroed. Reads of the range return zeros afterwards. Throws std::out_of_range.
   void discard(std::uint64_t addr, std::uint64_t len);
 
-  /// Bytes allocated: pages resident x page_bytes().
+  /// Maps `region` over [addr, addr + len) (len > 0): accesses to the range go to the region,
+  /// stored pages under it are discarded. Throws std::out_of_range outside the store,
+  /// std::invalid_argument if the range overlaps another region or region is null.
+  void map_region(std::uint64_t addr, std::uint64_t len, std::shared_ptr<content_region> region);
+  /// Removes the region starting at `addr` (the range then reads as zeros). Throws
+  /// std::invalid_argument naming the address if no region starts there.
+  void unmap_region(std::uint64_t addr);
+  /// True iff [addr, addr + len) overlaps a content region.
+  bool overlaps_region(std::uint64_t addr, std::uint64_t len) const;
+
+  /// True iff page_pointer() may be used for the page containing addr: a RAM store and no
+  /// content region on the page (memory targets grant DMI only then).
+  bool direct_access(std::uint64_t addr) const;
+
+  /// Bytes allocated in RAM: pages resident x page_bytes().
   std::uint64_t resident_bytes() const {
     return static_cast<std::uint64_t>(pages_.size()) * page_bytes_;
   }
+  /// Bytes of pages written to the spill file so far (0 for a RAM store).
+  std::uint64_t spilled_bytes() const { return spilled_pages_ * page_bytes_; }
 
   /// Pointer to the first byte of the page containing `addr`, allocating the page (for DMI).
   /// The pointer stays valid until the page is freed by discard() or the store is destroyed.
   /// The page always has page_bytes() bytes, even the last one of a size that is not a
-  /// multiple of the page size. Throws std::out_of_range if addr >= size().
+  /// multiple of the page size. Throws std::out_of_range if addr >= size(), std::logic_error
+  /// if !direct_access(addr).
   std::uint8_t* page_pointer(std::uint64_t addr);
 
 private:
-  std::uint8_t* page_for_write(std::uint64_t page_index);
+  struct page {
+    std::unique_ptr<std::uint8_t[]> data;
+    std::list<std::uint64_t>::iterator lru;  ///< spill mode only
+    bool dirty = false;                      ///< spill mode: differs from the file
+  };
+  page* find_page(std::uint64_t index);          ///< resident page or nullptr (touches LRU)
+  page& load_page(std::uint64_t index, bool whole_overwrite);  ///< resident, allocating / reading
+  void evict_if_full();
+  void page_io(bool write, std::uint64_t index, std::uint8_t* data) const;
+  void read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len);
+  void write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len);
+  void discard_pages(std::uint64_t addr, std::uint64_t len);
   void check_range(const char* what, std::uint64_t addr, std::uint64_t len) const;
 
   std::uint64_t size_;
   std::size_t page_bytes_;
-  std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> pages_;
+  std::unordered_map<std::uint64_t, page> pages_;
+  struct region_entry { std::uint64_t len; std::shared_ptr<content_region> region; };
+  std::map<std::uint64_t, region_entry> regions_;  ///< by start address
+  // spill mode
+  int fd_ = -1;
+  std::string spill_path_;                   ///< for messages (the file itself is unlinked)
+  std::size_t cache_pages_ = 0;
+  std::list<std::uint64_t> lru_;             ///< front = most recently used
+  std::vector<bool> on_file_;                ///< page has been written to the file
+  std::uint64_t spilled_pages_ = 0;
 };
 
 }  // namespace cdma::mem

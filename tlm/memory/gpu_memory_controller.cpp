@@ -83,6 +83,14 @@ gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memo
   dont_initialize();
 }
 
+void gpu_memory_controller::map_region(std::uint64_t addr, std::uint64_t len,
+                                       std::shared_ptr<mem::content_region> region) {
+  if (len) tgt->invalidate_direct_mem_ptr(addr, addr + len - 1);
+  store_.map_region(addr, len, std::move(region));
+}
+
+void gpu_memory_controller::unmap_region(std::uint64_t addr) { store_.unmap_region(addr); }
+
 void gpu_memory_controller::discard(std::uint64_t addr, std::uint64_t len) {
   if (len == 0) return;
   tgt->invalidate_direct_mem_ptr(addr, addr + len - 1);
@@ -133,15 +141,10 @@ dram_totals gpu_memory_controller::dram_stats() {
 // ---- functional access and statistics -------------------------------------------------------
 
 bool gpu_memory_controller::functional(tlm_generic_payload& trans) {
-  const tlm_command cmd = trans.get_command();
   const std::uint64_t addr = trans.get_address();
-  const unsigned int len = trans.get_data_length();
   if (!mem::check_access(trans, store_, gpu_params_.size_bytes, name())) return false;
-  if (cmd == TLM_READ_COMMAND)
-    store_.read(addr, trans.get_data_ptr(), len);
-  else
-    store_.write(addr, trans.get_data_ptr(), len);
-  trans.set_dmi_allowed(true);
+  if (!mem::perform(trans, store_, name())) return false;
+  trans.set_dmi_allowed(store_.direct_access(addr));
   trans.set_response_status(TLM_OK_RESPONSE);
   return true;
 }
@@ -152,7 +155,11 @@ void gpu_memory_controller::account(tlm_generic_payload& trans, ps_t arrival, ps
   const unsigned id = ext ? ext->id : 0;
   const bool rd = trans.get_command() == TLM_READ_COMMAND;
   const std::uint64_t len = trans.get_data_length();
-  for (dram_traffic* t : {&all_, &per_init_[id]}) {
+  if (!last_init_ || last_init_id_ != id) {  // one map look-up per change of initiator
+    last_init_ = &per_init_[id];
+    last_init_id_ = id;
+  }
+  for (dram_traffic* t : {&all_, last_init_}) {
     if (t->reads + t->writes == 0 || arrival < t->first_request_ps) t->first_request_ps = arrival;
     if (rd) { ++t->reads; t->bytes_read += len; } else { ++t->writes; t->bytes_written += len; }
     t->last_response_ps = std::max(t->last_response_ps, response);
@@ -230,21 +237,22 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
     id = free_txns_.back();
     free_txns_.pop_back();
   }
-  txns_[id] = {&trans, arrival, 0, 0};
-  // Count the parts first, so completions drained while submitting cannot finish it early.
-  dram_->split(trans.get_address(), len, false, 0, 0,
-               [&](unsigned, const dram::request&) { ++txns_[id].parts; });
+  // Cut into parts first (one pass), so completions drained while submitting cannot finish
+  // the transaction early.
   const bool wr = trans.get_command() == TLM_WRITE_COMMAND;
-  unsigned last_ch = ~0u;
+  parts_.clear();
   dram_->split(trans.get_address(), len, wr, id, arrival,
-               [&](unsigned c, const dram::request& r) {
-                 dram_->channels()[c].submit(r);
-                 drain(c);
-                 if (c != last_ch) {
-                   schedule_wake(c);
-                   last_ch = c;
-                 }
-               });
+               [&](unsigned c, const dram::request& r) { parts_.emplace_back(c, r); });
+  txns_[id] = {&trans, arrival, 0, static_cast<unsigned>(parts_.size())};
+  unsigned last_ch = ~0u;
+  for (const auto& [c, r] : parts_) {
+    dram_->channels()[c].submit(r);
+    drain(c);
+    if (c != last_ch) {
+      schedule_wake(c);
+      last_ch = c;
+    }
+  }
 }
 
 void gpu_memory_controller::drain(unsigned c) {
@@ -332,22 +340,8 @@ void gpu_memory_controller::resp_method() {
 // ---- DMI and debug --------------------------------------------------------------------------
 
 bool gpu_memory_controller::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_dmi& dmi) {
-  const std::uint64_t addr = trans.get_address();
-  const std::uint64_t size = gpu_params_.size_bytes;
-  if (addr >= size) {
-    dmi.allow_none();
-    dmi.set_start_address(size);
-    dmi.set_end_address(std::numeric_limits<std::uint64_t>::max());
-    return false;
-  }
-  const std::uint64_t page = store_.page_bytes();
-  const std::uint64_t start = addr - addr % page;
-  const std::uint64_t end = std::min(start + page, size) - 1;
-  dmi.set_dmi_ptr(store_.page_pointer(addr));
-  dmi.set_start_address(start);
-  dmi.set_end_address(end);
-  dmi.allow_read_write();
   // Latency of one access in the granted page: an upper bound, the time to stream the page.
+  const std::uint64_t page = store_.page_bytes();
   ps_t lat;
   if (!dram_) {
     lat = gpu_params_.latency_ps + transfer_ps(page, mem_params_.bandwidth_Bps);
@@ -356,9 +350,7 @@ bool gpu_memory_controller::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_d
     lat = gpu_params_.controller_latency_ps + dram::access_latency_ps(s, false, true, true) +
           transfer_ps(page, s.peak_bandwidth_Bps() * dram::refresh_availability(s));
   }
-  dmi.set_read_latency(to_sc(lat));
-  dmi.set_write_latency(to_sc(lat));
-  return true;
+  return mem::grant_dmi(trans, dmi, store_, gpu_params_.size_bytes, to_sc(lat));
 }
 
 unsigned int gpu_memory_controller::transport_dbg(tlm_generic_payload& trans) {

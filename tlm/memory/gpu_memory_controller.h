@@ -91,7 +91,12 @@ struct gpu_memory_params {
   }
   memory_params to_memory_params() const {
     validate();
-    return memory_params{size_bytes, effective_bandwidth_Bps(), latency_ps, page_bytes};
+    memory_params m;
+    m.size_bytes = size_bytes;
+    m.bandwidth_Bps = effective_bandwidth_Bps();
+    m.latency_ps = latency_ps;
+    m.page_bytes = page_bytes;
+    return m;
   }
 };
 
@@ -129,7 +134,7 @@ struct dram_totals {
   ps_t data_busy_ps = 0;           ///< data-bus busy time summed over channels (AT + LT)
 };
 
-class gpu_memory_controller : public sc_core::sc_module {
+class gpu_memory_controller : public sc_core::sc_module, public mem::region_host {
 public:
   tlm_utils::simple_target_socket<gpu_memory_controller> tgt;
 
@@ -145,6 +150,9 @@ public:
   const mem::backing_store& store() const { return store_; }
   /// Frees [addr, addr+len) after invalidating DMI pointers into it.
   void discard(std::uint64_t addr, std::uint64_t len);
+  /// Maps a content region (backing_store::map_region) after invalidating DMI over the range.
+  void map_region(std::uint64_t addr, std::uint64_t len, std::shared_ptr<mem::content_region> region) override;
+  void unmap_region(std::uint64_t addr) override;
 
   /// Bytes read / written by successful b_transport and nb_transport_fw transactions.
   std::uint64_t bytes_read() const { return all_.bytes_read; }
@@ -214,6 +222,9 @@ private:
 
   dram_traffic all_;
   std::map<unsigned, dram_traffic> per_init_;
+  dram_traffic* last_init_ = nullptr;  // per_init_ entry of last_init_id_ (map nodes are stable)
+  unsigned last_init_id_ = 0;
+  std::vector<std::pair<unsigned, dram::request>> parts_;  // accept(): parts of one transaction
 };
 
 }  // namespace cdma

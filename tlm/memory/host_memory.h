@@ -20,9 +20,21 @@ struct host_memory_params {
   ps_t latency_ps = 80 * ps_per_ns;
   /// Backing-store page and DMI granule, bytes.
   std::size_t page_bytes = 65536;
+  /// Keep the stored bytes in an unlinked temporary file instead of RAM (for offloads of many
+  /// GB: the process keeps only spill_options.cache_bytes resident); no DMI then. Default off;
+  /// the platform turns it on by itself for large workloads (platform key host_mem.spill).
+  bool spill = false;
+  mem::spill_options spill_options{};
 
   memory_params to_memory_params() const {
-    return memory_params{size_bytes, bandwidth_Bps, latency_ps, page_bytes};
+    memory_params m;
+    m.size_bytes = size_bytes;
+    m.bandwidth_Bps = bandwidth_Bps;
+    m.latency_ps = latency_ps;
+    m.page_bytes = page_bytes;
+    m.spill = spill;
+    m.spill_options = spill_options;
+    return m;
   }
 };
 

@@ -16,7 +16,8 @@ memory_target::memory_target(sc_module_name name, const memory_params& params)
     : sc_module(name),
       tgt("tgt"),
       params_(params),
-      store_(params.size_bytes, params.page_bytes),
+      store_(params.spill ? mem::backing_store(params.size_bytes, params.page_bytes, params.spill_options)
+                          : mem::backing_store(params.size_bytes, params.page_bytes)),
       bus_(params.bandwidth_Bps),
       peq_(this, &memory_target::peq_cb) {
   tgt.register_b_transport(this, &memory_target::b_transport);
@@ -31,6 +32,14 @@ void memory_target::discard(std::uint64_t addr, std::uint64_t len) {
   store_.discard(addr, len);
 }
 
+void memory_target::map_region(std::uint64_t addr, std::uint64_t len,
+                               std::shared_ptr<mem::content_region> region) {
+  if (len) tgt->invalidate_direct_mem_ptr(addr, addr + len - 1);
+  store_.map_region(addr, len, std::move(region));
+}
+
+void memory_target::unmap_region(std::uint64_t addr) { store_.unmap_region(addr); }
+
 ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
   const tlm_command cmd = trans.get_command();
   const std::uint64_t addr = trans.get_address();
@@ -38,15 +47,10 @@ ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
 
   if (!mem::check_access(trans, store_, params_.size_bytes, name())) return ready_ps;
 
-  if (cmd == TLM_READ_COMMAND) {
-    store_.read(addr, trans.get_data_ptr(), len);
-    bytes_read_ += len;
-  } else {
-    store_.write(addr, trans.get_data_ptr(), len);
-    bytes_written_ += len;
-  }
+  if (!mem::perform(trans, store_, name())) return ready_ps;
+  (cmd == TLM_READ_COMMAND ? bytes_read_ : bytes_written_) += len;
   const ps_t finish = bus_.reserve(ready_ps, len);
-  trans.set_dmi_allowed(true);
+  trans.set_dmi_allowed(store_.direct_access(addr));
   trans.set_response_status(TLM_OK_RESPONSE);
   return finish + params_.latency_ps;
 }
@@ -119,27 +123,10 @@ void memory_target::end_response(tlm_generic_payload& trans) {
 // ---- DMI and debug --------------------------------------------------------------------------
 
 bool memory_target::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_dmi& dmi) {
-  const std::uint64_t addr = trans.get_address();
-  if (addr >= params_.size_bytes) {
-    // Deny DMI for the whole range outside the memory.
-    dmi.allow_none();
-    dmi.set_start_address(params_.size_bytes);
-    dmi.set_end_address(std::numeric_limits<std::uint64_t>::max());
-    return false;
-  }
-  const std::uint64_t page = store_.page_bytes();
-  const std::uint64_t start = addr - addr % page;
-  const std::uint64_t end = std::min(start + page, params_.size_bytes) - 1;
-  dmi.set_dmi_ptr(store_.page_pointer(addr));
-  dmi.set_start_address(start);
-  dmi.set_end_address(end);
-  dmi.allow_read_write();
   // The granted region is one page; its access latency is taken as the fixed latency plus
   // the time to stream the whole page over the data bus (an upper bound for one access).
-  const sc_time lat = to_sc(params_.latency_ps + transfer_ps(page, params_.bandwidth_Bps));
-  dmi.set_read_latency(lat);
-  dmi.set_write_latency(lat);
-  return true;
+  return mem::grant_dmi(trans, dmi, store_, params_.size_bytes,
+                        to_sc(params_.latency_ps + transfer_ps(store_.page_bytes(), params_.bandwidth_Bps)));
 }
 
 unsigned int memory_target::transport_dbg(tlm_generic_payload& trans) {

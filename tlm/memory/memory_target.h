@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 
 #include <systemc>
 #include <tlm>
@@ -35,9 +36,12 @@ struct memory_params {
   double bandwidth_Bps = 0.0;     ///< data-bus service rate, B/s (<= 0: infinitely fast)
   ps_t latency_ps = 0;            ///< fixed access latency added after the data transfer, ps
   std::size_t page_bytes = 65536; ///< backing-store page and DMI granule, bytes
+  /// Keep the stored bytes in a temporary file (spill_options) instead of RAM; no DMI then.
+  bool spill = false;
+  mem::spill_options spill_options{};
 };
 
-class memory_target : public sc_core::sc_module {
+class memory_target : public sc_core::sc_module, public mem::region_host {
 public:
   tlm_utils::simple_target_socket<memory_target> tgt;
 
@@ -50,6 +54,10 @@ public:
   /// Frees [addr, addr+len) in the store after invalidating DMI pointers into it (use this,
   /// not store().discard(), while initiators may hold DMI pointers).
   void discard(std::uint64_t addr, std::uint64_t len);
+
+  /// Maps a content region (backing_store::map_region) after invalidating DMI over the range.
+  void map_region(std::uint64_t addr, std::uint64_t len, std::shared_ptr<mem::content_region> region) override;
+  void unmap_region(std::uint64_t addr) override;
 
   /// Bytes read / written by successful b_transport and nb_transport_fw transactions
   /// (debug and DMI accesses are not counted).

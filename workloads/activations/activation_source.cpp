@@ -33,6 +33,16 @@ template <typename Gen>
 void fill_elements(std::uint64_t offset, std::uint8_t* out, std::size_t len, Gen gen) {
   std::uint64_t pos = offset;
   const std::uint64_t end = offset + len;
+  // Whole elements (the common case: element-aligned windows): four bytes at a time.
+  if (pos % 4 == 0) {
+    std::uint64_t e = pos / 4;
+    std::uint8_t* o = out;
+    for (const std::uint64_t e_end = end / 4; e < e_end; ++e, o += 4) {
+      const std::uint32_t v = gen(e);
+      std::memcpy(o, &v, 4);  // little-endian host assumed (x86-64, ARM64)
+    }
+    pos = e * 4;
+  }
   while (pos < end) {
     const std::uint64_t e = pos / 4;
     const std::uint32_t v = gen(e);

@@ -31,9 +31,9 @@ std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / 
 
 vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
                            std::vector<layer_time> times, activation_source& source,
-                           const vdnn_runtime_params& p)
+                           mem::region_host& gpu_regions, const vdnn_runtime_params& p)
     : sc_module(name), regs("regs"), gpu_mem("gpu_mem"), irq("irq"), net_(net),
-      times_(std::move(times)), source_(source), p_(p) {
+      times_(std::move(times)), source_(source), gpu_regions_(gpu_regions), p_(p) {
   if (times_.size() != net_.layers.size())
     throw std::invalid_argument(std::string(this->name()) + ": " +
                                 std::to_string(times_.size()) + " layer times for " +
@@ -54,8 +54,6 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
     host += align_up(codec::window_count(l.offload.elements() * 4, p_.window_bytes) *
                          codec::window_entry_bytes, 64);
   }
-  buf_.resize(p_.chunk_bytes);
-  ref_.resize(p_.chunk_bytes);
   SC_HAS_PROCESS(vdnn_runtime);
   SC_THREAD(run);
 }
@@ -199,48 +197,48 @@ void vdnn_runtime::dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* d
   }
 }
 
-std::uint64_t vdnn_runtime::produce(std::size_t i, std::uint64_t addr) {
-  const layer& l = net_.layers[i];
-  const std::uint64_t bytes = l.offload.elements() * 4;
-  std::uint64_t zeros = 0;
-  for (std::uint64_t off = 0; off < bytes; off += p_.chunk_bytes) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(p_.chunk_bytes, bytes - off));
-    source_.fill(l.offload_key, l.offload, off, buf_.data(), n);
-    for (std::size_t k = 0; k + 4 <= n; k += 4) {
-      std::uint32_t v;
-      std::memcpy(&v, buf_.data() + k, 4);
-      zeros += (v == 0);
+std::uint64_t vdnn_runtime::slot(std::size_t i) const { return p_.gpu_base + (i % 3) * slot_bytes_; }
+
+void vdnn_runtime::map_slot(std::size_t i, std::shared_ptr<mem::content_region> region) {
+  const std::size_t k = i % 3;
+  if (slot_mapped_[k]) gpu_regions_.unmap_region(slot(i));
+  slot_mapped_[k] = false;
+  const std::uint64_t bytes = net_.layers[i].offload.elements() * 4;
+  if (bytes == 0) return;
+  gpu_regions_.map_region(slot(i), bytes, std::move(region));
+  slot_mapped_[k] = true;
+}
+
+void vdnn_runtime::release_slots() {
+  for (std::size_t k = 0; k < 3; ++k)
+    if (slot_mapped_[k]) {
+      gpu_regions_.unmap_region(p_.gpu_base + k * slot_bytes_);
+      slot_mapped_[k] = false;
     }
-    dbg(tlm::TLM_WRITE_COMMAND, addr + off, buf_.data(), n);
-  }
-  return zeros;
 }
 
-void vdnn_runtime::poison(std::uint64_t addr, std::uint64_t len) {
-  std::fill(buf_.begin(), buf_.end(), 0xA5);
-  for (std::uint64_t off = 0; off < len; off += p_.chunk_bytes) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(p_.chunk_bytes, len - off));
-    dbg(tlm::TLM_WRITE_COMMAND, addr + off, buf_.data(), n);
-  }
-}
-
-void vdnn_runtime::verify(std::size_t i, std::uint64_t addr, step_result& r) {
+void vdnn_runtime::produce(std::size_t i) {
   const layer& l = net_.layers[i];
-  const std::uint64_t bytes = l.offload.elements() * 4;
-  std::uint64_t bad = 0;
-  for (std::uint64_t off = 0; off < bytes; off += p_.chunk_bytes) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(p_.chunk_bytes, bytes - off));
-    source_.fill(l.offload_key, l.offload, off, ref_.data(), n);
-    dbg(tlm::TLM_READ_COMMAND, addr + off, buf_.data(), n);
-    if (std::memcmp(ref_.data(), buf_.data(), n) != 0)
-      for (std::size_t k = 0; k < n; ++k) bad += (ref_[k] != buf_[k]);
-  }
-  r.verified_bytes += bytes;
+  records_[i] = std::make_shared<tensor_record>(source_, l.offload_key, l.offload);
+  map_slot(i, std::make_shared<tensor_source_region>(records_[i]));
+}
+
+void vdnn_runtime::expect_prefetch(std::size_t i) {
+  // vDNN released the buffer after the offload: nothing of X_i is left in GPU memory; the
+  // region accepts the prefetched bytes and checks them.
+  map_slot(i, std::make_shared<tensor_sink_region>(records_[i]));
+}
+
+void vdnn_runtime::verify(std::size_t i, step_result& r) {
+  const tensor_record& rec = *records_[i];
+  const std::uint64_t bad = rec.mismatched_bytes();
+  r.verified_bytes += rec.bytes();
   r.mismatched_bytes += bad;
   if (bad) {
     std::ostringstream m;
-    m << "layer " << l.name << ": " << bad << " of " << bytes
+    m << "layer " << net_.layers[i].name << ": " << bad << " of " << rec.bytes()
       << " prefetched bytes differ from what was offloaded";
+    if (const std::uint64_t u = rec.unwritten_bytes()) m << " (" << u << " never written)";
     r.errors.push_back(m.str());
     SC_REPORT_WARNING(name(), m.str().c_str());
   }
@@ -251,10 +249,10 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
   r.config = cfg;
   r.layers.assign(n, layer_result{});
   const bool transfers = cfg.policy != vdnn_policy::none;
-  auto slot = [this](std::size_t i) { return p_.gpu_base + (i % 3) * slot_bytes_; };
   const ps_t t_start = now_ps();
+  records_.assign(n, nullptr);
 
-  if (transfers && n > 0) r.layers[0].zeros = produce(0, slot(0));
+  if (transfers && n > 0) produce(0);
   // The driver's bookkeeping reads (LAST_OUT) of layer i's offload happen while layer i+1's
   // kernel runs, so they never extend a layer (with a fast link vDNN equals the oracle).
   std::size_t pending_out = n;
@@ -276,7 +274,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     if (on_layer) on_layer(cfg.label, true, i, n);
     collect_out();
     // The layer's output is the next layer's input X_{i+1}: written where the kernel puts it.
-    if (transfers && i + 1 < n) r.layers[i + 1].zeros = produce(i + 1, slot(i + 1));
+    if (transfers && i + 1 < n) produce(i + 1);
     std::uint64_t seq = 0;
     if (lr.offloaded)
       seq = submit(cfg.compress ? dma_direction::offload : dma_direction::copy_d2h, slot(i),
@@ -284,6 +282,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     const ps_t done = overlap(t0, lr.forward, seq, r, "offload of " + l.name + "'s input");
     if (seq) {
       lr.offload = done - t0;
+      lr.zeros = records_[i]->zeros();
       pending_out = i;  // LAST_OUT is read at the next layer's start, hidden by its kernel
       if (cfg.compress)
         lr.meta_bytes = codec::window_count(lr.bytes, p_.window_bytes) * codec::window_entry_bytes;
@@ -298,7 +297,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     if (on_layer) on_layer(cfg.label, false, i, n);
     collect_out();
     auto fetch = [&](std::size_t j) {
-      poison(slot(j), r.layers[j].bytes);  // vDNN released the buffer after offload
+      expect_prefetch(j);
       prefetched[j] = true;
       return submit(cfg.compress ? dma_direction::prefetch : dma_direction::copy_h2d,
                     host_data_[j], slot(j), r.layers[j].bytes, host_meta_[j], cfg);
@@ -308,7 +307,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
       const std::uint64_t s_on_demand = fetch(i);
       const ps_t d = overlap(t0, 0, s_on_demand, r, "on-demand fetch of " + net_.layers[i].name + "'s input");
       r.layers[i].prefetch = d - t0;
-      if (p_.verify) verify(i, slot(i), r);
+      if (p_.verify) verify(i, r);
     }
     const ps_t tc = now_ps();
     const std::size_t j = prefetch_target(i, r, prefetched);
@@ -317,10 +316,12 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
                               "prefetch of " + net_.layers[j < n ? j : i].name + "'s input");
     if (seq) {
       r.layers[j].prefetch = done - tc;
-      if (p_.verify) verify(j, slot(j), r);
+      if (p_.verify) verify(j, r);
     }
     r.layers[i].backward_stall = now_ps() - t0 - r.layers[i].backward;
   }
+  release_slots();
+  records_.clear();
   r.forward = t_mid - t_start;
   r.backward = now_ps() - t_mid;
   r.step = now_ps() - t_start;

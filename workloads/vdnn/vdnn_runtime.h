@@ -6,11 +6,14 @@
 // streams synchronise at the end of every layer (vDNN §III), so a layer lasts
 // max(compute, offload). Backward (layers in reverse): while layer i computes its backward
 // pass, X_{i-1} is prefetched (the nearest earlier offloaded layer); the last layer's input
-// stays resident. Every prefetched byte is read back and compared with the bytes that were
-// offloaded (regenerated from the activation source).
+// stays resident. Every prefetched byte is checked against the bytes that were offloaded.
 //
-// The GPU compute itself is modelled by time only (from the roofline); the tensors it
-// produces are written into GPU memory through the `gpu_mem` socket's debug transport.
+// The GPU compute itself is modelled by time only (from the roofline). The tensors it produces
+// are not written into GPU memory: each activation slot is mapped as a content region of the
+// GPU memory (workloads/vdnn/tensor_check.h) that produces X_i on demand when the engine reads
+// it and, as a prefetch destination, checks every byte written against the checksums recorded
+// when X_i was offloaded. So a tensor of several GB never exists whole in the simulator's
+// memory and full paper batch sizes run (issue 8); the check stays bit-exact.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -24,6 +27,7 @@
 #include "workloads/activations/activation_source.h"
 #include "workloads/compute/roofline.h"
 #include "workloads/network/network.h"
+#include "workloads/vdnn/tensor_check.h"
 
 namespace cdma::workloads {
 
@@ -46,15 +50,15 @@ struct vdnn_runtime_params {
   std::size_t window_bytes = 4096;    ///< must equal the engine's (sizes the metadata tables)
   std::uint64_t gpu_base = 0;         ///< GPU memory address of the activation buffers
   std::uint64_t host_base = 0;        ///< host (bus) address of the pinned offload region
-  bool verify = true;                 ///< compare every prefetched byte
-  std::size_t chunk_bytes = 1 << 20;  ///< functional fill / verify granularity
+  bool verify = true;                 ///< count mismatches of prefetched bytes in the results
 };
 
 /// Results of one layer in one step. Times in ps; 0 where the layer did no transfer.
 struct layer_result {
   bool offloaded = false;
   std::uint64_t bytes = 0;            ///< uncompressed bytes of the offloaded tensor X_i
-  std::uint64_t zeros = 0;            ///< zero elements (bit pattern all 0x00) in X_i
+  std::uint64_t zeros = 0;            ///< zero elements (bit pattern all 0x00) in X_i; counted
+                                      ///< as the engine reads X_i, so 0 if not offloaded
   std::uint64_t moved_data_bytes = 0; ///< data bytes written to host (compressed or not)
   std::uint64_t meta_bytes = 0;       ///< metadata table bytes
   ps_t forward = 0, backward = 0;     ///< compute time
@@ -79,9 +83,11 @@ public:
   /// High while a layer's kernel runs / while a DMA descriptor is outstanding (for VCD traces).
   sc_core::sc_signal<bool> compute_busy{"compute_busy"}, transfer_busy{"transfer_busy"};
 
+  /// `gpu_regions` is the GPU memory behind the `gpu_mem` socket: the activation slots are
+  /// mapped there as content regions. Throws std::invalid_argument if times and layers differ.
   vdnn_runtime(sc_core::sc_module_name name, const network& net,
                std::vector<layer_time> times, activation_source& source,
-               const vdnn_runtime_params& p);
+               mem::region_host& gpu_regions, const vdnn_runtime_params& p);
 
   const std::vector<step_result>& results() const { return results_; }
   bool finished() const { return finished_; }
@@ -104,16 +110,24 @@ private:
   ps_t overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result& r, const std::string& what);
   void write_reg(std::uint32_t off, std::uint32_t v);
   std::uint32_t read_reg(std::uint32_t off);
-  std::uint64_t produce(std::size_t i, std::uint64_t addr);  ///< writes X_i; returns zero count
-  void poison(std::uint64_t addr, std::uint64_t len);
-  void verify(std::size_t i, std::uint64_t addr, step_result& r);
+  std::uint64_t slot(std::size_t i) const;
+  /// Maps X_i into its slot as produced by the kernel (a new tensor_record for this step).
+  void produce(std::size_t i);
+  /// Maps X_i's slot as the prefetch destination, checked against X_i's record.
+  void expect_prefetch(std::size_t i);
+  void map_slot(std::size_t i, std::shared_ptr<mem::content_region> region);
+  void release_slots();
+  void verify(std::size_t i, step_result& r);
   void dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&);
 
   network net_;
   std::vector<layer_time> times_;
   activation_source& source_;
+  mem::region_host& gpu_regions_;
   vdnn_runtime_params p_;
+  std::vector<std::shared_ptr<tensor_record>> records_;  ///< per layer, current step
+  bool slot_mapped_[3] = {false, false, false};
   std::vector<std::uint64_t> host_data_, host_meta_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t submitted_ = 0;
@@ -121,7 +135,6 @@ private:
   std::uint64_t ring_base_ = 0;
   std::uint32_t ring_size_ = 0, ring_tail_ = 0;
   std::vector<step_result> results_;
-  std::vector<std::uint8_t> buf_, ref_;
   bool finished_ = false;
 };
 

@@ -1,0 +1,126 @@
+// backing_store: content regions and the file spill mode (pure C++, no SystemC).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "tlm/memory/backing_store.h"
+
+using cdma::mem::backing_store;
+using cdma::mem::content_region;
+using cdma::mem::region_error;
+using cdma::mem::spill_options;
+
+namespace {
+/// Byte k of the region is (k * 7 + 3) & 0xFF; writes are recorded.
+struct pattern_region : content_region {
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> writes;
+  bool read_only = false;
+  void read(std::uint64_t off, std::uint8_t* dst, std::size_t len) override {
+    for (std::size_t k = 0; k < len; ++k) dst[k] = static_cast<std::uint8_t>(((off + k) * 7 + 3) & 0xFF);
+  }
+  void write(std::uint64_t off, const std::uint8_t* src, std::size_t len) override {
+    if (read_only) throw region_error("read-only");
+    writes.emplace_back(off, std::vector<std::uint8_t>(src, src + len));
+  }
+};
+}  // namespace
+
+TEST(BackingStoreRegion, ReadsAndWritesSplitAtRegionBoundaries) {
+  backing_store s(1 << 20, 4096);
+  std::vector<std::uint8_t> ones(8192, 1);
+  s.write(0, ones.data(), ones.size());  // pages 0 and 1 stored
+  auto r = std::make_shared<pattern_region>();
+  s.map_region(4096 + 100, 1000, r);     // inside page 1: its stored bytes are discarded
+  EXPECT_TRUE(s.overlaps_region(4096, 200));
+  EXPECT_FALSE(s.overlaps_region(0, 4096 + 100));
+  EXPECT_FALSE(s.overlaps_region(4096 + 1100, 10));
+
+  // A read from 4096 + 90 to 4096 + 1110: 10 stored bytes, 1000 region bytes, 10 stored
+  // bytes (mapping discards only the region's own range; the rest of page 1 keeps its ones).
+  std::vector<std::uint8_t> buf(1020);
+  s.read(4096 + 90, buf.data(), buf.size());
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(buf[k], 1) << k;
+  for (int k = 0; k < 1000; ++k) EXPECT_EQ(buf[10 + k], static_cast<std::uint8_t>((k * 7 + 3) & 0xFF)) << k;
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(buf[1010 + k], 1) << k;
+
+  // A write across the region's end: the region gets its part (offset 990, 10 bytes), the
+  // page the rest.
+  std::vector<std::uint8_t> w(20, 9);
+  s.write(4096 + 100 + 990, w.data(), w.size());
+  ASSERT_EQ(r->writes.size(), 1u);
+  EXPECT_EQ(r->writes[0].first, 990u);
+  EXPECT_EQ(r->writes[0].second.size(), 10u);
+  std::uint8_t b = 0;
+  s.read(4096 + 1100, &b, 1);
+  EXPECT_EQ(b, 9);
+
+  // Unmapped: the range reads as zeros (its pages were discarded when it was mapped).
+  s.unmap_region(4096 + 100);
+  s.read(4096 + 100, buf.data(), 1000);
+  EXPECT_TRUE(std::all_of(buf.begin(), buf.begin() + 1000, [](std::uint8_t v) { return v == 0; }));
+}
+
+TEST(BackingStoreRegion, OverlapsAndBadArgumentsAreRefused) {
+  backing_store s(1 << 20, 4096);
+  auto r = std::make_shared<pattern_region>();
+  s.map_region(8192, 8192, r);
+  EXPECT_THROW(s.map_region(12288, 100, r), std::invalid_argument);  // overlaps
+  EXPECT_THROW(s.map_region(0, 8193, r), std::invalid_argument);     // overlaps by one byte
+  EXPECT_NO_THROW(s.map_region(0, 8192, r));                         // adjacent is fine
+  EXPECT_THROW(s.map_region(100000, 0, r), std::invalid_argument);   // empty
+  EXPECT_THROW(s.map_region(100000, 10, nullptr), std::invalid_argument);
+  EXPECT_THROW(s.map_region((1 << 20) - 4, 8, r), std::out_of_range);
+  EXPECT_THROW(s.unmap_region(8193), std::invalid_argument);  // no region starts there
+  // DMI never reaches into a region's pages.
+  EXPECT_FALSE(s.direct_access(8192));
+  EXPECT_FALSE(s.direct_access(16383));
+  EXPECT_TRUE(s.direct_access(16384));
+  EXPECT_THROW(s.page_pointer(8192), std::logic_error);
+  // A region's error reaches the caller.
+  r->read_only = true;
+  std::uint8_t b = 0;
+  EXPECT_THROW(s.write(9000, &b, 1), region_error);
+}
+
+TEST(BackingStoreSpill, KeepsEveryByteWithBoundedResidentPages) {
+  spill_options o;
+  o.cache_bytes = 2 * 4096;  // two pages in RAM
+  backing_store s(1 << 24, 4096, o);
+  EXPECT_TRUE(s.spills());
+  // 40 pages of a pattern, written in 1000-byte pieces (pages are written partially, evicted,
+  // read back and completed).
+  const std::size_t n = 40 * 4096;
+  std::vector<std::uint8_t> data(n);
+  for (std::size_t k = 0; k < n; ++k) data[k] = static_cast<std::uint8_t>((k * 131 + k / 4096) & 0xFF);
+  for (std::size_t off = 0; off < n; off += 1000)
+    s.write(4096 * 3 + off, data.data() + off, std::min<std::size_t>(1000, n - off));
+  EXPECT_LE(s.resident_bytes(), 2u * 4096u);
+  EXPECT_GE(s.spilled_bytes(), 38u * 4096u);
+  std::vector<std::uint8_t> back(n);
+  s.read(4096 * 3, back.data(), n);
+  EXPECT_EQ(back, data);
+  // Untouched pages read as zeros; a partial discard zeroes only its bytes.
+  std::uint8_t z[16];
+  s.read(0, z, sizeof z);
+  EXPECT_TRUE(std::all_of(z, z + 16, [](std::uint8_t v) { return v == 0; }));
+  s.discard(4096 * 3 + 10, 4096 * 2);  // bytes 10.. of page 3, all of page 4, 10 bytes of 5
+  s.read(4096 * 3, back.data(), n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const bool gone = k >= 10 && k < 10 + 2 * 4096;
+    ASSERT_EQ(back[k], gone ? 0 : data[k]) << k;
+  }
+  EXPECT_FALSE(s.direct_access(0));  // no DMI into a spilled store
+}
+
+TEST(BackingStoreSpill, UnwritableDirectoryIsAnErrorNamingIt) {
+  spill_options o;
+  o.dir = "/nonexistent/cdma-vp-dir";
+  try {
+    backing_store s(1 << 20, 4096, o);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/cdma-vp-dir"), std::string::npos) << e.what();
+  }
+}

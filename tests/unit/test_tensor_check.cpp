@@ -1,0 +1,107 @@
+// tensor_record / tensor_source_region / tensor_sink_region: activation tensors produced on
+// demand and prefetched copies verified by checksum (workloads/vdnn/tensor_check.h).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "workloads/activations/activation_source.h"
+#include "workloads/vdnn/tensor_check.h"
+
+using namespace cdma::workloads;
+
+namespace {
+// 2 x 8 x 33 x 41 fp32 = 21648 elements =
+// 86592 bytes = 21 granules of 4096 + one of 576 bytes, and two 64 KiB production chunks.
+const tensor_shape kShape{2, 8, 33, 41};
+constexpr std::uint64_t kBytes = 2ull * 8 * 33 * 41 * 4;
+
+std::vector<std::uint8_t> expected(activation_source& src) {
+  std::vector<std::uint8_t> v(kBytes);
+  src.fill("t", kShape, 0, v.data(), v.size());
+  return v;
+}
+}  // namespace
+
+TEST(TensorCheck, ProducesTheSourceBytesAndCountsZerosOnce) {
+  synthetic_activation_source src(0.3, 7);
+  const auto ref = expected(src);
+  std::uint64_t zeros = 0;
+  for (std::size_t k = 0; k < kBytes; k += 4) {
+    std::uint32_t v;
+    std::memcpy(&v, ref.data() + k, 4);
+    zeros += v == 0;
+  }
+  auto rec = std::make_shared<tensor_record>(src, "t", kShape);
+  EXPECT_EQ(rec->bytes(), kBytes);
+  EXPECT_EQ(rec->granules(), 22u);  // ceil(86592 / 4096)
+  tensor_source_region region(rec);
+  // Read in odd pieces, twice: the bytes equal the source, zeros are counted once.
+  std::vector<std::uint8_t> got(kBytes);
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::uint64_t off = 0; off < kBytes; off += 1000)
+      region.read(off, got.data() + off, static_cast<std::size_t>(std::min<std::uint64_t>(1000, kBytes - off)));
+  EXPECT_EQ(got, ref);
+  EXPECT_EQ(rec->zeros(), zeros);
+  EXPECT_EQ(rec->produced_bytes(), kBytes);
+  EXPECT_THROW(region.write(0, got.data(), 4), cdma::mem::region_error);
+  EXPECT_THROW(region.read(kBytes - 4, got.data(), 8), cdma::mem::region_error);
+}
+
+TEST(TensorCheck, SinkAcceptsTheOffloadedBytesAndCountsEveryDifferingByte) {
+  synthetic_activation_source src(0.5, 3);
+  const auto ref = expected(src);
+  auto rec = std::make_shared<tensor_record>(src, "t", kShape);
+  tensor_source_region source(rec);
+  std::vector<std::uint8_t> tmp(kBytes);
+  source.read(0, tmp.data(), kBytes);  // the offload: checksums recorded
+  tensor_sink_region sink(rec);
+  EXPECT_EQ(rec->mismatched_bytes(), kBytes);  // nothing written yet
+  EXPECT_EQ(rec->unwritten_bytes(), kBytes);
+
+  // The prefetch: whole granules, except granule 3 written in three unaligned pieces and the
+  // short last granule (576 bytes).
+  std::vector<std::uint8_t> w = ref;
+  w[5 * 4096 + 17] ^= 0x01;   // one byte wrong in granule 5
+  w[9 * 4096 + 1] ^= 0xFF;    // two in granule 9
+  w[9 * 4096 + 4095] ^= 0x80;
+  for (std::uint64_t g = 0; g < 22; ++g) {
+    const std::uint64_t off = g * 4096, len = std::min<std::uint64_t>(4096, kBytes - off);
+    if (g == 3) {
+      sink.write(off + 2000, w.data() + off + 2000, 2096);
+      sink.write(off, w.data() + off, 1000);
+      EXPECT_EQ(rec->unwritten_bytes(), kBytes - 3 * 4096);  // granule 3 still incomplete
+      sink.write(off + 1000, w.data() + off + 1000, 1000);
+    } else if (g != 12) {  // granule 12 is never written
+      sink.write(off, w.data() + off, static_cast<std::size_t>(len));
+    }
+  }
+  EXPECT_EQ(rec->unwritten_bytes(), 4096u);
+  EXPECT_EQ(rec->mismatched_bytes(), 4096u + 1 + 2);
+
+  // Rewriting the bad granules correctly and writing the missing one: all good.
+  sink.write(5 * 4096, ref.data() + 5 * 4096, 4096);
+  sink.write(9 * 4096, ref.data() + 9 * 4096, 4096);
+  sink.write(12 * 4096, ref.data() + 12 * 4096, 4096);
+  EXPECT_EQ(rec->mismatched_bytes(), 0u);
+  // Reads of the sink return the expected tensor.
+  std::vector<std::uint8_t> back(100);
+  sink.read(21 * 4096, back.data(), 100);
+  EXPECT_EQ(0, std::memcmp(back.data(), ref.data() + 21 * 4096, 100));
+  EXPECT_THROW(sink.write(kBytes - 2, back.data(), 4), cdma::mem::region_error);
+}
+
+TEST(TensorCheck, GranulesNeverProducedAreCheckedAgainstRegeneratedBytes) {
+  // The offload failed before reading the second half: those granules have no checksum and
+  // are compared byte by byte with the regenerated data.
+  synthetic_activation_source src(0.5, 11);
+  const auto ref = expected(src);
+  auto rec = std::make_shared<tensor_record>(src, "t", kShape);
+  std::vector<std::uint8_t> tmp(40960);
+  tensor_source_region(rec).read(0, tmp.data(), tmp.size());
+  EXPECT_EQ(rec->produced_bytes(), 65536u);  // one whole production chunk
+  std::vector<std::uint8_t> w = ref;
+  w[80000] ^= 0x10;
+  tensor_sink_region(rec).write(0, w.data(), kBytes);
+  EXPECT_EQ(rec->mismatched_bytes(), 1u);
+}
