@@ -38,35 +38,59 @@ inline std::size_t count_tail(const std::uint8_t* in, std::size_t from, std::siz
 template <typename T>
 struct avx2_kernel;
 
+// w = 4: one block = four groups of 8 lanes. All four lane masks are computed first and every
+// group's output offset comes from a popcount of the block mask prefix (no serial chain of
+// pointer updates through the groups), then per group: LUT -> vpermd -> one 32-byte store.
+inline unsigned zero_lanes_epi32(__m256i v) {
+  return static_cast<unsigned>(
+      _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256()))));
+}
+inline __m256i compact_epi32(__m256i v, unsigned m) {  // nonzero lanes of m first, in order
+  return _mm256_permutevar8x32_epi32(v, _mm256_cvtepu8_epi32(loadl(luts.compact8[m])));
+}
+inline __m256i expand_epi32(__m256i v, unsigned m) {  // lane i = next of v if bit i, else 0
+  const __m256i idx = _mm256_cvtepi8_epi32(loadl(luts.expand8[m]));  // 0x80 -> -128
+  return _mm256_andnot_si256(_mm256_srai_epi32(idx, 31), _mm256_permutevar8x32_epi32(v, idx));
+}
+
 template <>
 struct avx2_kernel<std::uint32_t> {
   static std::size_t encode_full(const std::uint8_t* in, std::uint8_t* out) {
-    const __m256i z = _mm256_setzero_si256();
-    std::uint8_t* p = out + zvc_mask_bytes;
-    std::uint32_t mask = 0;
-    for (int g = 0; g < 4; ++g) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32 * g));
-      const unsigned m =
-          ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, z)))) & 0xFFu;
-      const __m256i idx = _mm256_cvtepu8_epi32(loadl(luts.compact8[m]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permutevar8x32_epi32(v, idx));
-      p += 4 * _mm_popcnt_u32(m);
-      mask |= m << (8 * g);
-    }
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32));
+    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 64));
+    const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 96));
+    const unsigned m0 = zero_lanes_epi32(v0) ^ 0xFFu, m1 = zero_lanes_epi32(v1) ^ 0xFFu;
+    const unsigned m2 = zero_lanes_epi32(v2) ^ 0xFFu, m3 = zero_lanes_epi32(v3) ^ 0xFFu;
+    const std::uint32_t mask = m0 | m1 << 8 | m2 << 16 | m3 << 24;
     std::memcpy(out, &mask, 4);  // little-endian host
-    return static_cast<std::size_t>(p - out);
+    // Offsets of groups 1..3 and the end; each store stays inside 4 + 4 * 32 bytes.
+    const std::size_t o1 = zvc_mask_bytes + 4 * _mm_popcnt_u32(m0);
+    const std::size_t o2 = zvc_mask_bytes + 4 * _mm_popcnt_u32(mask & 0xFFFFu);
+    const std::size_t o3 = zvc_mask_bytes + 4 * _mm_popcnt_u32(mask & 0xFFFFFFu);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + zvc_mask_bytes), compact_epi32(v0, m0));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + o1), compact_epi32(v1, m1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + o2), compact_epi32(v2, m2));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + o3), compact_epi32(v3, m3));
+    return zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u32(mask));
   }
   static constexpr std::size_t read_slack = 32;
   static void decode_full(const std::uint8_t* src, std::uint32_t mask, std::uint8_t* dst) {
-    for (int g = 0; g < 4; ++g) {
-      const unsigned m = (mask >> (8 * g)) & 0xFFu;
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-      const __m256i idx = _mm256_cvtepi8_epi32(loadl(luts.expand8[m]));  // 0x80 -> -128
-      const __m256i r =
-          _mm256_andnot_si256(_mm256_srai_epi32(idx, 31), _mm256_permutevar8x32_epi32(v, idx));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32 * g), r);
-      src += 4 * _mm_popcnt_u32(m);
-    }
+    const unsigned m0 = mask & 0xFFu, m1 = (mask >> 8) & 0xFFu;
+    const unsigned m2 = (mask >> 16) & 0xFFu, m3 = mask >> 24;
+    // Group g's data starts after the nonzeros of groups < g; the last load reads at most
+    // 32 - 4 * popcount(m3) <= read_slack bytes past the block's data.
+    const std::size_t o1 = 4 * _mm_popcnt_u32(m0);
+    const std::size_t o2 = 4 * _mm_popcnt_u32(mask & 0xFFFFu);
+    const std::size_t o3 = 4 * _mm_popcnt_u32(mask & 0xFFFFFFu);
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o1));
+    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o2));
+    const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), expand_epi32(v0, m0));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32), expand_epi32(v1, m1));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 64), expand_epi32(v2, m2));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 96), expand_epi32(v3, m3));
   }
   static std::size_t count_nonzero(const std::uint8_t* in, std::size_t e) {
     const __m256i z = _mm256_setzero_si256();
