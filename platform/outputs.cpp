@@ -33,13 +33,14 @@ void add_config_options(po::options_description& d, config_options& o) {
       ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5)")
       ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv")
       ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
-      ("name-map", po::value<std::string>(), "JSON {\"name in file\": \"layer key\"} renaming the tensors of --activations (= --param name_map=)")
+      ("name-map", po::value<std::string>(), "FILE.json: path of a JSON object {\"name in file\": \"layer key\", ...} renaming the tensors of --activations (= --param name_map=)")
       ("zero-run", po::value<std::string>(), "synthetic activations: mean zero-run length in elements (clustered zeros); 0 = independent")
       ("density-profile", po::value<std::string>(), "synthetic per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)")
       ("training-progress", po::value<std::string>(), "0..1: point of --density-profile to use (default: end of training)")
       ("seed", po::value<std::string>(), "seed of the synthetic activations")
       ("layer-times", po::value<std::string>(), "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers")
       ("mode", po::value<std::string>(), "timing: lt (default, b_transport + quantum) | at (4-phase nb_transport) (= --param mode=)")
+      ("steps", po::value<std::string>(), "training steps to simulate: a comma-separated subset of oracle,vdnn,cdma in that order (default all three; = --param steps=)")
       ("check-protocol", "protocol_checker on every initiator -> target connection; violations fail the run");
 }
 
@@ -61,7 +62,7 @@ void config_options::resolve(const po::variables_map& vm) {
   if (vm.count("no-verify")) config.verify = false;
   for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"zero-run", "zero_run"},
                                  {"density-profile", "density_profile"}, {"training-progress", "training_progress"},
-                                 {"seed", "seed"}, {"layer-times", "layer_times"}})
+                                 {"seed", "seed"}, {"layer-times", "layer_times"}, {"steps", "steps"}})
     if (vm.count(opt)) apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>());
   if (vm.count("mode")) apply_override(config, "mode=" + vm["mode"].as<std::string>());
   if (vm.count("check-protocol")) config.check_protocol = true;
@@ -194,6 +195,7 @@ nlohmann::json chrome_trace(const run_report& r) {
   const double us = 1e6;
   int pid = 1;
   for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
+    if (!s->simulated) continue;
     const auto& res = s->result;
     ev.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", res.config.label + " step"}}}});
     const char* threads[] = {"compute", "offload", "prefetch"};

@@ -39,7 +39,7 @@ std::uint64_t run_report::mismatched_bytes() const {
 
 bool run_report::has_step(const std::string& label) const {
   for (const step_report* s : {&oracle, &vdnn, &cdma})
-    if (s->result.config.label == label) return true;
+    if (s->simulated && s->result.config.label == label) return true;
   return false;
 }
 
@@ -300,16 +300,20 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   for (std::size_t i = 0; i < res.size(); ++i) {
     const std::string& label = res[i].config.label;
     step_report* o = label == "oracle" ? &rep.oracle : label == "vdnn" ? &rep.vdnn : &rep.cdma;
+    o->simulated = true;
     o->result = res[i];
     o->d2h = d2h[i];
     o->h2d = h2d[i];
     o->dram = dram[i];
     o->dram_layers = dram_layers[i];
   }
-  // Steps left out (platform_config::steps): one empty result per layer, so per-layer tables
-  // index safely; has_step() tells them apart (their label stays empty).
+  // Steps left out (platform_config::steps): their label and one empty result per layer, so
+  // per-layer tables index safely; step_report::simulated / has_step() tell them apart.
+  const char* labels[] = {"oracle", "vdnn", "cdma"};
+  int li = 0;
   for (step_report* o : {&rep.oracle, &rep.vdnn, &rep.cdma})
-    if (o->result.config.label.empty()) {
+    if (const char* label = labels[li++]; !o->simulated) {
+      o->result.config.label = label;
       o->result.layers.assign(rep.net.layers.size(), workloads::layer_result{});
       o->dram_layers.assign(rep.net.layers.size(), layer_dram{});
     }

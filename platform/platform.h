@@ -92,6 +92,7 @@ struct dram_activity {
 };
 
 struct step_report {
+  bool simulated = false;               ///< false: left out by platform_config::steps (all zeros)
   workloads::step_result result;
   pcie_traffic d2h, h2d;
   dram_activity dram;
@@ -113,7 +114,8 @@ struct run_report {
   std::uint64_t verified_bytes() const;    ///< vDNN + cDMA prefetched bytes compared
   std::uint64_t mismatched_bytes() const;
   bool ok() const;                         ///< every byte matched and no engine error
-  bool has_step(const std::string& label) const;  ///< step simulated (platform_config::steps)
+  /// Step simulated ("oracle", "vdnn" or "cdma"; see platform_config::steps).
+  bool has_step(const std::string& label) const;
 };
 
 /// Builds the platform in the current SystemC context, runs oracle, vDNN and cDMA steps and

@@ -89,15 +89,26 @@ void print_summary(std::ostream& os, const run_report& r) {
      << (r.config.kernel_traffic ? "issued (gpu.kernel_traffic=true)" : "not issued (gpu.kernel_traffic=false)")
      << ")\n";
   const double to = ps_to_s(r.oracle.result.step), tv = ps_to_s(v.step), tc = ps_to_s(c.step);
-  os << "\nstep time (simulated)\n"
-     << "  oracle (no transfers)  : " << fmt("%10.3f", to * 1e3) << " ms\n"
-     << "  vDNN (uncompressed DMA): " << fmt("%10.3f", tv * 1e3) << " ms  ("
-     << fmt("%.3f", tv / to) << "x oracle)\n"
-     << "  cDMA (" << r.config.codec << ")" << std::string(r.config.codec.size() < 16 ? 16 - r.config.codec.size() : 0, ' ')
-     << ": " << fmt("%10.3f", tc * 1e3) << " ms  (" << fmt("%.3f", tc / to) << "x oracle)\n"
-     << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x ("
-     << fmt("%+.1f", (tv / tc - 1) * 100) << "% faster)\n"
-     << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << fmt("%.1f", r.oracle.dram.utilisation * 100)
+  const bool so = r.oracle.simulated, sv = r.vdnn.simulated, sc = r.cdma.simulated;
+  const std::string cdma_name = "cDMA (" + r.config.codec + ")";
+  auto step_line = [&](const std::string& name, bool simulated, double t, bool vs_oracle) {
+    os << "  " << name << std::string(name.size() < 23 ? 23 - name.size() : 0, ' ') << ": ";
+    if (!simulated) {
+      os << "not simulated (steps = " << r.config.steps << ")\n";
+      return;
+    }
+    os << fmt("%10.3f", t * 1e3) << " ms";
+    if (vs_oracle && so) os << "  (" << fmt("%.3f", t / to) << "x oracle)";
+    os << "\n";
+  };
+  os << "\nstep time (simulated)\n";
+  step_line("oracle (no transfers)", so, to, false);
+  step_line("vDNN (uncompressed DMA)", sv, tv, true);
+  step_line(cdma_name, sc, tc, true);
+  if (sv && sc)
+    os << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x (" << fmt("%+.1f", (tv / tc - 1) * 100)
+       << "% faster)\n";
+  os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << fmt("%.1f", r.oracle.dram.utilisation * 100)
      << "% / " << fmt("%.1f", r.vdnn.dram.utilisation * 100) << "% / "
      << fmt("%.1f", r.cdma.dram.utilisation * 100) << "%; cDMA placement "
      << (r.config.engine.placement == unit_placement::dma ? "dma" : "memory_controller") << "\n"
@@ -131,6 +142,7 @@ std::vector<stat> collect_stats(const run_report& r) {
   auto add = [&](const std::string& n, double v, const char* unit) { out.push_back({n, v, unit}); };
   const step_report* steps[] = {&r.oracle, &r.vdnn, &r.cdma};
   for (const step_report* s : steps) {
+    if (!s->simulated) continue;
     const std::string k = s->result.config.label;
     const double t = ps_to_s(s->result.step);
     add("step_time." + k, t, "s");
@@ -158,7 +170,8 @@ std::vector<stat> collect_stats(const run_report& r) {
       add(p + ".utilisation", t > 0 && r.pcie_rate_Bps > 0 ? tr->wire_bytes / (t * r.pcie_rate_Bps) : 0.0, "ratio");
     }
   }
-  add("speedup.cdma_over_vdnn", static_cast<double>(r.vdnn.result.step) / static_cast<double>(r.cdma.result.step), "ratio");
+  if (r.vdnn.simulated && r.cdma.simulated)
+    add("speedup.cdma_over_vdnn", static_cast<double>(r.vdnn.result.step) / static_cast<double>(r.cdma.result.step), "ratio");
   add("compression_ratio", r.compression_ratio(), "ratio");
   add("verified_bytes", static_cast<double>(r.verified_bytes()), "B");
   add("peak_rss", static_cast<double>(r.peak_rss_bytes), "B");
@@ -216,7 +229,11 @@ nlohmann::json to_json(const run_report& r) {
   j["step_time_s"] = {{"oracle", ps_to_s(r.oracle.result.step)},
                       {"vdnn", ps_to_s(v.step)},
                       {"cdma", ps_to_s(c.step)}};
-  j["speedup_cdma_over_vdnn"] = static_cast<double>(v.step) / static_cast<double>(c.step);
+  j["steps"] = json::array();
+  for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma})
+    if (s->simulated) j["steps"].push_back(s->result.config.label);
+  if (r.vdnn.simulated && r.cdma.simulated)
+    j["speedup_cdma_over_vdnn"] = static_cast<double>(v.step) / static_cast<double>(c.step);
   j["compression_ratio"] = r.compression_ratio();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
