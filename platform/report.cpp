@@ -134,7 +134,8 @@ void print_summary(std::ostream& os, const run_report& r) {
     for (const auto* s : {&v, &c})
       for (const auto& e : s->errors) os << "  " << s->config.label << ": " << e << "\n";
   }
-  os << "wall time: " << fmt("%.2f", r.wall_s) << " s\n";
+  os << "wall time: " << fmt("%.2f", r.wall_s) << " s, peak RSS " << fmt("%.0f", r.peak_rss_bytes / 1048576.0)
+     << " MiB\n";
 }
 
 std::vector<stat> collect_stats(const run_report& r) {

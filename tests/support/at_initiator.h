@@ -62,11 +62,12 @@ private:
       sc_core::sc_time d = sc_core::SC_ZERO_TIME;
       ++in_flight_;
       req_busy_ = true;
+      req_ = p;
       const tlm::tlm_sync_enum r = init->nb_transport_fw(*p, ph, d);
       if (r == tlm::TLM_UPDATED) {
         peq_.notify(*p, ph, d);
       } else if (r == tlm::TLM_COMPLETED) {
-        req_busy_ = false;
+        end_request(*p);
         wait(d);
         response(*p);
       }
@@ -77,7 +78,7 @@ private:
 
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph, sc_core::sc_time& d) {
     if (ph == tlm::BEGIN_RESP && complete_on_resp) {
-      req_busy_ = false;  // BEGIN_RESP ends the request phase too
+      end_request(p);  // BEGIN_RESP ends this transaction's request phase too
       response(p);
       return tlm::TLM_COMPLETED;
     }
@@ -87,14 +88,23 @@ private:
 
   void peq_cb(tlm::tlm_generic_payload& p, const tlm::tlm_phase& ph) {
     if (ph == tlm::END_REQ) {
-      req_busy_ = false;
+      end_request(p);
       ev_.notify();
     } else if (ph == tlm::BEGIN_RESP) {
-      req_busy_ = false;
+      end_request(p);
       tlm::tlm_phase end = tlm::END_RESP;
       sc_core::sc_time d = sc_core::SC_ZERO_TIME;
       init->nb_transport_fw(p, end, d);
       response(p);
+    }
+  }
+
+  /// END_REQ or BEGIN_RESP of `p` ends the request phase only if p's request is the open one
+  /// (a response to an earlier transaction does not end a later transaction's request).
+  void end_request(tlm::tlm_generic_payload& p) {
+    if (&p == req_) {
+      req_busy_ = false;
+      req_ = nullptr;
     }
   }
 
@@ -117,6 +127,7 @@ private:
   sc_core::sc_event ev_;
   unsigned in_flight_ = 0;
   bool req_busy_ = false;
+  tlm::tlm_generic_payload* req_ = nullptr;  ///< transaction whose request phase is open
   std::map<tlm::tlm_generic_payload*, std::vector<std::uint8_t>> data_;
 };
 
