@@ -37,6 +37,10 @@ const char* pattern_name(pattern p) {
 
 /// AT/LT traffic generator: `count` requests of `size` bytes, sequential or random (aligned),
 /// at most `outstanding` in flight (AT); LT issues them all at time 0 through b_transport.
+/// AT: a response is answered at once (TLM_COMPLETED) and the next request is issued from
+/// within nb_transport_bw, at the same time stamp, with a payload other than the completing
+/// one (the pool holds outstanding + 1), so a response costs no delta cycle of the generator;
+/// the requests and their arrival times are the same as when issued from a separate process.
 struct traffic_gen : sc_module {
   tlm_utils::simple_initiator_socket<traffic_gen> init;
   bool at = true;
@@ -44,6 +48,7 @@ struct traffic_gen : sc_module {
   std::uint64_t count = 0, size = 64, span = 1ull << 30;
   unsigned outstanding = 512;
   std::uint64_t issued = 0, done = 0;
+  unsigned inflight = 0;
   ps_t first = 0, last = 0;
   bool req_busy = false;
   std::unique_ptr<tlm_generic_payload[]> pool;
@@ -88,23 +93,26 @@ struct traffic_gen : sc_module {
       }
       return;
     }
-    pool.reset(new tlm_generic_payload[outstanding]);
-    for (std::uint32_t i = 0; i < outstanding; ++i) free_.push_back(i);
+    pool.reset(new tlm_generic_payload[outstanding + 1]);
+    for (std::uint32_t i = 0; i <= outstanding; ++i) free_.push_back(outstanding - i);
     issue_ev.notify(SC_ZERO_TIME);
   }
-  void issue_method() {
-    while (!req_busy && !free_.empty() && issued < count) {
+  /// Issues requests while the window and the request channel allow.
+  void issue_some() {
+    while (!req_busy && inflight < outstanding && issued < count) {
       const std::uint32_t i = free_.back();
       free_.pop_back();
       tlm_generic_payload& g = pool[i];
       setup(g, next_addr());
       ++issued;
+      ++inflight;
       tlm_phase ph = BEGIN_REQ;
       sc_time d = SC_ZERO_TIME;
       const tlm_sync_enum st = init->nb_transport_fw(g, ph, d);
       if (st == TLM_ACCEPTED) req_busy = true;  // END_REQ comes on the backward path
     }
   }
+  void issue_method() { issue_some(); }
   tlm_sync_enum nb_transport_bw(tlm_generic_payload& g, tlm_phase& ph, sc_time& d) {
     if (ph == END_REQ) {
       req_busy = false;
@@ -113,8 +121,9 @@ struct traffic_gen : sc_module {
     }
     last = now_ps(d);
     ++done;
+    --inflight;
+    issue_some();  // g is still in use here: the next request takes another payload
     free_.push_back(static_cast<std::uint32_t>(&g - pool.get()));
-    issue_ev.notify(SC_ZERO_TIME);
     return TLM_COMPLETED;
   }
 };

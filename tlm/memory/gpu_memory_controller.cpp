@@ -149,12 +149,19 @@ bool gpu_memory_controller::functional(tlm_generic_payload& trans) {
   return true;
 }
 
-void gpu_memory_controller::account(tlm_generic_payload& trans, ps_t arrival, ps_t response) {
+unsigned gpu_memory_controller::initiator_id(tlm_generic_payload& trans) {
   dram_initiator_ext* ext = nullptr;
   trans.get_extension(ext);
-  const unsigned id = ext ? ext->id : 0;
-  const bool rd = trans.get_command() == TLM_READ_COMMAND;
-  const std::uint64_t len = trans.get_data_length();
+  return ext ? ext->id : 0;
+}
+
+void gpu_memory_controller::account(tlm_generic_payload& trans, ps_t arrival, ps_t response) {
+  account(initiator_id(trans), trans.get_command() == TLM_READ_COMMAND, trans.get_data_length(),
+          arrival, response);
+}
+
+void gpu_memory_controller::account(unsigned id, bool rd, std::uint64_t len, ps_t arrival,
+                                    ps_t response) {
   if (!last_init_ || last_init_id_ != id) {  // one map look-up per change of initiator
     last_init_ = &per_init_[id];
     last_init_id_ = id;
@@ -165,6 +172,20 @@ void gpu_memory_controller::account(tlm_generic_payload& trans, ps_t arrival, ps
     t->last_response_ps = std::max(t->last_response_ps, response);
     t->latency_sum_ps += response - arrival;
   }
+}
+
+ps_t gpu_memory_controller::at_ps(const sc_time& delay) {
+  if (ps_resolution_ < 0)
+    ps_resolution_ = sc_get_time_resolution() == sc_time(1, SC_PS) ? 1 : 0;
+  if (ps_resolution_) return static_cast<ps_t>(sc_time_stamp().value() + delay.value());
+  return now_ps(delay);
+}
+
+sc_time gpu_memory_controller::delay_to(ps_t abs_ps) {
+  if (ps_resolution_ < 0)
+    ps_resolution_ = sc_get_time_resolution() == sc_time(1, SC_PS) ? 1 : 0;
+  if (ps_resolution_) return sc_time::from_value(abs_ps - sc_time_stamp().value());
+  return to_sc(abs_ps) - sc_time_stamp();
 }
 
 // ---- LT -------------------------------------------------------------------------------------
@@ -189,7 +210,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
                                                      tlm_phase& phase, sc_time& delay) {
   if (phase == BEGIN_REQ) {
     if (trans.has_mm()) trans.acquire();
-    const ps_t arrival = now_ps(delay);
+    const ps_t arrival = at_ps(delay);
     if (dram_ && outstanding_ >= gpu_params_.max_outstanding) {
       // Queues full: END_REQ is withheld until a transaction completes (flow control).
       waiting_req_ = &trans;
@@ -219,7 +240,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
 void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   ++outstanding_;
   if (!functional(trans)) {
-    push_response(&trans, std::max(arrival, now_ps()));
+    push_response(&trans, std::max(arrival, at_ps()));
     return;
   }
   const std::uint64_t len = trans.get_data_length();
@@ -243,7 +264,8 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   parts_.clear();
   dram_->split(trans.get_address(), len, wr, id, arrival,
                [&](unsigned c, const dram::request& r) { parts_.emplace_back(c, r); });
-  txns_[id] = {&trans, arrival, 0, static_cast<unsigned>(parts_.size())};
+  txns_[id] = {&trans, arrival, 0, static_cast<unsigned>(parts_.size()), initiator_id(trans),
+               !wr, len};
   unsigned last_ch = ~0u;
   for (const auto& [c, r] : parts_) {
     dram_->channels()[c].submit(r);
@@ -262,7 +284,7 @@ void gpu_memory_controller::drain(unsigned c) {
     t.done = std::max(t.done, d.done);
     if (--t.parts == 0) {
       const ps_t resp_t = t.done + gpu_params_.controller_latency_ps;
-      account(*t.trans, t.arrival, resp_t);
+      account(t.init_id, t.read, t.len, t.arrival, resp_t);
       push_response(t.trans, resp_t);
       free_txns_.push_back(static_cast<std::uint32_t>(d.tag));
     }
@@ -278,15 +300,15 @@ void gpu_memory_controller::schedule_wake(unsigned c) {
     return;
   }
   // Commands decided before `w` complete at or after w: waking then is early enough.
-  const ps_t w = std::max(next + ch.min_completion_delay(), now_ps());
+  const ps_t w = std::max(next + ch.min_completion_delay(), at_ps());
   if (w == wake_at_[c]) return;
   wake_at_[c] = w;
   wakes_.push({w, c});
-  if (wakes_.top().first == w && wakes_.top().second == c) wake_ev_.notify(to_sc(w) - sc_time_stamp());
+  if (wakes_.top().first == w && wakes_.top().second == c) wake_ev_.notify(delay_to(w));
 }
 
 void gpu_memory_controller::wake_method() {
-  const ps_t now = now_ps();
+  const ps_t now = at_ps();
   while (!wakes_.empty() && wakes_.top().first <= now) {
     const auto [w, c] = wakes_.top();
     wakes_.pop();
@@ -296,18 +318,18 @@ void gpu_memory_controller::wake_method() {
     drain(c);
     schedule_wake(c);
   }
-  if (!wakes_.empty()) wake_ev_.notify(to_sc(wakes_.top().first) - sc_time_stamp());
+  if (!wakes_.empty()) wake_ev_.notify(delay_to(wakes_.top().first));
 }
 
 void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when) {
-  const ps_t now = now_ps();
+  const ps_t now = at_ps();
   if (when < now) when = now;
   resp_heap_.push({when, resp_seq_++, t, 0});
-  if (resp_heap_.top().trans == t) resp_ev_.notify(to_sc(when) - sc_time_stamp());
+  if (resp_heap_.top().trans == t) resp_ev_.notify(delay_to(when));
 }
 
 void gpu_memory_controller::resp_method() {
-  const ps_t now = now_ps();
+  const ps_t now = at_ps();
   while (!resp_heap_.empty() && resp_heap_.top().time <= now) {
     resp_ready_.push_back(resp_heap_.top().trans);
     resp_heap_.pop();
@@ -334,7 +356,7 @@ void gpu_memory_controller::resp_method() {
       tgt->nb_transport_bw(*w, ph, d);
     }
   }
-  if (!resp_heap_.empty()) resp_ev_.notify(to_sc(resp_heap_.top().time) - sc_time_stamp());
+  if (!resp_heap_.empty()) resp_ev_.notify(delay_to(resp_heap_.top().time));
 }
 
 // ---- DMI and debug --------------------------------------------------------------------------

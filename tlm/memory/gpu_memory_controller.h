@@ -188,6 +188,13 @@ private:
   /// Checks and performs the access functionally; false (status set) on error.
   bool functional(tlm::tlm_generic_payload& trans);
   void account(tlm::tlm_generic_payload& trans, ps_t arrival, ps_t response);
+  void account(unsigned id, bool read, std::uint64_t len, ps_t arrival, ps_t response);
+  static unsigned initiator_id(tlm::tlm_generic_payload& trans);
+  /// Simulated time now + `delay` in ps, and the sc_time of a delay in ps: integer fast forms
+  /// when the time resolution is 1 ps (the default), else the sc_time_util conversions.
+  ps_t at_ps(const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME);
+  sc_core::sc_time delay_to(ps_t abs_ps);  ///< from now to the absolute time abs_ps (>= now)
+  int ps_resolution_ = -1;  ///< -1 unknown, 1 the time resolution is 1 ps, 0 it is not
   void accept(tlm::tlm_generic_payload& trans, ps_t arrival);
   void schedule_wake(unsigned ch);
   void wake_method();
@@ -202,7 +209,12 @@ private:
   std::unique_ptr<dram::dram_system> dram_;
 
   // AT state.
-  struct txn { tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; unsigned parts; };
+  /// An accepted AT transaction; its initiator id, direction and length are read from the
+  /// payload once, at acceptance (the payload is then in the cache), for the statistics.
+  struct txn {
+    tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; unsigned parts;
+    unsigned init_id; bool read; std::uint64_t len;
+  };
   std::vector<txn> txns_;
   std::vector<std::uint32_t> free_txns_;
   std::size_t outstanding_ = 0;

@@ -93,6 +93,19 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
   }
   for (auto it = toks.rbegin(); it != toks.rend(); ++it)
     if (it->count > 1) slices_.push_back({it->f, it->count});
+  if (slices_.size() > max_slices)  // cannot happen: counts >= 2 multiply to < 2^64
+    fail("more than " + std::to_string(max_slices) + " slices");
+  std::uint64_t mul[5] = {1, 1, 1, 1, 1};
+  unsigned row_slices = 0;
+  for (const auto& s : slices_) {
+    const auto i = static_cast<std::size_t>(s.f);
+    weight_.push_back(mul[i]);
+    mul[i] *= s.count;
+    size_bursts_ *= s.count;
+    if (s.f == field::row) ++row_slices;
+  }
+  row_on_top_ = row_slices == 1 && slices_.back().f == field::row;
+  row_period_ = row_on_top_ ? size_bursts_ / slices_.back().count : 0;
 }
 
 location address_mapping::decode(std::uint64_t addr) const {
@@ -116,23 +129,24 @@ location address_mapping::decode(std::uint64_t addr) const {
 
 address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
   std::uint64_t x = addr / m.burst_bytes_;
-  std::uint64_t mul[5] = {1, 1, 1, 1, 1};
-  digit_.reserve(m.slices_.size());
-  weight_.reserve(m.slices_.size());
-  for (const auto& s : m.slices_) {
-    const auto i = static_cast<std::size_t>(s.f);
-    digit_.push_back(x % s.count);
-    weight_.push_back(mul[i]);
-    mul[i] *= s.count;
+  std::uint64_t v[5] = {0, 0, 0, 0, 0};
+  for (std::size_t k = 0; k < m.slices_.size(); ++k) {
+    const auto& s = m.slices_[k];
+    digit_[k] = x % s.count;
+    v[static_cast<std::size_t>(s.f)] += digit_[k] * m.weight_[k];
     x /= s.count;
   }
-  loc_ = m.decode(addr);
+  loc_.channel = static_cast<unsigned>(v[0]);
+  loc_.bank_group = static_cast<unsigned>(v[1]);
+  loc_.bank = static_cast<unsigned>(v[2]);
+  loc_.row = v[3];
+  loc_.column = static_cast<unsigned>(v[4]);
 }
 
 void address_mapping::cursor::next() {
-  for (std::size_t k = 0; k < digit_.size(); ++k) {
+  for (std::size_t k = 0; k < m_.slices_.size(); ++k) {
     const auto& s = m_.slices_[k];
-    const std::uint64_t w = weight_[k];
+    const std::uint64_t w = m_.weight_[k];
     auto add = [&](std::int64_t delta) {
       switch (s.f) {
         case field::channel: loc_.channel = static_cast<unsigned>(static_cast<std::int64_t>(loc_.channel) + delta); break;

@@ -14,6 +14,7 @@
 // slices but one, which takes the rest. The product of all counts is the memory size in
 // bursts; addresses wrap modulo that size (the row slice takes the remaining bits).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,9 +52,13 @@ public:
   /// Byte address of the first byte of a burst at `loc` (inverse of decode).
   std::uint64_t encode(const location& loc) const;
 
+  /// Every slice has a count >= 2 and their product is the memory size in bursts (< 2^64),
+  /// so a mapping has at most 64 slices (the cursor keeps its digits in a fixed array).
+  static constexpr std::size_t max_slices = 64;
+
   /// Walks consecutive bursts without dividing: decode(addr) once, then next() increments the
   /// mixed-radix burst index digit by digit (carry), keeping the location up to date. Gives
-  /// exactly decode(addr + k x burst_bytes()) after k calls of next().
+  /// exactly decode(addr + k x burst_bytes()) after k calls of next(). No heap allocation.
   class cursor {
   public:
     cursor(const address_mapping& m, std::uint64_t addr);
@@ -62,7 +67,7 @@ public:
 
   private:
     const address_mapping& m_;
-    std::vector<std::uint64_t> digit_, weight_;  ///< per slice: current digit, weight in its field
+    std::array<std::uint64_t, max_slices> digit_;  ///< per slice: current digit
     location loc_;
   };
 
@@ -70,10 +75,22 @@ public:
   const std::vector<slice>& slices() const { return slices_; }  ///< LSB first
   const std::string& text() const { return text_; }
 
+  /// True when the row field is exactly one slice and it is the most significant one (the
+  /// default mapping): then every field but the row depends only on the burst index modulo
+  /// row_period(), and row = (burst index / row_period()) mod rows.
+  bool row_on_top() const { return row_on_top_; }
+  /// Product of the counts of every slice below the row slice (bursts), when row_on_top().
+  std::uint64_t row_period() const { return row_period_; }
+  /// Size of the memory in bursts (product of all counts).
+  std::uint64_t size_bursts() const { return size_bursts_; }
+
 private:
   std::vector<slice> slices_;
+  std::vector<std::uint64_t> weight_;  ///< per slice: weight of its digit within its field
   unsigned burst_bytes_;
   std::string text_;
+  bool row_on_top_ = false;
+  std::uint64_t row_period_ = 0, size_bursts_ = 1;
 };
 
 }  // namespace cdma::dram

@@ -9,7 +9,9 @@ const char* scheduler_name(scheduler s) { return s == scheduler::fcfs ? "fcfs" :
 
 channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t first_refresh_ps)
     : spec_(spec), policy_(pp), sched_(sch), chk_(spec_), banks_(spec.banks()),
-      cand_(spec.banks()),
+      c_local_(spec.banks(), kNever), c_seq_(spec.banks(), 0), c_qi_(spec.banks(), 0),
+      c_cmd_(spec.banks(), 0), dirty_(spec.banks(), 0), et_(spec.banks(), kNever),
+      tRRD_L_ps_(spec.ps(spec.t.tRRD_L)), tCCD_L_ps_(spec.ps(spec.t.tCCD_L)),
       refi_(spec.ps(spec.t.tREFI)),
       ref_due_(refi_ == 0 ? kNever : (first_refresh_ps ? first_refresh_ps : refi_)),
       min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()) {}
@@ -18,59 +20,103 @@ void channel::submit(const request& r) {
   advance(r.arrival);
   const unsigned flat = r.bank_group * spec_.banks_per_group + r.bank;
   bank_state& b = banks_[flat];
-  if (b.q.empty()) active_.push_back(flat);
   b.q.push_back({r, seq_++, std::max(1u, r.bursts), false});
   b.q.back().r.bursts = b.q.back().left;
   if (b.open && b.hit == npos && r.row == b.open_row) b.hit = b.q.size() - 1;
-  cand_[flat].dirty = true;
+  mark_dirty(flat);
   ++queued_;
   cached_ = false;
 }
 
 void channel::refresh_candidate(unsigned flat) {
-  candidate& c = cand_[flat];
   const bank_state& b = banks_[flat];
-  c.qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
-  const queued_req& q = b.q[c.qi];
-  if (!b.open) c.cmd = command::ACT;
-  else if (b.open_row == q.r.row) c.cmd = q.r.write ? command::WR : command::RD;
-  else c.cmd = command::PRE;
-  c.seq = q.seq;
-  c.local = chk_.bank_local(c.cmd, bg_of(flat), ba_of(flat), q.r.arrival);
-  c.dirty = false;
+  dirty_[flat] = 0;
+  if (b.q.empty()) {
+    c_local_[flat] = kNever;
+    return;
+  }
+  const std::size_t qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
+  const queued_req& q = b.q[qi];
+  command cmd;
+  if (!b.open) cmd = command::ACT;
+  else if (b.open_row == q.r.row) cmd = q.r.write ? command::WR : command::RD;
+  else cmd = command::PRE;
+  c_qi_[flat] = qi;
+  c_cmd_[flat] = static_cast<std::uint8_t>(cmd);
+  c_seq_[flat] = q.seq;
+  c_local_[flat] = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival);
+}
+
+void channel::update_group(command cmd, unsigned flat, ps_t t) {
+  mark_dirty(flat);
+  // bank_local() is a max of terms; the group term (gr.act + tRRD_L for ACT, gr.col + tCCD_L
+  // for RD/WR) is the only one a command to another bank of the group changes, and it rises
+  // to t + that timing (commands issue in time order), so max() with it is the new value.
+  const bool col = cmd == command::RD || cmd == command::WR;
+  if (!col && cmd != command::ACT) return;
+  const ps_t bound = t + (col ? tCCD_L_ps_ : tRRD_L_ps_);
+  const unsigned bpg = spec_.banks_per_group;
+  const unsigned g0 = bg_of(flat) * bpg;
+  for (unsigned f = g0; f < g0 + bpg; ++f) {
+    if (f == flat || dirty_[f] || c_local_[f] == kNever) continue;
+    const auto cc = static_cast<command>(c_cmd_[f]);
+    const bool ccol = cc == command::RD || cc == command::WR;
+    if (col ? ccol : cc == command::ACT) c_local_[f] = std::max(c_local_[f], bound);
+  }
 }
 
 channel::choice channel::pick() {
   choice best;
+  for (unsigned f : dirty_list_) refresh_candidate(f);
+  dirty_list_.clear();
   const timing_checker::channel_bounds cb = chk_.channel_wide();
-  // The candidate of bank `flat` issues at max(channel-wide bound of its command, its cached
-  // bank-local bound); the earliest wins (ties: column commands, then age).
-  auto consider = [&](unsigned flat) {
-    candidate& c = cand_[flat];
-    if (c.dirty) refresh_candidate(flat);
-    const ps_t et = std::max(cb.b[static_cast<std::size_t>(c.cmd)], c.local);
-    if (et > best.time) return;
-    const bool col = c.cmd == command::RD || c.cmd == command::WR;
-    const bool best_col = best.cmd == command::RD || best.cmd == command::WR;
-    if (et < best.time || (col && !best_col) || (col == best_col && c.seq < best.seq)) {
-      best.time = et;
-      best.cmd = c.cmd;
-      best.bank = flat;
-      best.qi = c.qi;
-      best.seq = c.seq;
-    }
+  // The candidate of bank f issues at max(channel-wide bound of its command, its bank-local
+  // bound); the earliest wins (ties: column commands, then age): the minimum of the key
+  // (time, not a column command, age), which is unique since ages are.
+  const std::size_t nb = banks_.size();
+  auto key_of = [&](unsigned f) {
+    const auto cc = static_cast<command>(c_cmd_[f]);
+    const bool col = cc == command::RD || cc == command::WR;
+    return (col ? 0 : (1ull << 63)) | c_seq_[f];
+  };
+  auto take = [&](unsigned f, ps_t et) {
+    best.time = et;
+    best.cmd = static_cast<command>(c_cmd_[f]);
+    best.bank = f;
+    best.qi = c_qi_[f];
+    best.seq = c_seq_[f];
   };
   if (queued_ > 0) {
     if (sched_ == scheduler::fcfs) {
       // Strict arrival order: only the oldest request of the channel may issue commands.
-      unsigned oldest = active_.front();
-      for (unsigned f : active_)
-        if (banks_[f].q.front().seq < banks_[oldest].q.front().seq) oldest = f;
-      consider(oldest);
+      unsigned oldest = 0;
+      std::uint64_t oseq = ~0ull;
+      for (unsigned f = 0; f < nb; ++f)
+        if (!banks_[f].q.empty() && banks_[f].q.front().seq < oseq) {
+          oseq = banks_[f].q.front().seq;
+          oldest = f;
+        }
+      take(oldest, std::max(cb.b[c_cmd_[oldest]], c_local_[oldest]));
     } else {
       // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
       // command that can issue first (ties: column commands, then age).
-      for (unsigned f : active_) consider(f);
+      ps_t tmin = kNever;
+      for (std::size_t f = 0; f < nb; ++f) {
+        const ps_t et = std::max(cb.b[c_cmd_[f] & 3u], c_local_[f]);  // kNever: no request
+        et_[f] = et;
+        tmin = std::min(tmin, et);
+      }
+      if (tmin == kNever) return best;  // cannot happen with queued requests
+      std::uint64_t kmin = ~0ull;
+      unsigned win = 0;
+      for (unsigned f = 0; f < nb; ++f) {
+        const std::uint64_t k = et_[f] == tmin ? key_of(f) : ~0ull;
+        if (k < kmin) {
+          kmin = k;
+          win = f;
+        }
+      }
+      take(win, tmin);
     }
   }
   if (policy_ == page_policy::closed) {
@@ -131,12 +177,7 @@ void channel::issue(const choice& c) {
   bank_state& b = banks_[c.bank];
   // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
   // command (tCCD_L), for the banks of its group.
-  if (c.cmd == command::REF) {
-  } else if (c.cmd == command::PRE) {
-    cand_[c.bank].dirty = true;
-  } else {
-    dirty_group(bg);
-  }
+  if (c.cmd != command::REF) update_group(c.cmd, c.bank, c.time);
   switch (c.cmd) {
     case command::ACT:
       b.open = true;
@@ -162,7 +203,6 @@ void channel::issue(const choice& c) {
         b.q.erase(b.q.begin() + static_cast<std::ptrdiff_t>(c.qi));
         --queued_;
         rescan(b);
-        if (b.q.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
       }
       break;
     }

@@ -78,22 +78,23 @@ private:
     bool open = false;
     std::size_t hit = npos;  ///< index of the oldest queued request to the open row
   };
-  /// Scheduler cache per bank: the FR-FCFS candidate of the bank (its command, queue index,
-  /// age) and its bank-local earliest time (bank and bank-group rules and the arrival; the
-  /// channel-wide rules are combined in pick()). Recomputed only when the bank, its bank
-  /// group or its queue changed (`dirty`), so a pick is one max/compare per active bank.
-  struct candidate {
-    ps_t local = 0;
-    std::uint64_t seq = 0;
-    std::size_t qi = 0;
-    command cmd = command::ACT;
-    bool dirty = true;
-  };
+  /// Scheduler cache per bank, structure of arrays so that a pick is two branch-free passes
+  /// over the banks: the FR-FCFS candidate of the bank (its command, queue index, age) and
+  /// its bank-local earliest time (bank and bank-group rules and the arrival; the channel-wide
+  /// rules are combined in pick()); kNever for a bank without queued requests. A candidate is
+  /// recomputed only when a command was issued to its bank or its queue changed (`dirty`);
+  /// a command to another bank of its group raises its bank-local time by the one group rule
+  /// that changed (tRRD_L after ACT, tCCD_L after RD/WR) without a recomputation.
   void refresh_candidate(unsigned flat);
-  void dirty_group(unsigned bg) {
-    for (unsigned i = 0; i < spec_.banks_per_group; ++i)
-      cand_[bg * spec_.banks_per_group + i].dirty = true;
+  void mark_dirty(unsigned flat) {
+    if (!dirty_[flat]) {
+      dirty_[flat] = 1;
+      dirty_list_.push_back(flat);
+    }
   }
+  /// A command `cmd` issued at `t` to bank `flat`: raises the bank-local times of the other
+  /// banks of its group by the group rule it changed and marks `flat` dirty.
+  void update_group(command cmd, unsigned flat, ps_t t);
   static constexpr std::size_t npos = ~std::size_t{0};
   void rescan(bank_state& b);
   struct choice {
@@ -114,8 +115,15 @@ private:
   scheduler sched_;
   timing_checker chk_;
   std::vector<bank_state> banks_;
-  std::vector<candidate> cand_;
-  std::vector<unsigned> active_;  ///< banks with queued requests
+  // Candidates (see above), per flat bank.
+  std::vector<ps_t> c_local_;          ///< bank-local earliest time; kNever: no request
+  std::vector<std::uint64_t> c_seq_;   ///< age of the candidate request
+  std::vector<std::size_t> c_qi_;      ///< its index in the bank queue
+  std::vector<std::uint8_t> c_cmd_;    ///< its next command
+  std::vector<std::uint8_t> dirty_;
+  std::vector<unsigned> dirty_list_;
+  std::vector<ps_t> et_;               ///< pick() scratch: per bank earliest time
+  ps_t tRRD_L_ps_, tCCD_L_ps_;
   ps_t refi_, ref_due_;
   ps_t min_done_;
   ps_t clock_ = 0;                ///< time of the last command

@@ -20,20 +20,64 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
     // Refreshes of the channels are staggered evenly over one tREFI.
     ch_.emplace_back(spec_, pp, sch, refi ? refi * (c + 1) / spec_.channels : 0);
   lt_.resize(spec_.channels);
-  for (auto& l : lt_) l.open_row.assign(spec_.banks(), closed_row);
+  lt_open_.assign(static_cast<std::size_t>(spec_.channels) * spec_.banks(), closed_row);
   acc_.resize(spec_.channels);
   for (auto& a : acc_) a.per_group.assign(spec_.bank_groups, 0);
+  svc_ = service_terms(spec_);
+  tCL_ps_ = spec_.ps(spec_.t.tCL);
+  tWL_ps_ = spec_.ps(spec_.t.tWL);
+  burst_ps_ = spec_.burst_ps();
+  // The fast path keys plans by (burst index mod row period) << 17 | bursts.
+  if (map_.row_on_top() && map_.row_period() >= (1ull << 46)) lt_fast_ = false;
+}
+
+dram_system::lt_channel_state dram_system::lt_state(unsigned c) const {
+  lt_channel_state s;
+  s.busy_until = lt_[c].busy_until;
+  s.bursts = lt_[c].bursts;
+  s.acts = lt_[c].acts;
+  const auto b = lt_open_.begin() + static_cast<std::ptrdiff_t>(c) * spec_.banks();
+  s.open_row.assign(b, b + spec_.banks());
+  return s;
 }
 
 ps_t dram_system::lt_access(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
+  return lt_fast_path() ? lt_fast(addr, len, write, ready) : lt_generic(addr, len, write, ready);
+}
+
+ps_t dram_system::lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, ps_t svc,
+                            ps_t ready) {
+  lt_chan& l = lt_[c];
+  l.busy_until = std::max(l.busy_until, ready) + svc;
+  l.bursts += bursts;
+  l.acts += acts;
+  lt_busy_ += bursts * burst_ps_;
+  lt_acts_ += acts;
+  lt_bursts_ += bursts;
+  return l.busy_until;
+}
+
+ps_t dram_system::lt_finish(bool write, ps_t ready, ps_t end, bool first_pre,
+                            bool first_act) const {
+  // An isolated access takes its access latency (row close/open, CL/WL, one burst); in a
+  // stream the channels' service times dominate, and the last burst's data follows its
+  // column command (whose slot ends the service time) by CL/WL.
+  const ps_t isolated = ready + access_latency_ps(spec_, write, first_pre, first_act);
+  const ps_t stream = end + (write ? tWL_ps_ : tCL_ps_) + burst_ps_ - svc_.col_any;
+  return std::max(isolated, stream);
+}
+
+// The reference: walks the access burst by burst (split()), run by run.
+ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
   bool first = true, first_pre = false, first_act = false;
+  const unsigned nb = spec_.banks();
   split(addr, len, write, 0, ready, [&](unsigned c, const request& r) {
     lt_acc& a = acc_[c];
     if (!a.used) {
       a.used = true;
       touched_.push_back(c);
     }
-    std::uint64_t& open = lt_[c].open_row[r.bank_group * spec_.banks_per_group + r.bank];
+    std::uint64_t& open = lt_open_[c * nb + r.bank_group * spec_.banks_per_group + r.bank];
     const bool miss = policy_ == page_policy::closed || open != r.row;
     if (first) {
       first_pre = miss && policy_ == page_policy::open && open != closed_row;
@@ -49,25 +93,129 @@ ps_t dram_system::lt_access(std::uint64_t addr, std::uint64_t len, bool write, p
   for (unsigned c : touched_) {
     lt_acc& a = acc_[c];
     const std::uint64_t maxg = *std::max_element(a.per_group.begin(), a.per_group.end());
-    const ps_t svc = service_ps(spec_, a.bursts, maxg, a.acts);
-    lt_chan& l = lt_[c];
-    l.busy_until = std::max(l.busy_until, ready) + svc;
-    end = std::max(end, l.busy_until);
-    lt_busy_ += a.bursts * spec_.burst_ps();
-    lt_acts_ += a.acts;
-    lt_bursts_ += a.bursts;
+    end = std::max(end, lt_charge(c, a.bursts, a.acts, service_ps(svc_, a.bursts, maxg, a.acts),
+                                  ready));
     a.bursts = a.acts = 0;
     std::fill(a.per_group.begin(), a.per_group.end(), 0);
     a.used = false;
   }
   touched_.clear();
-  // An isolated access takes its access latency (row close/open, CL/WL, one burst); in a
-  // stream the channels' service times dominate, and the last burst's data follows its
-  // column command (whose slot ends the service time) by CL/WL.
-  const ps_t isolated = ready + access_latency_ps(spec_, write, first_pre, first_act);
-  const ps_t stream = end + spec_.ps(write ? spec_.t.tWL : spec_.t.tCL) + spec_.burst_ps() -
-                      column_interval_ps(spec_, false);
-  return std::max(isolated, stream);
+  return lt_finish(write, ready, end, first_pre, first_act);
+}
+
+const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t n) {
+  const std::uint64_t key = (m << 17) | n;
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  // Decompose [m, m + n) bursts with the generic split (row field 0 at burst m), then reduce.
+  const std::uint64_t bb = map_.burst_bytes();
+  const unsigned nb = spec_.banks();
+  // Scratch kept between calls (sized once; reset below for what this plan touched).
+  auto& banks = scratch_.banks;
+  auto& ch_banks = scratch_.ch_banks;
+  auto& bursts = scratch_.bursts;
+  auto& per_group = scratch_.per_group;
+  auto& chans = scratch_.chans;
+  if (banks.empty()) {
+    banks.resize(static_cast<std::size_t>(spec_.channels) * nb);
+    ch_banks.resize(spec_.channels);
+    bursts.assign(spec_.channels, 0);
+    per_group.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, 0);
+  }
+  lt_plan p;
+  bool first = true;
+  split(m * bb, n * bb, false, 0, 0, [&](unsigned c, const request& r) {
+    const std::uint32_t gb = c * nb + r.bank_group * spec_.banks_per_group + r.bank;
+    const auto off = static_cast<std::uint32_t>(r.row);  // < n / row_period + 2 (n <= 2^16)
+    if (first) {
+      p.first_bank = gb;
+      p.first_off = off;
+      first = false;
+    }
+    plan_scratch::bank_acc& b = banks[gb];
+    if (!b.used) {
+      b.used = true;
+      b.first = off;
+      if (ch_banks[c].empty() && bursts[c] == 0) chans.push_back(c);
+      ch_banks[c].push_back(gb);
+    } else if (b.last != off) {
+      ++b.changes;
+    }
+    b.last = off;
+    ++b.runs;
+    bursts[c] += r.bursts;
+    per_group[static_cast<std::size_t>(c) * spec_.bank_groups + r.bank_group] += r.bursts;
+  });
+  for (unsigned c : chans) {
+    lt_chan_part cp;
+    cp.ch = c;
+    cp.bank_begin = static_cast<std::uint32_t>(p.banks.size());
+    for (std::uint32_t gb : ch_banks[c]) {
+      const plan_scratch::bank_acc& b = banks[gb];
+      p.banks.push_back({gb, b.runs, b.changes, b.first, b.last});
+      banks[gb] = plan_scratch::bank_acc{};
+    }
+    ch_banks[c].clear();
+    cp.bank_end = static_cast<std::uint32_t>(p.banks.size());
+    cp.bursts = bursts[c];
+    const auto g0 = per_group.begin() + static_cast<std::ptrdiff_t>(c) * spec_.bank_groups;
+    cp.maxg = *std::max_element(g0, g0 + spec_.bank_groups);
+    cp.col = std::max(cp.bursts * svc_.col_any, cp.maxg * svc_.col_group);
+    cp.col_svc = service_ps(svc_, cp.bursts, cp.maxg, 0);
+    p.chans.push_back(cp);
+    bursts[c] = 0;
+    std::fill(g0, g0 + spec_.bank_groups, 0);
+  }
+  chans.clear();
+  if (plan_banks_ + p.banks.size() > kMaxPlanBanks) {
+    plans_.clear();
+    plan_banks_ = 0;
+  }
+  plan_banks_ += p.banks.size();
+  return plans_.emplace(key, std::move(p)).first->second;
+}
+
+// The fast path: the memoised plan of (first burst mod row period, bursts), shifted by the
+// access's row (row0). Same arithmetic as lt_generic, per bank instead of per run: a bank
+// entered at rows r1..rk (in run order) needs [open != r1] + (changes between consecutive
+// runs) ACTs under the open policy, one per run under the closed policy, and ends with rk open.
+ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
+  if (len == 0) len = 1;
+  const std::uint64_t bb = map_.burst_bytes();
+  const std::uint64_t x0 = addr / bb;
+  const std::uint64_t n = (addr + len + bb - 1) / bb - x0;
+  // Tiny accesses (a few bursts: a hash look-up costs as much as walking them) and huge
+  // ones (not memoised) take the generic path.
+  if (n < kMinPlanBursts || n > kMaxPlanBursts) return lt_generic(addr, len, write, ready);
+  const std::uint64_t period = map_.row_period();
+  const std::uint64_t rows = map_.slices().back().count;
+  const std::uint64_t row0 = (x0 / period) % rows;
+  const lt_plan& p = plan_for(x0 % period, n);
+  auto row_of = [&](std::uint32_t off) {
+    // Plan offsets are rows of the access decomposed from row 0, i.e. already < rows.
+    const std::uint64_t r = row0 + off;
+    return r >= rows ? r - rows : r;
+  };
+  const bool closed = policy_ == page_policy::closed;
+  const std::uint64_t open0 = lt_open_[p.first_bank];
+  const bool first_act = closed || open0 != row_of(p.first_off);
+  const bool first_pre = first_act && !closed && open0 != closed_row;
+  ps_t end = ready;
+  for (const lt_chan_part& cp : p.chans) {
+    std::uint64_t acts = 0;
+    for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
+      const lt_bank_part& b = p.banks[i];
+      std::uint64_t& open = lt_open_[b.bank];
+      acts += closed ? b.runs : (open != row_of(b.first_off)) + b.changes;
+      open = row_of(b.last_off);
+    }
+    // service_ps(): max(data time, ACT time) / availability; the data-time quotient is
+    // precomputed per plan.
+    const ps_t svc = acts * svc_.act <= cp.col ? cp.col_svc
+                                                : service_ps(svc_, cp.bursts, cp.maxg, acts);
+    end = std::max(end, lt_charge(cp.ch, cp.bursts, acts, svc, ready));
+  }
+  return lt_finish(write, ready, end, first_pre, first_act);
 }
 
 }  // namespace cdma::dram

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tlm/memory/dram/address_mapping.h"
@@ -53,7 +54,20 @@ public:
   /// channels serve their parts in parallel, each after its previous LT work (as a
   /// bandwidth_server); the result is the later of ready + access latency (isolated access)
   /// and the end of the service + CL/WL (stream).
+  ///
+  /// Fast path (row_on_top() mappings, i.e. the default): the decomposition of an access
+  /// depends only on (first burst index mod row_period(), number of bursts), up to a common
+  /// row offset; it is computed once by split() (the generic path), reduced to per-channel
+  /// bursts / busiest bank group and per-bank (rows entered, first and last row) and
+  /// memoised, so an access costs one hash look-up and one step per touched bank instead of
+  /// one cursor step per burst. Results are identical to the generic path (tested).
   ps_t lt_access(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
+
+  /// Enables / disables the memoised LT fast path (default on; the generic path is the
+  /// reference it is tested against). Has no effect when !mapping().row_on_top().
+  void set_lt_fast_path(bool on) { lt_fast_ = on; }
+  /// True when lt_access() uses the fast path.
+  bool lt_fast_path() const { return lt_fast_ && map_.row_on_top(); }
 
   const dram_spec& spec() const { return spec_; }
   const address_mapping& mapping() const { return map_; }
@@ -65,20 +79,77 @@ public:
   ps_t lt_busy_ps() const { return lt_busy_; }
   std::uint64_t lt_acts() const { return lt_acts_; }
   std::uint64_t lt_bursts() const { return lt_bursts_; }
+  /// LT state of channel `c`: end of its LT work (ps), bursts and ACTs so far, and the open
+  /// row of each bank (flat index; ~0 = closed).
+  struct lt_channel_state {
+    ps_t busy_until = 0;
+    std::uint64_t bursts = 0, acts = 0;
+    std::vector<std::uint64_t> open_row;
+  };
+  lt_channel_state lt_state(unsigned c) const;
 
 private:
+  ps_t lt_generic(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
+  ps_t lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
+  ps_t lt_finish(bool write, ps_t ready, ps_t end, bool first_pre, bool first_act) const;
+  /// Charges `bursts` / busiest group / `acts` to channel `c`; returns its new busy_until.
+  ps_t lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, ps_t svc, ps_t ready);
+
+  /// Memoised decomposition of an access of `n` bursts starting at burst index m (mod the
+  /// row period) with row 0: per touched channel its bursts and busiest group, and per
+  /// touched bank the row offsets it enters.
+  struct lt_bank_part {
+    std::uint32_t bank;        ///< channel x banks + flat bank (index into lt_open_)
+    std::uint32_t runs;        ///< runs (requests) to this bank
+    std::uint32_t changes;     ///< row changes between its consecutive runs
+    std::uint32_t first_off, last_off;  ///< row offsets of its first and last run
+  };
+  struct lt_chan_part {
+    std::uint32_t ch;
+    std::uint32_t bank_begin, bank_end;  ///< range in lt_plan::banks
+    std::uint64_t bursts, maxg;
+    ps_t col;      ///< data time of service_ps() (before refresh)
+    ps_t col_svc;  ///< service_ps() when the ACT time does not exceed `col`
+  };
+  struct lt_plan {
+    std::vector<lt_chan_part> chans;
+    std::vector<lt_bank_part> banks;
+    std::uint32_t first_bank = 0, first_off = 0;  ///< the first run's bank and row offset
+  };
+  const lt_plan& plan_for(std::uint64_t m, std::uint64_t n);
+  /// Largest access (bursts) the fast path memoises; larger ones take the generic path.
+  static constexpr std::uint64_t kMaxPlanBursts = 1u << 16;
+  /// Smallest access (bursts) the fast path memoises.
+  static constexpr std::uint64_t kMinPlanBursts = 8;
+  /// Memo size bound (bank parts summed over plans); the memo is cleared beyond it.
+  static constexpr std::size_t kMaxPlanBanks = 1u << 20;
+
   dram_spec spec_;
   address_mapping map_;
   page_policy policy_;
   std::vector<channel> ch_;
   // LT state.
-  struct lt_chan { ps_t busy_until = 0; std::vector<std::uint64_t> open_row; };
+  struct lt_chan { ps_t busy_until = 0; std::uint64_t bursts = 0, acts = 0; };
   struct lt_acc { std::uint64_t bursts = 0, acts = 0; std::vector<std::uint64_t> per_group; bool used = false; };
   std::vector<lt_chan> lt_;
+  std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
   std::vector<lt_acc> acc_;
   std::vector<unsigned> touched_;
   ps_t lt_busy_ = 0;
   std::uint64_t lt_acts_ = 0, lt_bursts_ = 0;
+  bool lt_fast_ = true;
+  std::unordered_map<std::uint64_t, lt_plan> plans_;
+  struct plan_scratch {
+    struct bank_acc { std::uint32_t runs = 0, changes = 0, first = 0, last = 0; bool used = false; };
+    std::vector<bank_acc> banks;
+    std::vector<std::vector<std::uint32_t>> ch_banks;  ///< touched banks, by channel
+    std::vector<std::uint64_t> bursts, per_group;
+    std::vector<unsigned> chans;
+  } scratch_;
+  std::size_t plan_banks_ = 0;
+  // Cached timing values of the LT estimate.
+  service_terms svc_;
+  ps_t tCL_ps_ = 0, tWL_ps_ = 0, burst_ps_ = 0;
 };
 
 }  // namespace cdma::dram

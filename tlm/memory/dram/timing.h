@@ -31,16 +31,33 @@ inline double refresh_availability(const dram_spec& s) {
   return static_cast<double>(s.t.tREFI - s.t.tRFC) / static_cast<double>(s.t.tREFI);
 }
 
+/// The constants service_ps() combines, computed once per spec (callers that estimate many
+/// accesses keep one; the result is the same as service_ps(spec, ...)).
+struct service_terms {
+  ps_t col_any = 0;     ///< column_interval_ps(s, false)
+  ps_t col_group = 0;   ///< column_interval_ps(s, true)
+  ps_t act = 0;         ///< act_interval_ps(s)
+  double avail = 1.0;   ///< refresh_availability(s)
+  explicit service_terms(const dram_spec& s)
+      : col_any(column_interval_ps(s, false)), col_group(column_interval_ps(s, true)),
+        act(act_interval_ps(s)), avail(refresh_availability(s)) {}
+  service_terms() = default;
+};
+
+/// service_ps() from precomputed terms.
+inline ps_t service_ps(const service_terms& k, std::uint64_t bursts,
+                       std::uint64_t max_bursts_one_group, std::uint64_t acts) {
+  const ps_t col = std::max(bursts * k.col_any, max_bursts_one_group * k.col_group);
+  const ps_t act = acts * k.act;
+  return static_cast<ps_t>(std::ceil(static_cast<double>(std::max(col, act)) / k.avail));
+}
+
 /// Time a channel is busy serving `bursts` column accesses, of which at most
 /// `max_bursts_one_group` go to one bank group, needing `acts` row activations: the larger
 /// of the data time and the activation time, stretched by refresh. ps, rounded up.
 inline ps_t service_ps(const dram_spec& s, std::uint64_t bursts,
                        std::uint64_t max_bursts_one_group, std::uint64_t acts) {
-  const ps_t col = std::max(bursts * column_interval_ps(s, false),
-                            max_bursts_one_group * column_interval_ps(s, true));
-  const ps_t act = acts * act_interval_ps(s);
-  return static_cast<ps_t>(std::ceil(static_cast<double>(std::max(col, act)) /
-                                     refresh_availability(s)));
+  return service_ps(service_terms(s), bursts, max_bursts_one_group, acts);
 }
 
 /// Latency from a request reaching an idle channel to the end of its first burst, ps:
