@@ -137,13 +137,35 @@ int bench_workload(const std::vector<std::string>& args) {
     };
     try {
       if (args[i] == "--network") network = value("--network");
-      else if (args[i] == "--density") density = std::stod(value("--density"));
+      else if (args[i] == "--density") {
+        const std::string v = value("--density");
+        std::size_t pos = 0;
+        double d = -1;
+        try {
+          d = std::stod(v, &pos);
+        } catch (const std::exception&) {
+        }
+        if (pos != v.size() || !(d >= 0.0 && d <= 1.0))
+          throw std::invalid_argument("--density '" + v + "': expected a nonzero fraction from 0 to 1");
+        density = d;
+      }
       else if (args[i] == "--full") full = true;
       else if (args[i] == "--batches") {
         batches.clear();
         std::stringstream ss(value("--batches"));
         std::string b;
-        while (std::getline(ss, b, ',')) batches.push_back(std::stoi(b));
+        while (std::getline(ss, b, ',')) {
+          std::size_t pos = 0;
+          long n = 0;
+          try {
+            n = std::stol(b, &pos);
+          } catch (const std::exception&) {
+          }
+          if (pos != b.size() || n < 1 || n > (1 << 20))
+            throw std::invalid_argument("--batches '" + b + "': expected comma-separated batch sizes from 1 to 1048576");
+          batches.push_back(static_cast<int>(n));
+        }
+        if (batches.empty()) throw std::invalid_argument("--batches: expected at least one batch size, e.g. 64,128,256");
       } else if (args[i] == "--help" || args[i] == "-h") {
         std::cout << "Usage: cdma-vp bench workload [--network NAME] [--batches 64,128,256] "
                      "[--density D] [--full]\n"

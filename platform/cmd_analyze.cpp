@@ -163,8 +163,10 @@ int analyze_command(const std::vector<std::string>& args) {
         const std::string v = value("--window");
         std::size_t pos = 0;
         const unsigned long long n = std::stoull(v, &pos);
-        if (pos != v.size() || n == 0 || n > 0xFFFFFFFFull)
-          throw std::runtime_error("--window '" + v + "': expected a positive number of bytes < 2^32");
+        // The engine's rule (cdma.window): 64 B .. 1 GiB, whole fp32 elements.
+        if (pos != v.size() || n < 64 || n > (1ull << 30) || n % 4 != 0)
+          throw std::runtime_error("--window '" + v + "': expected bytes per window as cdma.window takes them: a multiple "
+                                   "of 4 from 64 to 1073741824");
         window = static_cast<std::size_t>(n);
       } else if (a == "--codecs") {
         ids.clear();

@@ -159,10 +159,17 @@ int merge(const std::string& dir, bool plot, std::ostream& log) {
       log << "run " << k << " failed (see " << dir << "/run_" << k << ".log)\n";
       continue;
     }
-    csv << ",ok," << r["network"].get<std::string>() << "," << r["batch"] << ","
-        << r["step_time_s"]["oracle"].get<double>() << "," << r["step_time_s"]["vdnn"].get<double>() << ","
-        << r["step_time_s"]["cdma"].get<double>() << "," << r["speedup_cdma_over_vdnn"].get<double>() << ","
-        << r["compression_ratio"].get<double>() << "," << r["verified_bytes"] << "\n";
+    // A value a run did not produce (a step left out with --steps) is an empty cell.
+    auto num = [](const nlohmann::json& v) {
+      std::ostringstream o;
+      if (v.is_number()) o << v.get<double>();
+      return o.str();
+    };
+    const auto& st = r["step_time_s"];
+    csv << ",ok," << r["network"].get<std::string>() << "," << r["batch"] << "," << num(st.value("oracle", nlohmann::json()))
+        << "," << num(st.value("vdnn", nlohmann::json())) << "," << num(st.value("cdma", nlohmann::json())) << ","
+        << num(r.value("speedup_cdma_over_vdnn", nlohmann::json())) << ","
+        << num(r.value("compression_ratio", nlohmann::json())) << "," << r["verified_bytes"] << "\n";
   }
   csv.close();
   log << "sweep table written to " << dir << "/sweep.csv (" << plan["runs"].size() - failed << " ok, "

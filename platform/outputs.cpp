@@ -1,5 +1,8 @@
 #include "platform/outputs.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <unistd.h>
 #include <chrono>
 #include <cstdio>
@@ -94,7 +97,8 @@ void probe(const std::string& path, const char* option) {
   const bool existed = std::ifstream(path).good();
   {
     std::ofstream f(path, std::ios::app);
-    if (!f) throw std::runtime_error(std::string(option) + " " + path + ": cannot open for writing");
+    if (!f)
+      throw std::runtime_error(std::string(option) + " " + path + ": cannot open for writing: " + std::strerror(errno));
   }
   if (!existed) std::remove(path.c_str());
 }
@@ -141,7 +145,7 @@ void output_options::write_all(const run_report& r, std::ostream& log) const {
     const std::string cp = config_path_for(json_path);
     std::ofstream f(cp);
     f << to_json(r.config).dump(2) << "\n";
-    if (!f) throw std::runtime_error(cp + ": write failed");
+    close_checked(f, cp, "--json (effective config)");
     log << "results written to " << json_path << " (effective configuration: " << cp << ")\n";
   }
   if (!csv_path.empty()) {
@@ -151,7 +155,7 @@ void output_options::write_all(const run_report& r, std::ostream& log) const {
   if (!trace_path.empty()) {
     std::ofstream f(trace_path);
     f << chrome_trace(r).dump() << "\n";
-    if (!f) throw std::runtime_error(trace_path + ": write failed");
+    close_checked(f, trace_path, "--trace");
     log << "trace written to " << trace_path << " (open it in https://ui.perfetto.dev)\n";
   }
   if (!vcd_path.empty()) log << "VCD written to " << vcd_path << "\n";
@@ -186,7 +190,7 @@ void write_csv(const std::string& path, const run_report& r) {
     }
     f << "\n";
   }
-  if (!f) throw std::runtime_error(path + ": write failed");
+  close_checked(f, path, "--csv");
 }
 
 nlohmann::json chrome_trace(const run_report& r) {

@@ -177,7 +177,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
         rp.steps.push_back(st);
         ++k;
       }
-    if (want.empty() || k != want.size())
+    if (want.empty() || k != want.size() || cfg.steps.back() == ',')
       throw std::invalid_argument("steps: \"" + cfg.steps +
                                   "\" is not a comma-separated subset of oracle,vdnn,cdma in that order");
   }
@@ -212,6 +212,18 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string("gpu.kernel_request / gpu.kernel_outstanding: ") + e.what());
     }
+  }
+  {
+    // The runtime's three activation slots and its descriptor ring (vdnn_runtime.cpp) must fit
+    // in GPU memory: refuse before simulating anything.
+    std::uint64_t slot = 0;
+    for (const auto& l : rep.net.layers) slot = std::max(slot, (l.offload.bytes() + 4095) / 4096 * 4096);
+    const std::uint64_t need = 3 * slot + 64 * 1024 + 4096;
+    if (need > cfg.gpu_mem.size_bytes)
+      throw std::invalid_argument("gpu_mem.size = " + std::to_string(cfg.gpu_mem.size_bytes) + " B is too small for " +
+                                  rep.net.name + " at batch " + std::to_string(rep.net.batch) +
+                                  ": the runtime needs three activation slots of " + std::to_string(slot) +
+                                  " B plus its descriptor ring (" + std::to_string(need) + " B)");
   }
   rep.config = cfg;
 

@@ -1,5 +1,8 @@
 #include "platform/report.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <cmath>
 #include <boost/histogram.hpp>
 #include "platform/config.h"
@@ -63,19 +66,22 @@ void print_summary(std::ostream& os, const run_report& r) {
      << std::setw(10) << "vDNN off" << std::setw(10) << "vDNN pre" << std::setw(10) << "cDMA off"
      << std::setw(10) << "cDMA pre" << std::setw(11) << "vDNN stall" << std::setw(11)
      << "cDMA stall" << std::setw(7) << "DRAM%" << std::setw(9) << "rd GB/s" << "\n";
+  // Per-layer facts (size, zeros, compute times) come from a step that was simulated.
+  const auto& facts = (r.cdma.simulated ? c : r.vdnn.simulated ? v : r.oracle.result).layers;
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const auto& l = net.layers[i];
     const auto& lv = v.layers[i];
     const auto& lc = c.layers[i];
-    const double zf = lc.bytes ? static_cast<double>(lc.zeros) * 4 / lc.bytes : 0.0;
+    const auto& lf = facts[i];
+    const double zf = lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0;
     os << std::left << std::setw(14) << l.name << std::setw(20) << l.offload.str() << std::right
-       << std::setw(10) << fmt("%.2f", MB(lc.bytes)) << std::setw(7) << fmt("%.1f", zf * 100);
+       << std::setw(10) << fmt("%.2f", MB(lf.bytes)) << std::setw(7) << fmt("%.1f", zf * 100);
     if (lc.offloaded)
       os << std::setw(10) << fmt("%.2f", MB(lc.moved_data_bytes + lc.meta_bytes)) << std::setw(7)
          << fmt("%.2f", ratio(lc));
     else
-      os << std::setw(10) << "resident" << std::setw(7) << "-";
-    os << std::setw(9) << fmt("%.3f", ms(lc.forward)) << std::setw(9) << fmt("%.3f", ms(lc.backward))
+      os << std::setw(10) << (r.cdma.simulated ? "resident" : "-") << std::setw(7) << "-";
+    os << std::setw(9) << fmt("%.3f", ms(lf.forward)) << std::setw(9) << fmt("%.3f", ms(lf.backward))
        << std::setw(10) << fmt("%.3f", ms(lv.offload)) << std::setw(10) << fmt("%.3f", ms(lv.prefetch))
        << std::setw(10) << fmt("%.3f", ms(lc.offload)) << std::setw(10) << fmt("%.3f", ms(lc.prefetch))
        << std::setw(11) << fmt("%.3f", ms(lv.forward_stall + lv.backward_stall)) << std::setw(11)
@@ -122,7 +128,9 @@ void print_summary(std::ostream& os, const run_report& r) {
      << fmt("%.1f", MB(r.cdma.h2d.payload_bytes)) << " MB  (on the wire "
      << fmt("%.1f", MB(r.cdma.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.cdma.h2d.wire_bytes))
      << " MB)\n";
-  if (!r.config.verify) {
+  if (!r.vdnn.simulated && !r.cdma.simulated) {
+    os << "verification: no transfer step simulated (steps = " << r.config.steps << "), nothing to compare\n";
+  } else if (!r.config.verify) {
     os << "verification: OFF (--no-verify): prefetched data was not compared\n";
   } else if (r.ok()) {
     os << "verification: every prefetched byte was compared with what was offloaded and matched ("
@@ -217,6 +225,15 @@ nlohmann::json transfer_histograms(const run_report& r) {
   return out;
 }
 
+void close_checked(std::ofstream& f, const std::string& path, const char* option) {
+  errno = 0;
+  f.close();  // flushes: a full disk shows up here, not at the last <<
+  if (f.fail())
+    throw std::runtime_error(std::string(option) + " " + path + ": write failed" +
+                             (errno ? std::string(": ") + std::strerror(errno) : std::string()) +
+                             " (results computed but not saved)");
+}
+
 nlohmann::json to_json(const run_report& r) {
   using nlohmann::json;
   const auto& v = r.vdnn.result;
@@ -227,15 +244,15 @@ nlohmann::json to_json(const run_report& r) {
   j["activations"] = r.activations;
   j["codec"] = r.config.codec;
   j["policy"] = r.config.policy;
-  j["step_time_s"] = {{"oracle", ps_to_s(r.oracle.result.step)},
-                      {"vdnn", ps_to_s(v.step)},
-                      {"cdma", ps_to_s(c.step)}};
+  j["step_time_s"] = json::object();
+  for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma})  // null: step not simulated
+    j["step_time_s"][s->result.config.label] = s->simulated ? json(ps_to_s(s->result.step)) : json();
   j["steps"] = json::array();
   for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma})
     if (s->simulated) j["steps"].push_back(s->result.config.label);
   if (r.vdnn.simulated && r.cdma.simulated)
     j["speedup_cdma_over_vdnn"] = static_cast<double>(v.step) / static_cast<double>(c.step);
-  j["compression_ratio"] = r.compression_ratio();
+  j["compression_ratio"] = r.cdma.simulated ? json(r.compression_ratio()) : json();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
   j["verified"] = r.config.verify && r.ok();
@@ -253,17 +270,18 @@ nlohmann::json to_json(const run_report& r) {
     const auto& l = r.net.layers[i];
     const auto& lv = v.layers[i];
     const auto& lc = c.layers[i];
+    const auto& lf = (r.cdma.simulated ? c : r.vdnn.simulated ? v : r.oracle.result).layers[i];
     json o;
     o["name"] = l.name;
     o["offload_key"] = l.offload_key;
     o["shape"] = {l.offload.n, l.offload.c, l.offload.h, l.offload.w};
-    o["bytes"] = lc.bytes;
-    o["zero_fraction"] = lc.bytes ? static_cast<double>(lc.zeros) * 4 / lc.bytes : 0.0;
-    o["offloaded"] = lc.offloaded;
+    o["bytes"] = lf.bytes;
+    o["zero_fraction"] = lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0;
+    o["offloaded"] = lf.offloaded;
     o["compressed_bytes"] = lc.moved_data_bytes + lc.meta_bytes;
     o["ratio"] = ratio(lc);
-    o["forward_s"] = ps_to_s(lc.forward);
-    o["backward_s"] = ps_to_s(lc.backward);
+    o["forward_s"] = ps_to_s(lf.forward);
+    o["backward_s"] = ps_to_s(lf.backward);
     o["offload_s"] = ps_to_s(lc.offload);
     o["prefetch_s"] = ps_to_s(lc.prefetch);
     o["stall_s"] = ps_to_s(lc.forward_stall + lc.backward_stall);
@@ -292,9 +310,9 @@ nlohmann::json to_json(const run_report& r) {
 
 void write_json(const std::string& path, const run_report& r) {
   std::ofstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot open for writing (--json FILE)");
+  if (!f) throw std::runtime_error(path + ": cannot open for writing (--json FILE): " + std::strerror(errno));
   f << to_json(r).dump(2) << "\n";
-  if (!f) throw std::runtime_error(path + ": write failed");
+  close_checked(f, path, "--json");
 }
 
 }  // namespace cdma::platform

@@ -1,5 +1,6 @@
 // Human-readable summary and JSON results of a platform run.
 #pragma once
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -7,6 +8,10 @@
 #include "platform/platform.h"
 
 namespace cdma::platform {
+
+/// Closes an output file and throws std::runtime_error naming the option, the path and the
+/// reason (e.g. "No space left on device") if anything failed to be written.
+void close_checked(std::ofstream& f, const std::string& path, const char* option);
 
 /// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
 void print_summary(std::ostream& os, const run_report& r);

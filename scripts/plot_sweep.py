@@ -20,16 +20,20 @@ def main():
     ok = [r for r in rows if r["status"] == "ok"]
     labels = [", ".join(f"{c[5:]}={r[c]}" for c in grid_cols) or r["run"] for r in ok]
     x = range(len(ok))
+
+    def num(v):  # empty cell: the step was not simulated (--steps) -> no bar
+        return float(v) if v not in ("", None) else float("nan")
+
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(6, 0.9 * len(ok) + 2), 7), sharex=True)
     w = 0.27
     for k, (key, name) in enumerate([("oracle_s", "oracle"), ("vdnn_s", "vDNN"), ("cdma_s", "cDMA")]):
-        ax1.bar([i + (k - 1) * w for i in x], [float(r[key]) * 1e3 for r in ok], w, label=name)
+        ax1.bar([i + (k - 1) * w for i in x], [num(r[key]) * 1e3 for r in ok], w, label=name)
     ax1.set_ylabel("step time (ms, simulated)")
     ax1.legend(ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     ax1.grid(axis="y", alpha=0.3)
-    ax2.bar(list(x), [float(r["speedup"]) for r in ok], 0.6, color="tab:green")
+    ax2.bar(list(x), [num(r["speedup"]) for r in ok], 0.6, color="tab:green")
     ax2.axhline(1.0, color="k", lw=0.8)
-    sp = [float(r["speedup"]) for r in ok] or [1.0]
+    sp = [v for v in (num(r["speedup"]) for r in ok) if v == v] or [1.0]
     ax2.set_ylim(min(0.9, min(sp) - 0.05), max(sp) + 0.1)
     ax2.set_ylabel("cDMA speed-up over vDNN")
     ax2.grid(axis="y", alpha=0.3)

@@ -151,3 +151,27 @@ TEST_F(platform_test, a_subset_of_steps_runs_only_those) {
     EXPECT_THROW(cdma::platform::run(b), std::invalid_argument) << bad;
   }
 }
+
+TEST_F(platform_test, gpu_memory_too_small_for_the_slots_is_refused_naming_the_key) {
+  platform_config cfg;
+  cfg.network = "synthetic";  // largest tensor at batch 32: 32x64x32x32 fp32 = 8 MiB
+  cfg.gpu_mem.size_bytes = 1 << 20;
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu_mem.size"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(platform_test, an_output_that_cannot_be_written_completely_is_an_error_naming_it) {
+  std::ofstream f("/dev/full");
+  ASSERT_TRUE(f.good());
+  f << std::string(1 << 16, 'x');  // more than the stream buffer holds
+  try {
+    cdma::platform::close_checked(f, "/dev/full", "--csv");
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--csv /dev/full: write failed"), std::string::npos) << e.what();
+  }
+}

@@ -43,8 +43,9 @@ inline bool check_access(tlm::tlm_generic_payload& trans, const backing_store& s
 }
 
 /// The functional part of a checked access: copies between the payload and the store. A
-/// content region's region_error or a spill-file I/O error becomes TLM_GENERIC_ERROR_RESPONSE
-/// with a warning naming the address and the cause (never an exception into the kernel).
+/// content region's region_error becomes TLM_GENERIC_ERROR_RESPONSE with a warning naming the
+/// address and the cause; a spill-file I/O error (store_io_error) propagates and stops the
+/// simulation (it is the simulator's storage failing, not the modelled system).
 /// Returns true on success (response status not touched).
 inline bool perform(tlm::tlm_generic_payload& trans, backing_store& store, const char* who) {
   const std::uint64_t addr = trans.get_address();
@@ -54,6 +55,8 @@ inline bool perform(tlm::tlm_generic_payload& trans, backing_store& store, const
     else
       store.write(addr, trans.get_data_ptr(), trans.get_data_length());
     return true;
+  } catch (const store_io_error&) {
+    throw;  // the simulator's own storage failed: stop the simulation, do not model an error
   } catch (const std::exception& e) {
     std::ostringstream os;
     os << (trans.get_command() == tlm::TLM_READ_COMMAND ? "read" : "write") << " of "
@@ -107,6 +110,8 @@ inline unsigned int debug_access(tlm::tlm_generic_payload& trans, backing_store&
       store.read(addr, trans.get_data_ptr(), len);
     else
       store.write(addr, trans.get_data_ptr(), len);
+  } catch (const store_io_error&) {
+    throw;
   } catch (const std::exception&) {
     return 0;  // a region refused the access or spill-file I/O failed: nothing moved
   }

@@ -64,8 +64,9 @@ void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data)
       std::ostringstream os;
       os << "backing_store: " << (write ? "writing" : "reading") << " page 0x" << std::hex
          << index * page_bytes_ << " of the spill file " << spill_path_ << " (deleted) failed: "
-         << std::strerror(errno) << " (is the disk full?)";
-      throw std::runtime_error(os.str());
+         << std::strerror(errno)
+         << " (the spill directory needs room for the offloaded bytes; set host_mem.spill_dir)";
+      throw store_io_error(os.str());
     }
     if (n == 0) {  // beyond the end of the file: zeros
       std::memset(data + done, 0, page_bytes_ - done);

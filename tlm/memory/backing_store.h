@@ -31,6 +31,12 @@ class region_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Reading or writing the spill file failed (e.g. the disk is full). Not an access error of
+/// the simulated system: memory targets let it propagate, so the simulation stops with it.
+class store_io_error : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Supplies the bytes of a mapped address range. Offsets are relative to the region start;
 /// an access never crosses the region's end (the store splits it).
 class content_region {
