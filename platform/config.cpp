@@ -164,9 +164,11 @@ param time_p(const std::string& n, ps_t& r, double lo, double hi, const std::str
   return quantity(n, "time", r, lo, hi, "a time with its unit such as \"400 ns\"", parse_time_with_unit,
                   format_time, doc);
 }
+/// Bandwidths from 1 MB/s (below, a step would take hours of simulated time and the run would
+/// look hung) to 1 PB/s.
 param rate_p(const std::string& n, double& r, const std::string& doc) {
-  return quantity(n, "rate", r, 1.0, 1e15, "a bandwidth such as \"12.8 GB/s\"", parse_rate_Bps,
-                  format_rate, doc);
+  return quantity(n, "rate", r, 1e6, 1e15, "a bandwidth from 1 MB/s to 1 PB/s such as \"12.8 GB/s\"",
+                  parse_rate_Bps, format_rate, doc);
 }
 template <typename T>
 param bytes_p(const std::string& n, T& r, double lo, double hi, const std::string& doc) {
@@ -288,8 +290,15 @@ std::vector<param> table(platform_config& c) {
       choice("cdma.placement", c.engine.placement,
              {{"dma", unit_placement::dma}, {"memory_controller", unit_placement::memory_controller}},
              "compression units at the engine (dma) or beside the DRAM channels (memory_controller)"),
-      quantity("cdma.xbar_bandwidth", "rate", c.engine.xbar_Bps, 0.0, 1e15, "a bandwidth such as \"64 GB/s\" (0: unlimited)",
-               parse_rate_Bps, [](double v) { return v > 0 ? format_rate(v) : std::string("0"); },
+      quantity("cdma.xbar_bandwidth", "rate", c.engine.xbar_Bps, 0.0, 1e15,
+               "0 (unlimited) or a bandwidth from 1 MB/s such as \"64 GB/s\"",
+               [](const std::string& v) {
+                 const double b = parse_rate_Bps(v);
+                 if (b != 0.0 && b < 1e6)
+                   throw quantity_error("'" + v + "' is below 1 MB/s; expected 0 (unlimited) or a bandwidth from 1 MB/s");
+                 return b;
+               },
+               [](double v) { return v > 0 ? format_rate(v) : std::string("0"); },
                "GPU-crossbar link between GPU memory and the engine, each way (0: unlimited)"),
   };
 }
