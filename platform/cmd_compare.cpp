@@ -4,12 +4,16 @@
 // docs/validation.md). --json FILE writes
 //   {"lt": {"step_time_s", "wall_s", "oracle_s", "vdnn_s", "cdma_s"}, "at": {...},
 //    "diff_pct": {"oracle", "vdnn", "cdma"}, "speed_ratio_lt_over_at"}
-// where step_time_s is the cDMA step time (the one the engine shapes).
+// where step_time_s is the cDMA step time (the one the engine shapes), plus "cpu_s" per mode
+// and "cpu_ratio_lt_over_at": user + system CPU seconds of the process (getrusage) from the
+// start of the simulation (a probe module's start_of_simulation) to the end of the run,
+// i.e. the span wall_s measures, so the ratio does not depend on what else the machine runs.
 // Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sys/resource.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 #include <systemc>
@@ -31,6 +35,22 @@ void fresh_systemc_context() {
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
 }
+
+/// User + system CPU seconds of this process so far.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+/// Records the process CPU time when the simulation starts (after elaboration: loading the
+/// activations and building the platform are not part of the comparison, as for wall_s).
+struct cpu_probe : sc_core::sc_module {
+  double at_start = -1;
+  explicit cpu_probe(sc_core::sc_module_name n) : sc_module(n) {}
+  void start_of_simulation() override { at_start = cpu_seconds(); }
+};
 
 double pct(double at, double lt) { return lt != 0 ? 100.0 * (at - lt) / lt : 0.0; }
 
@@ -63,6 +83,7 @@ int compare_command(const std::vector<std::string>& args) {
     return usage_error("policy none is the oracle, which is always reported; use all or conv");
 
   run_report rep[2];
+  double cpu[2] = {0, 0};
   const char* modes[2] = {"lt", "at"};
   for (int i = 0; i < 2; ++i) {
     platform_config c = cfg.config;
@@ -70,7 +91,10 @@ int compare_command(const std::vector<std::string>& args) {
     if (i > 0) fresh_systemc_context();
     try {
       std::cerr << "cdma-vp compare: running " << modes[i] << " ...\n";
+      auto* probe = new cpu_probe("cpu_probe");  // owned by the context, like the run's modules
+      const double c0 = cpu_seconds();
       rep[i] = run(c);
+      cpu[i] = cpu_seconds() - (probe->at_start >= 0 ? probe->at_start : c0);
     } catch (const std::exception& e) {
       return usage_error(std::string(modes[i]) + " run: " + e.what());
     }
@@ -91,14 +115,19 @@ int compare_command(const std::vector<std::string>& args) {
     j["diff_pct"][names[k]] = pct(b, a);
   }
   const double ratio = rep[1].wall_s / std::max(rep[0].wall_s, 1e-9);
+  const double cpu_ratio = cpu[1] / std::max(cpu[0], 1e-9);
   std::printf("wall clock: LT %.3f s, AT %.3f s, LT is %.1fx faster\n", rep[0].wall_s, rep[1].wall_s,
               ratio);
+  std::printf("CPU (user+sys): LT %.3f s, AT %.3f s, LT is %.1fx faster\n", cpu[0], cpu[1],
+              cpu_ratio);
   for (int i = 0; i < 2; ++i) {
     j[modes[i]]["step_time_s"] = s(rep[i].cdma.result.step);
     j[modes[i]]["wall_s"] = rep[i].wall_s;
+    j[modes[i]]["cpu_s"] = cpu[i];
     j[modes[i]]["ok"] = rep[i].ok();
   }
   j["speed_ratio_lt_over_at"] = ratio;
+  j["cpu_ratio_lt_over_at"] = cpu_ratio;
   if (!json_path.empty()) {
     std::ofstream f(json_path);
     f << j.dump(2) << "\n";

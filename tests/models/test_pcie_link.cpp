@@ -406,3 +406,119 @@ TEST_F(PcieLinkTest, PipelinedLtReadsOverlapTheirRoundTrips) {
   EXPECT_LT(last_done, n * single_rtt / 2);
   delete d;
 }
+
+// credit_stream (link_math.h): the LT rule for flow-control credits across transactions.
+// 32 posted data credits = two 256 B MWr, UpdateFC per TLP: the third MWr waits until the
+// first one's credits are back, one credit loop after the first started.
+TEST(PcieCreditStream, ThirdTlpWaitsOneCreditLoop) {
+  pcie::link_params p;
+  p.updatefc_every = 1;
+  p.pd_credits = 32;
+  pcie::credit_stream cs(p, 0, p.pd_credits);
+  EXPECT_FALSE(cs.infinite());
+  const ps_t ser = pcie::ser_ps(p, 280);
+  EXPECT_EQ(cs.ready(0, 1, 16), 0u);
+  cs.take(ser, 1, 16);  // first MWr: [0, ser)
+  EXPECT_EQ(cs.ready(ser, 1, 16), ser);
+  cs.take(2 * ser, 1, 16);  // second: [ser, 2 ser)
+  EXPECT_EQ(cs.data_available(), 0u);
+  // ser(280) + 400 ns + 0 + ser(8) + 400 ns after t = 0 (credit_loop_ps).
+  EXPECT_EQ(cs.ready(2 * ser, 1, 16), pcie::credit_loop_ps(p, 280));
+  EXPECT_EQ(cs.data_available(), 16u);
+  // Infinite credits never hold a TLP back.
+  pcie::credit_stream inf(p, 0, 0);
+  EXPECT_TRUE(inf.infinite());
+  EXPECT_EQ(inf.ready(5, 1, 1000), 5u);
+}
+
+// A DMA engine writes a stream of 4 KiB windows (as the cDMA engine's copy / offload path
+// does, 32 in flight). The posted credits of the measured-host preset (192 data credits =
+// 12 MWr of 256 B, UpdateFC per TLP) bound the stream, not just each window: LT (annotated
+// b_transport, all issued at once) and AT (pipelined BEGIN_REQs) both finish at the credit
+// rate 12 x 256 B per loop, about 12.9 GB/s, below the 14.4 GB/s the link alone would allow
+// (a regression: LT paced credits within one transaction only and gave 14.4 GB/s).
+TEST_F(PcieLinkTest, StreamOfWindowWritesIsCreditBoundInLtAsInAt) {
+  const pcie::link_params lp = pcie::preset("measured-host");
+  constexpr int n = 64;
+  ps_t done[2] = {0, 0};
+  for (int at = 0; at < 2; ++at) {
+    cdma::test::reset_systemc_context();
+    pcie_link link("link", lp);
+    host_memory host("host", fast_host());
+    std::vector<std::uint8_t> buf(4096, 0x5a);
+    struct drv_t : sc_module {
+      tlm_utils::simple_initiator_socket<drv_t> init{"init"};
+      std::function<void()> body;
+      sc_event ev;
+      int end_req = 0, resp = 0;
+      SC_HAS_PROCESS(drv_t);
+      drv_t(sc_module_name nm, std::function<void()> b) : sc_module(nm), body(std::move(b)) {
+        init.register_nb_transport_bw(this, &drv_t::bw);
+        SC_THREAD(go);
+      }
+      tlm_sync_enum bw(tlm_generic_payload&, tlm_phase& ph, sc_time&) {
+        if (ph == END_REQ) ++end_req; else ++resp;
+        ev.notify(SC_ZERO_TIME);
+        return ph == END_REQ ? TLM_ACCEPTED : TLM_COMPLETED;
+      }
+      void go() { body(); }
+    };
+    std::vector<tlm_generic_payload> gps(n);
+    drv_t* d = nullptr;
+    d = new drv_t("d", [&] {
+      for (int i = 0; i < n; ++i) {
+        setup(gps[i], TLM_WRITE_COMMAND, buf_addr + 4096ull * i, buf.data(), buf.size());
+        if (at) {
+          tlm_phase ph = BEGIN_REQ;
+          sc_time dl = SC_ZERO_TIME;
+          EXPECT_EQ(d->init->nb_transport_fw(gps[i], ph, dl), TLM_ACCEPTED);
+          while (d->end_req <= i) wait(d->ev);  // request exclusion rule
+        } else {
+          sc_time dl = SC_ZERO_TIME;
+          d->init->b_transport(gps[i], dl);
+          done[0] = std::max(done[0], cdma::to_ps(sc_time_stamp() + dl));
+        }
+      }
+      if (at) {
+        while (d->resp < n) wait(d->ev);
+        done[1] = now_ps();
+      }
+    });
+    d->init.bind(link.tgt);
+    link.init.bind(host.tgt);
+    sc_start();
+    delete d;
+  }
+  const double loop = 280 / gen3x16 + 100e-9 + 20e-9 + 8 / gen3x16 + 100e-9;  // ~238 ns
+  const double credit_rate = 12 * 256 / loop;                                   // ~12.9 GB/s
+  const double bytes = n * 4096.0;
+  EXPECT_NEAR(bytes / (done[1] * 1e-12) / credit_rate, 1.0, 0.03);
+  EXPECT_NEAR(static_cast<double>(done[0]) / static_cast<double>(done[1]), 1.0, 0.01);
+  EXPECT_LT(bytes / (done[0] * 1e-12), 0.95 * gen3x16 * 256 / 280);  // not the link rate
+}
+
+// cpld_split counts completions in closed form; it must equal walking for_each_cpld over
+// every request (the AT path's completer) for any alignment, RCB and completion size.
+TEST(PcieCplSplit, ClosedFormEqualsTheCompletionWalk) {
+  for (std::uint32_t rcb : {64u, 128u})
+    for (std::uint32_t cpl : {0u, 128u, 256u}) {
+      pcie::link_params p;
+      p.rcb = rcb;
+      p.cpl_bytes = cpl;
+      for (std::uint64_t addr : {0ull, 1ull, 63ull, 64ull, 100ull, 4095ull, 4097ull + 4096 * 7})
+        for (std::uint64_t len : {1ull, 20ull, 64ull, 65ull, 511ull, 512ull, 513ull, 3000ull, 4096ull, 70001ull}) {
+          pcie::tlp_split walk;
+          pcie::for_each_mrd(addr, len, p, [&](std::uint64_t a, std::uint64_t n) {
+            pcie::for_each_cpld(a, n, p, [&](std::uint64_t, std::uint64_t piece) {
+              ++walk.tlps;
+              walk.payload_bytes += piece;
+              walk.wire_bytes += piece + pcie::cpl_overhead_bytes(p);
+            });
+          });
+          const pcie::tlp_split s = pcie::cpld_split(addr, len, p);
+          EXPECT_EQ(s.tlps, walk.tlps) << addr << " " << len << " rcb " << rcb << " cpl " << cpl;
+          EXPECT_EQ(s.payload_bytes, walk.payload_bytes);
+          EXPECT_EQ(s.wire_bytes, walk.wire_bytes);
+        }
+    }
+}

@@ -3,7 +3,13 @@
 // loosely timed.
 #include <gtest/gtest.h>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
 #include "platform/platform.h"
 #include "support/sc_fixture.h"
 
@@ -65,4 +71,32 @@ TEST_F(at_platform_test, bad_mode_is_rejected_naming_the_value) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("xt"), std::string::npos);
   }
+}
+
+// cdma-vp compare --json: step times of both modes, their difference, the wall-clock ratio and
+// the CPU seconds of each mode (getrusage, issue 6 speed target on a shared machine). Only the
+// keys and their consistency are checked (no timing assertion in a test).
+TEST(at_compare_cli, json_has_step_times_wall_and_cpu_seconds_of_both_modes) {
+  const std::string out = std::string(::testing::TempDir()) + "cdma_cmp_" + std::to_string(::getpid());
+  const std::string cmd = std::string(CDMA_VP_EXE) +
+                          " compare --network synthetic --batch 2 --param steps=vdnn,cdma --json " +
+                          out + ".json >" + out + ".txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd;
+  std::ifstream f(out + ".json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  for (const char* m : {"lt", "at"}) {
+    EXPECT_GT(j[m]["step_time_s"].get<double>(), 0.0) << m;
+    EXPECT_GT(j[m]["wall_s"].get<double>(), 0.0) << m;
+    EXPECT_GT(j[m]["cpu_s"].get<double>(), 0.0) << m;
+    EXPECT_TRUE(j[m]["ok"].get<bool>()) << m;
+  }
+  EXPECT_NEAR(j["cpu_ratio_lt_over_at"].get<double>(),
+              j["at"]["cpu_s"].get<double>() / j["lt"]["cpu_s"].get<double>(), 1e-9);
+  EXPECT_LT(std::fabs(j["diff_pct"]["cdma"].get<double>()), 2.0);
+  std::ifstream t(out + ".txt");
+  const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("CPU (user+sys): LT"), std::string::npos) << text;
+  std::remove((out + ".json").c_str());
+  std::remove((out + ".txt").c_str());
 }

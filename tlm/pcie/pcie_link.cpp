@@ -65,6 +65,8 @@ pcie_link::pcie_link(sc_module_name name, const link_params& params)
       tgt("tgt"),
       init("init"),
       params_(validated(params)),
+      lt_posted_(params_, params_.ph_credits, params_.pd_credits),
+      lt_nonposted_(params_, params_.nph_credits, 0),
       peq_(this, &pcie_link::peq_cb),
       actions_("actions") {
   for (auto& d : dir_) d.server.set_rate(tlp_rate_Bps(params_));
@@ -152,23 +154,46 @@ void pcie_link::lt_dllps(int d, std::uint64_t n, ps_t ready) {
   dir_[d].server.reserve(std::min(ready, dir_[d].server.busy_until()), bytes);
 }
 
+ps_t pcie_link::lt_tlp(int d, credit_stream& cs, std::uint64_t wire, std::uint64_t data,
+                       ps_t ready) {
+  bandwidth_server& srv = dir_[d].server;
+  const ps_t t = cs.ready(std::max(ready, srv.busy_until()), 1, data);
+  const ps_t end = srv.reserve(t, wire);
+  cs.take(end, 1, data);
+  return end;
+}
+
 ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
   const link_params& p = params_;
   const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
-  std::uint64_t first = 0, last = 0;
-  for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
-    if (first == 0) first = n;
-    last = n;
-  });
   const std::uint32_t ovh = tlp_overhead_bytes(p);
   const tlp_split s = mwr_split(addr, len, p);
-  const ps_t link_end = lt_send(D2H, s, t0);
-  const ps_t start = link_end - transfer_ps(s.wire_bytes, dir_[D2H].server.rate());
-  const ps_t pace = credit_paced_ps(p, s.tlps, 1, data_credits(std::min<std::uint64_t>(p.mps, len)),
-                                    p.ph_credits, p.pd_credits, first + ovh);
-  const ps_t stream_end = std::max(link_end, start + pace + ser_ps(p, last + ovh));
-  const ps_t first_arrive = start + ser_ps(p, first + ovh) + p.latency_ps;
-  const ps_t last_arrive = stream_end + p.latency_ps;
+  std::uint64_t last = 0;
+  ps_t first_end = 0, link_end = 0;
+  if (lt_posted_.infinite()) {  // no credit can run out: the MWr go back to back as one block
+    std::uint64_t first = 0;
+    for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
+      if (first == 0) first = n;
+      last = n;
+    });
+    link_end = lt_send(D2H, s, t0);
+    first_end = link_end - transfer_ps(s.wire_bytes, dir_[D2H].server.rate()) + ser_ps(p, first + ovh);
+  } else {
+    // Posted credits over the whole stream of MWr, across transactions (credit_stream: the
+    // rule AT's UpdateFC loop follows): each MWr starts once the link is free and the
+    // credits it needs are back.
+    dir_state& up = dir_[D2H];
+    up.st.payload_bytes += s.payload_bytes;
+    up.st.wire_bytes += s.wire_bytes;
+    up.st.tlps += s.tlps;
+    for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
+      link_end = lt_tlp(D2H, lt_posted_, n + ovh, data_credits(n), t0);
+      if (first_end == 0) first_end = link_end;
+      last = n;
+    });
+  }
+  const ps_t first_arrive = first_end + p.latency_ps;
+  const ps_t last_arrive = link_end + p.latency_ps;
   // Acks and UpdateFC (posted credits) travel back on h2d.
   lt_dllps(H2D,
            acks_for(p, s.tlps) + updatefcs_for(p, s.tlps, p.ph_credits != 0 || p.pd_credits != 0),
@@ -191,8 +216,19 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
   });
   const std::uint32_t ovh = tlp_overhead_bytes(p);
   const tlp_split r = mrd_split(addr, len, p);
-  const ps_t req_end = lt_send(D2H, r, t0);
-  const ps_t start = req_end - transfer_ps(r.wire_bytes, dir_[D2H].server.rate());
+  ps_t start = 0, last_mrd = 0;  // first and last MRd start
+  if (lt_nonposted_.infinite()) {
+    start = lt_send(D2H, r, t0) - transfer_ps(r.wire_bytes, dir_[D2H].server.rate());
+    last_mrd = start + ser_ps(p, r.wire_bytes - ovh);
+  } else {  // non-posted credits over the whole stream of MRd (credit_stream, as for MWr)
+    dir_[D2H].st.wire_bytes += r.wire_bytes;
+    dir_[D2H].st.tlps += r.tlps;
+    const ps_t ser = transfer_ps(ovh, dir_[D2H].server.rate());
+    for (std::uint64_t i = 0; i < r.tlps; ++i) {
+      last_mrd = lt_tlp(D2H, lt_nonposted_, ovh, 0, t0) - ser;
+      if (i == 0) start = last_mrd;
+    }
+  }
   const ps_t first_arrive = start + ser_ps(p, ovh) + p.latency_ps + p.rc_latency_ps;
 
   trans.set_response_status(TLM_OK_RESPONSE);
@@ -212,9 +248,9 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
   const ps_t cpl_link_end = lt_send(H2D, c, c_start);
   // Round trip of one request: issue to the arrival of its last completion.
   const ps_t rtt = c_start + ser_ps(p, c1.wire_bytes) + p.latency_ps - start;
-  const ps_t pace = std::max({tag_paced_ps(r.tlps, p.tags, rtt),
-                              credit_paced_ps(p, r.tlps, 1, 0, p.nph_credits, 0, ovh),
-                              ser_ps(p, r.wire_bytes - ovh)});
+  // The MRd stream's own issue times already hold the link and the non-posted credits of
+  // the whole stream (lt_tlp); tags bound it within this transaction.
+  const ps_t pace = std::max(tag_paced_ps(r.tlps, p.tags, rtt), last_mrd - start);
   const ps_t last_issue = start + pace;
   const ps_t end = std::max({cpl_link_end, last_issue + (c_start - start) + ser_ps(p, cl.wire_bytes),
                              h2 + p.rc_latency_ps + ser_ps(p, cl.wire_bytes)});

@@ -15,15 +15,17 @@
 // same link_math rules:
 //
 // LT (b_transport, analytic, no per-TLP event; the target never waits):
-//   write: the MWr stream (mwr_split wire bytes) is reserved on d2h at now+delay; it cannot
-//          end earlier than the posted-credit pacing (credit_paced_ps) allows; the root complex
+//   write: the MWr stream (mwr_split wire bytes) is reserved on d2h at now+delay; with finite
+//          posted credits each MWr also waits for the credits the stream (all transactions so
+//          far) has had back (pcie::credit_stream, the LT form of AT's UpdateFC loop); the root complex
 //          writes host memory as TLPs arrive: everything but the last TLP from the first
 //          arrival, the last TLP from the last arrival (+ rc_latency each); done = the later.
 //          Ack / UpdateFC DLLPs (acks_for, updatefcs_for) are reserved on h2d.
 //   read:  the MRd stream on d2h; host memory reads the first request when it arrives and the
 //          rest right after; the CplD stream (cpld_split) on h2d from the first request's data;
 //          the end is bounded by the link, by tags (tag_paced_ps with the first request's
-//          round trip), by non-posted credits and by host memory; + latency.
+//          round trip), by non-posted credits (credit_stream over all MRd) and by host memory;
+//          + latency.
 //          A failed read returns one completion without data (cpl_overhead_bytes).
 //   zero length: completes at once with TLM_OK_RESPONSE and no TLP.
 // AT (nb_transport_fw, 4-phase base protocol, Accellera at_target shape): BEGIN_REQ is
@@ -160,6 +162,10 @@ private:
   /// Reserves `bytes` of one LT block on `d` from `ready` and counts it; returns its end.
   ps_t lt_send(int d, const pcie::tlp_split& s, ps_t ready);
   void lt_dllps(int d, std::uint64_t n, ps_t ready);
+  /// LT: one TLP of `wire` bytes needing one header and `data` data credits of `cs`, ready
+  /// at `ready`: starts when the direction is free (FIFO) and the stream's credits are back
+  /// (credit_stream). Returns its end (stats are counted by the caller).
+  ps_t lt_tlp(int d, pcie::credit_stream& cs, std::uint64_t wire, std::uint64_t data, ps_t ready);
   ps_t lt_write(tlm::tlm_generic_payload& trans, ps_t t0);
   ps_t lt_read(tlm::tlm_generic_payload& trans, ps_t t0);
 
@@ -181,6 +187,8 @@ private:
   pcie::link_params params_;
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
+  /// LT: posted (PH/PD, d2h MWr) and non-posted (NPH, d2h MRd) credits over the whole stream.
+  pcie::credit_stream lt_posted_, lt_nonposted_;
   std::uint64_t seq_ = 0, next_request_ = 0;
 
   tlm_utils::peq_with_cb_and_phase<pcie_link> peq_;
