@@ -162,6 +162,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   workloads::vdnn_runtime_params rp;
   rp.window_bytes = cfg.engine.window_bytes;
   rp.verify = cfg.verify;
+  rp.approximately_timed = cfg.mode == "at";
   {
     const workloads::vdnn_step_config all[3] = {
         {"oracle", workloads::vdnn_policy::none, false, cid, 4},

@@ -79,37 +79,63 @@ bool vdnn_runtime::offloaded(std::size_t i, vdnn_policy p) const {
   return false;
 }
 
-void vdnn_runtime::write_reg(std::uint32_t off, std::uint32_t v) {
-  tlm::tlm_generic_payload t;
+void vdnn_runtime::reg_access(tlm::tlm_command cmd, std::uint32_t off, std::uint32_t& v) {
+  const bool rd = cmd == tlm::TLM_READ_COMMAND;
+  auto fail = [&](const tlm::tlm_generic_payload& t) {
+    SC_REPORT_ERROR(name(), (std::string("register ") + (rd ? "read of" : "write to") + " offset " +
+                             std::to_string(off) + " failed: " + t.get_response_string()).c_str());
+  };
+  if (!p_.approximately_timed) {
+    tlm::tlm_generic_payload t;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    t.set_command(cmd);
+    t.set_address(off);
+    t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+    t.set_data_length(4);
+    t.set_streaming_width(4);
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    regs->b_transport(t, d);
+    if (t.is_response_error()) fail(t);
+    wait(d);
+    return;
+  }
+  // Approximately timed: BEGIN_REQ, then the response (on the return path or the backward
+  // path, which completes it); one access at a time, as a CPU core's uncached MMIO.
+  tlm::tlm_generic_payload* t = pool_.allocate();
+  t->acquire();
+  t->set_command(cmd);
+  t->set_address(off);
+  t->set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+  t->set_data_length(4);
+  t->set_streaming_width(4);
+  t->set_byte_enable_ptr(nullptr);
+  t->set_dmi_allowed(false);
+  t->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  mmio_ = t;
+  mmio_done_ = false;
+  tlm::tlm_phase ph = tlm::BEGIN_REQ;
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-  t.set_command(tlm::TLM_WRITE_COMMAND);
-  t.set_address(off);
-  t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-  t.set_data_length(4);
-  t.set_streaming_width(4);
-  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  regs->b_transport(t, d);
-  if (t.is_response_error())
-    SC_REPORT_ERROR(name(), ("register write to offset " + std::to_string(off) + " failed: " +
-                             t.get_response_string()).c_str());
-  wait(d);
+  const tlm::tlm_sync_enum st = regs->nb_transport_fw(*t, ph, d);
+  if (st == tlm::TLM_COMPLETED) {
+    wait(d);
+  } else if (st == tlm::TLM_UPDATED && ph == tlm::BEGIN_RESP) {
+    wait(d);
+    tlm::tlm_phase end = tlm::END_RESP;
+    sc_core::sc_time d2 = sc_core::SC_ZERO_TIME;
+    regs->nb_transport_fw(*t, end, d2);
+  } else {
+    while (!mmio_done_) wait(mmio_ev_);  // END_REQ (if any) then BEGIN_RESP on the backward path
+  }
+  mmio_ = nullptr;
+  if (t->is_response_error()) fail(*t);
+  t->release();
 }
+
+void vdnn_runtime::write_reg(std::uint32_t off, std::uint32_t v) { reg_access(tlm::TLM_WRITE_COMMAND, off, v); }
 
 std::uint32_t vdnn_runtime::read_reg(std::uint32_t off) {
   std::uint32_t v = 0;
-  tlm::tlm_generic_payload t;
-  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-  t.set_command(tlm::TLM_READ_COMMAND);
-  t.set_address(off);
-  t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-  t.set_data_length(4);
-  t.set_streaming_width(4);
-  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  regs->b_transport(t, d);
-  if (t.is_response_error())
-    SC_REPORT_ERROR(name(), ("register read of offset " + std::to_string(off) + " failed: " +
-                             t.get_response_string()).c_str());
-  wait(d);
+  reg_access(tlm::TLM_READ_COMMAND, off, v);
   return v;
 }
 
@@ -350,10 +376,19 @@ void vdnn_runtime::run() {
   sc_core::sc_stop();
 }
 
-tlm::tlm_sync_enum vdnn_runtime::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase&,
-                                                 sc_core::sc_time&) {
-  SC_REPORT_ERROR(name(), "unexpected nb_transport_bw: the runtime issues only b_transport");
-  p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+tlm::tlm_sync_enum vdnn_runtime::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph,
+                                                 sc_core::sc_time& d) {
+  if (&p != mmio_) {
+    SC_REPORT_ERROR(name(), "nb_transport_bw for a transaction the runtime has not issued");
+    return tlm::TLM_COMPLETED;
+  }
+  if (ph == tlm::END_REQ) return tlm::TLM_ACCEPTED;
+  if (ph == tlm::BEGIN_RESP) {  // the initiator completes on the backward path
+    mmio_done_ = true;
+    mmio_ev_.notify(d);
+    return tlm::TLM_COMPLETED;
+  }
+  SC_REPORT_ERROR(name(), "nb_transport_bw: unexpected phase (base protocol)");
   return tlm::TLM_COMPLETED;
 }
 

@@ -23,6 +23,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include "tlm/cdma/descriptor.h"
+#include "tlm/core/payload_pool.h"
 #include "tlm/core/units.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/compute/roofline.h"
@@ -51,6 +52,9 @@ struct vdnn_runtime_params {
   std::uint64_t gpu_base = 0;         ///< GPU memory address of the activation buffers
   std::uint64_t host_base = 0;        ///< host (bus) address of the pinned offload region
   bool verify = true;                 ///< count mismatches of prefetched bytes in the results
+  /// Register accesses (MMIO) as 4-phase nb_transport with pooled payloads (AT platforms)
+  /// instead of b_transport. Same register latency either way (the engine's regs target).
+  bool approximately_timed = false;
 };
 
 /// Results of one layer in one step. Times in ps; 0 where the layer did no transfer.
@@ -110,6 +114,8 @@ private:
   ps_t overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result& r, const std::string& what);
   void write_reg(std::uint32_t off, std::uint32_t v);
   std::uint32_t read_reg(std::uint32_t off);
+  /// One register access, blocking (LT) or 4-phase (AT); reports a failed access as an error.
+  void reg_access(tlm::tlm_command cmd, std::uint32_t off, std::uint32_t& v);
   std::uint64_t slot(std::size_t i) const;
   /// Maps X_i into its slot as produced by the kernel (a new tensor_record for this step).
   void produce(std::size_t i);
@@ -136,6 +142,11 @@ private:
   std::uint32_t ring_size_ = 0, ring_tail_ = 0;
   std::vector<step_result> results_;
   bool finished_ = false;
+  // AT register accesses: the payload in flight and the event of its response.
+  payload_pool pool_;
+  tlm::tlm_generic_payload* mmio_ = nullptr;
+  bool mmio_done_ = false;
+  sc_core::sc_event mmio_ev_;
 };
 
 }  // namespace cdma::workloads
