@@ -177,58 +177,45 @@ void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
 
 // ---- regions ----------------------------------------------------------------------------------
 
-void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
-  check_range("read", addr, len);
-  if (regions_.empty()) return read_pages(addr, dst, len);
-  while (len > 0) {
+template <typename OnRegion, typename OnPages>
+void backing_store::segments(std::uint64_t addr, std::size_t len, OnRegion on_region, OnPages on_pages) {
+  std::size_t done = 0;
+  while (done < len) {
+    const std::size_t left = len - done;
     auto it = regions_.upper_bound(addr);  // first region starting after addr
     if (it != regions_.begin()) {
       auto prev = std::prev(it);
       if (addr < prev->first + prev->second.len) {  // inside prev
-        const std::size_t n = static_cast<std::size_t>(
-            std::min<std::uint64_t>(len, prev->first + prev->second.len - addr));
-        prev->second.region->read(addr - prev->first, dst, n);
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, prev->first + prev->second.len - addr));
+        on_region(*prev->second.region, addr - prev->first, done, n);
         addr += n;
-        dst += n;
-        len -= n;
+        done += n;
         continue;
       }
     }
     const std::size_t n = it == regions_.end()
-                              ? len
-                              : static_cast<std::size_t>(std::min<std::uint64_t>(len, it->first - addr));
-    read_pages(addr, dst, n);
+                              ? left
+                              : static_cast<std::size_t>(std::min<std::uint64_t>(left, it->first - addr));
+    on_pages(addr, done, n);
     addr += n;
-    dst += n;
-    len -= n;
+    done += n;
   }
+}
+
+void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
+  check_range("read", addr, len);
+  if (regions_.empty()) return read_pages(addr, dst, len);
+  segments(
+      addr, len, [&](content_region& r, std::uint64_t off, std::size_t at, std::size_t n) { r.read(off, dst + at, n); },
+      [&](std::uint64_t a, std::size_t at, std::size_t n) { read_pages(a, dst + at, n); });
 }
 
 void backing_store::write(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
   check_range("write", addr, len);
   if (regions_.empty()) return write_pages(addr, src, len);
-  while (len > 0) {
-    auto it = regions_.upper_bound(addr);
-    if (it != regions_.begin()) {
-      auto prev = std::prev(it);
-      if (addr < prev->first + prev->second.len) {
-        const std::size_t n = static_cast<std::size_t>(
-            std::min<std::uint64_t>(len, prev->first + prev->second.len - addr));
-        prev->second.region->write(addr - prev->first, src, n);
-        addr += n;
-        src += n;
-        len -= n;
-        continue;
-      }
-    }
-    const std::size_t n = it == regions_.end()
-                              ? len
-                              : static_cast<std::size_t>(std::min<std::uint64_t>(len, it->first - addr));
-    write_pages(addr, src, n);
-    addr += n;
-    src += n;
-    len -= n;
-  }
+  segments(
+      addr, len, [&](content_region& r, std::uint64_t off, std::size_t at, std::size_t n) { r.write(off, src + at, n); },
+      [&](std::uint64_t a, std::size_t at, std::size_t n) { write_pages(a, src + at, n); });
 }
 
 void backing_store::discard(std::uint64_t addr, std::uint64_t len) {

@@ -144,6 +144,10 @@ private:
   void read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len);
   void write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len);
   void discard_pages(std::uint64_t addr, std::uint64_t len);
+  /// Splits [addr, addr + len) at region edges: on_region(region, offset in it, offset in the
+  /// access, n) for parts inside a region, on_pages(addr, offset in the access, n) otherwise.
+  template <typename OnRegion, typename OnPages>
+  void segments(std::uint64_t addr, std::size_t len, OnRegion on_region, OnPages on_pages);
   void check_range(const char* what, std::uint64_t addr, std::uint64_t len) const;
 
   std::uint64_t size_;

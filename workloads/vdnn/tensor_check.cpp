@@ -32,6 +32,14 @@ tensor_record::tensor_record(activation_source& source, std::string key, tensor_
   written_.assign(static_cast<std::size_t>(n), false);
 }
 
+void tensor_record::check_range(const char* what, std::uint64_t offset, std::size_t len) const {
+  if (offset <= bytes_ && len <= bytes_ - offset) return;
+  std::ostringstream m;
+  m << what << " of " << len << " bytes at offset " << offset << " is outside activation tensor '" << key_
+    << "' (" << bytes_ << " bytes)";
+  throw mem::region_error(m.str());
+}
+
 std::uint64_t tensor_record::granule_len(std::uint64_t g) const {
   return std::min<std::uint64_t>(granule_bytes, bytes_ - g * granule_bytes);
 }
@@ -53,12 +61,7 @@ void tensor_record::load_chunk(std::uint64_t c) {
 }
 
 void tensor_record::produce(std::uint64_t offset, std::uint8_t* dst, std::size_t len) {
-  if (offset > bytes_ || len > bytes_ - offset) {
-    std::ostringstream m;
-    m << "read of " << len << " bytes at offset " << offset << " is outside activation tensor '"
-      << key_ << "' (" << bytes_ << " bytes)";
-    throw mem::region_error(m.str());
-  }
+  check_range("read", offset, len);
   while (len > 0) {
     const std::uint64_t c = offset / chunk_bytes_;
     if (c != chunk_index_) load_chunk(c);
@@ -97,12 +100,7 @@ void tensor_record::check_granule(std::uint64_t g, const std::uint8_t* data) {
 }
 
 void tensor_record::check(std::uint64_t offset, const std::uint8_t* src, std::size_t len) {
-  if (offset > bytes_ || len > bytes_ - offset) {
-    std::ostringstream m;
-    m << "write of " << len << " bytes at offset " << offset << " is outside activation tensor '"
-      << key_ << "' (" << bytes_ << " bytes)";
-    throw mem::region_error(m.str());
-  }
+  check_range("write", offset, len);
   while (len > 0) {
     const std::uint64_t g = offset / granule_bytes;
     const std::size_t in = static_cast<std::size_t>(offset % granule_bytes);

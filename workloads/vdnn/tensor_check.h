@@ -59,6 +59,8 @@ public:
 
 private:
   std::uint64_t granule_len(std::uint64_t g) const;
+  /// Throws region_error unless [offset, offset + len) lies inside the tensor.
+  void check_range(const char* what, std::uint64_t offset, std::size_t len) const;
   /// Generates chunk c (chunk_bytes_) into chunk_, recording the checksums of its granules.
   void load_chunk(std::uint64_t c);
   void check_granule(std::uint64_t g, const std::uint8_t* data);
