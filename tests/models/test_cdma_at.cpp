@@ -15,6 +15,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tests/support/ring_cpu.h"
 #include "tests/support/sc_fixture.h"
 #include "tlm/cdma/cdma_engine.h"
 #include "tlm/core/protocol_checker.h"
@@ -27,65 +28,11 @@ using namespace sc_core;
 namespace {
 
 constexpr std::uint64_t MiB = 1 << 20;
-constexpr std::uint64_t RING = 0xF0000;
+constexpr std::uint64_t RING = cdma::test::ring_cpu::RING;
 constexpr std::uint64_t LEN = 256 * 1024;  // 64 windows of 4 KiB
 constexpr std::uint64_t A = 0x100000, B = 0x400000, H = 0x100000, M = 0x800000;
 
-struct cpu : sc_module {
-  tlm_utils::simple_initiator_socket<cpu> regs;
-  sc_in<bool> irq;
-  std::function<void(cpu&)> body;
-  memory_target* ring_mem = nullptr;
-  std::uint32_t tail = 0;
-  bool finished = false;
-  SC_HAS_PROCESS(cpu);
-  cpu(sc_module_name n, std::function<void(cpu&)> b) : sc_module(n), regs("regs"), irq("irq"), body(std::move(b)) {
-    SC_THREAD(run);
-  }
-  void run() {
-    body(*this);
-    finished = true;
-  }
-  std::uint32_t access(tlm::tlm_command cmd, std::uint32_t off, std::uint32_t v = 0) {
-    std::uint8_t b[4];
-    store_le32(b, v);
-    tlm::tlm_generic_payload t;
-    sc_time d = SC_ZERO_TIME;
-    t.set_command(cmd);
-    t.set_address(off);
-    t.set_data_ptr(b);
-    t.set_data_length(4);
-    t.set_streaming_width(4);
-    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    regs->b_transport(t, d);
-    wait(d);
-    EXPECT_EQ(t.get_response_status(), tlm::TLM_OK_RESPONSE) << off;
-    return load_le32(b);
-  }
-  void wr(std::uint32_t off, std::uint32_t v) { access(tlm::TLM_WRITE_COMMAND, off, v); }
-  std::uint32_t rd(std::uint32_t off) { return access(tlm::TLM_READ_COMMAND, off); }
-  void init() {
-    wr(reg::RING_BASE_LO, static_cast<std::uint32_t>(RING));
-    wr(reg::RING_BASE_HI, 0);
-    wr(reg::RING_CTRL, 0);
-    wr(reg::RING_SIZE, 8);
-    wr(reg::IRQ_ENABLE, reg::IRQ_DONE | reg::IRQ_ERROR);
-    wr(reg::CTRL, reg::CTRL_ENABLE);
-  }
-  void post(const dma_descriptor& d) {
-    std::uint8_t b[desc::SIZE];
-    encode_descriptor(d, b);
-    ring_mem->store().write(RING + std::uint64_t(tail) * desc::SIZE, b, desc::SIZE);
-    tail = (tail + 1) % 8;
-    wr(reg::RING_TAIL, tail);
-  }
-  void wait_done(std::uint32_t n) {
-    while (rd(reg::DONE_COUNT) < n) {
-      if (!irq.read()) wait(irq.posedge_event());
-      wr(reg::IRQ_STATUS, rd(reg::IRQ_STATUS));
-    }
-  }
-};
+using cpu = cdma::test::ring_cpu;
 
 // GPU: 64 MiB, 300 GB/s, 200 ns; host: 64 MiB, 12 GB/s, 500 ns (a PCIe-like path), both AT
 // capable memory_targets; a protocol_checker on every connection.
