@@ -264,12 +264,26 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
   comp_busy_ += pipe.unit_busy_ps();
   account_link(pipe);
   r.out_data_bytes = out_off;
+  return write_table(d, table, pipe.last_done(), r);
+}
+
+dma_error cdma_engine::write_table(const dma_descriptor& d, const std::vector<std::uint8_t>& table,
+                                   ps_t after, dma_record& r) {
   ps_t meta_done = 0;
-  if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.meta, table.data(), table.size(), pipe.last_done(),
-              meta_done))
+  if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.meta, const_cast<std::uint8_t*>(table.data()), table.size(),
+              after, meta_done))
     return dma_error::pcie_response;
   r.meta_bytes = table.size();
   r.finished = meta_done;
+  return dma_error::none;
+}
+
+dma_error cdma_engine::read_table(const dma_descriptor& d, ps_t at, std::vector<std::uint8_t>& table,
+                                  ps_t& done, dma_record& r) {
+  table.assign(codec::window_count(d.len, p_.window_bytes) * codec::window_entry_bytes, 0);
+  if (!access(pcie, tlm::TLM_READ_COMMAND, d.meta, table.data(), table.size(), at, done))
+    return dma_error::pcie_response;
+  r.meta_bytes = table.size();
   return dma_error::none;
 }
 
@@ -277,12 +291,9 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   const codec::codec& c = codec_for(d.codec, d.element_width);
   const std::size_t W = p_.window_bytes;
   const std::size_t n_win = codec::window_count(d.len, W);
-  std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
+  std::vector<std::uint8_t> table;
   ps_t meta_done = 0;
-  if (!access(pcie, tlm::TLM_READ_COMMAND, d.meta, table.data(), table.size(), local_now(),
-              meta_done))
-    return dma_error::pcie_response;
-  r.meta_bytes = table.size();
+  if (const dma_error e = read_table(d, local_now(), table, meta_done, r); e != dma_error::none) return e;
   // Validate the whole table before moving any data (codec::decode_table: the rule the AT
   // path applies too).
   std::vector<codec::window_entry> entries;

@@ -136,6 +136,15 @@ private:
   dma_error copy(const dma_descriptor& d, dma_record& r, bool to_host);
   dma_error offload(const dma_descriptor& d, dma_record& r);
   dma_error prefetch(const dma_descriptor& d, dma_record& r);
+  /// Offload's last step in both timing styles: writes the metadata table to d.meta after
+  /// `after` (ps) and finishes the record. pcie_response on a failed write.
+  dma_error write_table(const dma_descriptor& d, const std::vector<std::uint8_t>& table, ps_t after,
+                        dma_record& r);
+  /// Prefetch's first step in both timing styles: reads the table of d (one 8-byte entry per
+  /// window) from d.meta at `at` (ps). pcie_response on a failed read.
+  /// `done`: time (ps) the table has arrived.
+  dma_error read_table(const dma_descriptor& d, ps_t at, std::vector<std::uint8_t>& table, ps_t& done,
+                       dma_record& r);
   /// One blocking access at absolute time `at` (ps, >= now); returns the completion time in
   /// `done` or false on an error response (the address is kept for ERROR_ADDR).
   bool access(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,

@@ -293,24 +293,16 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   account_link(pipe);
   if (e != dma_error::none) return e;
   r.out_data_bytes = out_off;
-  ps_t meta_done = 0;
-  if (!access(pcie, TLM_WRITE_COMMAND, d.meta, table.data(), table.size(), pipe.last_done(),
-              meta_done))
-    return dma_error::pcie_response;
-  r.meta_bytes = table.size();
-  r.finished = meta_done;
-  return dma_error::none;
+  return write_table(d, table, pipe.last_done(), r);
 }
 
 dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   const codec::codec& c = codec_for(d.codec, d.element_width);
   const std::size_t W = p_.window_bytes;
   const std::size_t n_win = codec::window_count(d.len, W);
-  std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
+  std::vector<std::uint8_t> table;
   ps_t meta_done = 0;
-  if (!access(pcie, TLM_READ_COMMAND, d.meta, table.data(), table.size(), now_ps(), meta_done))
-    return dma_error::pcie_response;
-  r.meta_bytes = table.size();
+  if (const dma_error e = read_table(d, now_ps(), table, meta_done, r); e != dma_error::none) return e;
   auto n_of = [&](std::size_t k) {
     return static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
   };
