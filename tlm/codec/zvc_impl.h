@@ -105,6 +105,39 @@ inline std::string hex32(std::uint32_t v) {
   return s;
 }
 
+// Software prefetch, inside the caller's buffers only (never past their end). A 4 KiB window's
+// first lines are requested at entry and every block requests the lines one distance ahead:
+// windows are page-sized, and the hardware prefetchers restart at every 4 KiB page, so
+// without this the first lines of each window wait for DRAM one by one (measured on Zen 3,
+// 32 MiB of 4 KiB windows: compress +15-25 %, decompress +8-15 %; in L2 it costs 0-10 %).
+// Prefetches are plain read hints (prefetcht0 on x86): they do not change what is cached after
+// the call, unlike non-temporal stores (a window decoded into the engine's 4 KiB staging
+// buffer is read right after and must stay in cache).
+constexpr std::size_t zvc_prefetch_head = 1024;      // bytes requested at entry
+constexpr std::size_t zvc_prefetch_distance = 1024;  // bytes ahead of the block being coded
+
+inline void prefetch_head(const std::uint8_t* p, std::size_t n, bool write) {
+  const std::size_t head = n < zvc_prefetch_head ? n : zvc_prefetch_head;
+  for (std::size_t o = 0; o < head; o += 64) {
+    if (write)
+      __builtin_prefetch(p + o, 1, 3);
+    else
+      __builtin_prefetch(p + o, 0, 3);
+  }
+}
+
+// The cache lines of the 32 * w bytes that start `ahead` bytes into a buffer of n bytes.
+template <std::size_t w>
+inline void prefetch_block(const std::uint8_t* p, std::size_t ahead, std::size_t n, bool write) {
+  if (ahead >= n) return;
+  for (std::size_t l = 0; l < zvc_block_elements * w && ahead + l < n; l += 64) {
+    if (write)
+      __builtin_prefetch(p + ahead + l, 1, 3);
+    else
+      __builtin_prefetch(p + ahead + l, 0, 3);
+  }
+}
+
 template <typename T, typename K>
 std::size_t compress_loop(const std::uint8_t* in, std::size_t n, std::uint8_t* out) {
   constexpr std::size_t w = sizeof(T);
@@ -112,8 +145,11 @@ std::size_t compress_loop(const std::uint8_t* in, std::size_t n, std::uint8_t* o
   const std::size_t tail = n % w;
   std::size_t pos = 0;
   std::size_t i = 0;
-  for (; i + zvc_block_elements <= e; i += zvc_block_elements)
+  prefetch_head(in, n, false);
+  for (; i + zvc_block_elements <= e; i += zvc_block_elements) {
+    prefetch_block<w>(in, i * w + zvc_prefetch_distance, n, false);
     pos += K::encode_full(in + i * w, out + pos);
+  }
   if (i < e) pos += encode_block_scalar<T>(in + i * w, e - i, out + pos);
   if (tail) {
     std::memcpy(out + pos, in + e * w, tail);
@@ -158,7 +194,28 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
   const std::size_t tail = out_n % w;
   const std::size_t nblocks = blocks_for(e);
   std::size_t pos = 0;
-  for (std::size_t b = 0; b < nblocks; ++b) {
+  std::size_t b = 0;
+  prefetch_head(out, out_n, true);
+  // Fast path over full blocks: one bounds check per block. A block is decoded here only when
+  // its mask, its data and the kernel's read slack (at least the next block's 4 mask bytes) lie
+  // inside the stream, so every check of the careful loop below holds for it; the first block
+  // that fails this (truncation, the stream's last bytes, a partial block) goes to the careful
+  // loop, which reports errors with the same offsets.
+  constexpr std::size_t fast_slack =
+      K::read_slack > zvc_mask_bytes ? K::read_slack : zvc_mask_bytes;
+  const std::size_t nfull = e / zvc_block_elements;
+  if (in_n >= zvc_mask_bytes) {
+    for (; b < nfull; ++b) {
+      const std::uint32_t mask = load_u32le(in + pos);
+      const std::size_t end =
+          pos + zvc_mask_bytes + w * static_cast<std::size_t>(__builtin_popcount(mask));
+      if (end > in_n || in_n - end < fast_slack) break;
+      prefetch_block<w>(out, (b * zvc_block_elements) * w + zvc_prefetch_distance, out_n, true);
+      K::decode_full(in + pos + zvc_mask_bytes, mask, out + b * zvc_block_elements * w);
+      pos = end;
+    }
+  }
+  for (; b < nblocks; ++b) {
     const std::size_t first = b * zvc_block_elements;
     const std::size_t k = (e - first < zvc_block_elements) ? e - first : zvc_block_elements;
     if (in_n - pos < zvc_mask_bytes) fail_mask_truncated(pos, b, nblocks, in_n);
