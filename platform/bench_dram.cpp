@@ -50,6 +50,7 @@ struct traffic_gen : sc_module {
   std::uint64_t issued = 0, done = 0;
   unsigned inflight = 0;
   ps_t first = 0, last = 0;
+  std::uint64_t resp_hash = 0;  ///< order-independent checksum of the response times
   bool req_busy = false;
   std::unique_ptr<tlm_generic_payload[]> pool;
   std::vector<std::uint32_t> free_;
@@ -64,6 +65,14 @@ struct traffic_gen : sc_module {
     SC_METHOD(issue_method);
     sensitive << issue_ev;
     dont_initialize();
+  }
+  /// splitmix64 finaliser: summed over the responses, a checksum of their times that does
+  /// not depend on the order of responses at equal times.
+  static std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
   }
   std::uint64_t next_addr() {
     if (pat == pattern::random_read) return (rng() % (span / size)) * size;
@@ -89,6 +98,7 @@ struct traffic_gen : sc_module {
         sc_time d = delay;  // every request ready at time 0: the memory is the bottleneck
         init->b_transport(g, d);
         last = std::max(last, to_ps(d));
+        resp_hash += mix(to_ps(d));
         ++done;
       }
       return;
@@ -120,6 +130,7 @@ struct traffic_gen : sc_module {
       return TLM_ACCEPTED;
     }
     last = now_ps(d);
+    resp_hash += mix(last);
     ++done;
     --inflight;
     issue_some();  // g is still in use here: the next request takes another payload
@@ -132,6 +143,9 @@ struct result {
   std::string preset, mode, pat;
   double peak_Bps = 0, achieved_Bps = 0;
   std::uint64_t requests = 0, bytes = 0, violations = 0, refreshes = 0;
+  // Exact simulated results (CSV only): time of the last response (ps), summed latency (ps),
+  // checksum of the response times, ACTs, row hits.
+  std::uint64_t last_ps = 0, latency_sum_ps = 0, resp_hash = 0, acts = 0, row_hits = 0;
   double wall_s = 0, cpu_s = 0, sim_s = 0;
 };
 
@@ -176,6 +190,11 @@ result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t to
   r.achieved_Bps = r.sim_s > 0 ? static_cast<double>(r.bytes) / r.sim_s : 0;
   r.violations = t.violations;
   r.refreshes = t.refreshes;
+  r.last_ps = gen->last;
+  r.latency_sum_ps = mem->traffic_total().latency_sum_ps;
+  r.resp_hash = gen->resp_hash;
+  r.acts = t.acts;
+  r.row_hits = t.row_hits;
   r.wall_s = wall;
   r.cpu_s = cpu;
   gen.reset();
@@ -268,7 +287,8 @@ int bench_dram(const std::vector<std::string>& args) {
     out.open(csv);
     if (!out) return usage_error("--csv " + csv + ": cannot open for writing");
     out << "preset,mode,pattern,peak_GBps,achieved_GBps,fraction_of_peak,requests,bytes,"
-           "sim_time_us,wall_s,requests_per_wall_s,cpu_s,requests_per_cpu_s,refreshes,violations\n";
+           "sim_time_us,wall_s,requests_per_wall_s,cpu_s,requests_per_cpu_s,refreshes,violations,"
+           "last_response_ps,latency_sum_ps,response_checksum,acts,row_hits\n";
   }
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   std::cout << std::left << std::setw(16) << "preset" << std::setw(4) << "mode" << std::setw(13)
@@ -297,7 +317,9 @@ int bench_dram(const std::vector<std::string>& args) {
           out << r.preset << "," << r.mode << "," << r.pat << "," << r.peak_Bps / 1e9 << ","
               << r.achieved_Bps / 1e9 << "," << r.achieved_Bps / r.peak_Bps << "," << r.requests
               << "," << r.bytes << "," << r.sim_s * 1e6 << "," << r.wall_s << "," << rps << "," << r.cpu_s << "," << cps << ","
-              << r.refreshes << "," << r.violations << "\n";
+              << r.refreshes << "," << r.violations << "," << r.last_ps << ","
+              << r.latency_sum_ps << "," << r.resp_hash << "," << r.acts << "," << r.row_hits
+              << "\n";
       }
   std::cout << "timing-rule violations, all runs: " << total_viol << "\n";
   if (!csv.empty()) std::cout << "CSV written to " << csv << "\n";

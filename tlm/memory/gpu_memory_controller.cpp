@@ -75,11 +75,8 @@ gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memo
   tgt.register_nb_transport_fw(this, &gpu_memory_controller::nb_transport_fw);
   tgt.register_get_direct_mem_ptr(this, &gpu_memory_controller::get_direct_mem_ptr);
   tgt.register_transport_dbg(this, &gpu_memory_controller::transport_dbg);
-  SC_METHOD(wake_method);
-  sensitive << wake_ev_;
-  dont_initialize();
-  SC_METHOD(resp_method);
-  sensitive << resp_ev_;
+  SC_METHOD(service_method);
+  sensitive << ev_;
   dont_initialize();
 }
 
@@ -123,6 +120,7 @@ dram_totals gpu_memory_controller::dram_stats() {
     auto& ch = dram_->channels()[c];
     ch.advance(now);
     drain(c);
+    schedule_wake(c);
     const auto& k = ch.checker();
     t.acts += k.commands(dram::command::ACT);
     t.pres += k.commands(dram::command::PRE);
@@ -228,7 +226,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
     }
     resp_in_progress_ = nullptr;
     if (trans.has_mm()) trans.release();
-    resp_ev_.notify(delay);
+    notify_at(at_ps(delay));  // the next response may begin
     return TLM_COMPLETED;
   }
   std::ostringstream os;
@@ -239,15 +237,16 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
 
 void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   ++outstanding_;
+  const std::uint64_t seq = accept_seq_++;
   if (!functional(trans)) {
-    push_response(&trans, std::max(arrival, at_ps()));
+    push_response(&trans, std::max(arrival, at_ps()), seq);
     return;
   }
   const std::uint64_t len = trans.get_data_length();
   if (!dram_) {
     const ps_t done = bus_.reserve(arrival, len) + gpu_params_.latency_ps;
     account(trans, arrival, done);
-    push_response(&trans, done);
+    push_response(&trans, done, seq);
     return;
   }
   std::uint32_t id;
@@ -264,8 +263,8 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   parts_.clear();
   dram_->split(trans.get_address(), len, wr, id, arrival,
                [&](unsigned c, const dram::request& r) { parts_.emplace_back(c, r); });
-  txns_[id] = {&trans, arrival, 0, static_cast<unsigned>(parts_.size()), initiator_id(trans),
-               !wr, len};
+  txns_[id] = {&trans, arrival, 0, seq, static_cast<unsigned>(parts_.size()),
+               initiator_id(trans), !wr, len};
   unsigned last_ch = ~0u;
   for (const auto& [c, r] : parts_) {
     dram_->channels()[c].submit(r);
@@ -285,7 +284,7 @@ void gpu_memory_controller::drain(unsigned c) {
     if (--t.parts == 0) {
       const ps_t resp_t = t.done + gpu_params_.controller_latency_ps;
       account(t.init_id, t.read, t.len, t.arrival, resp_t);
-      push_response(t.trans, resp_t);
+      push_response(t.trans, resp_t, t.seq);
       free_txns_.push_back(static_cast<std::uint32_t>(d.tag));
     }
   }
@@ -294,21 +293,43 @@ void gpu_memory_controller::drain(unsigned c) {
 
 void gpu_memory_controller::schedule_wake(unsigned c) {
   auto& ch = dram_->channels()[c];
-  const ps_t next = ch.next_command_time();
-  if (next == dram::channel::kNever) {
+  const ps_t bound = ch.completion_bound();
+  if (bound == dram::channel::kNever) {
     wake_at_[c] = dram::channel::kNever;
     return;
   }
-  // Commands decided before `w` complete at or after w: waking then is early enough.
-  const ps_t w = std::max(next + ch.min_completion_delay(), at_ps());
+  // No completion the channel can produce before its next submit() ends before `bound`, so
+  // no response is due before bound + controller latency: advancing the channel then (it
+  // issues every command before that time) is early enough, and it is the latest time that
+  // is, so one wake-up covers as many commands as possible.
+  const ps_t w = std::max(bound + gpu_params_.controller_latency_ps, at_ps());
   if (w == wake_at_[c]) return;
   wake_at_[c] = w;
   wakes_.push({w, c});
-  if (wakes_.top().first == w && wakes_.top().second == c) wake_ev_.notify(delay_to(w));
+  notify_at(w);
 }
 
-void gpu_memory_controller::wake_method() {
+void gpu_memory_controller::notify_at(ps_t t) {
+  if (t >= ev_at_) return;  // already armed for an earlier (or the same) time
+  ev_at_ = t;
+  // Inside service_method() the event is armed once, at its end: every re-arming of a
+  // pending notification leaves a cancelled entry in the kernel's timed-event queue.
+  if (!in_service_) ev_.notify(delay_to(t));
+}
+
+void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when, std::uint64_t seq) {
   const ps_t now = at_ps();
+  if (when < now) when = now;
+  resp_heap_.push({when, seq, t});
+  notify_at(when);
+}
+
+void gpu_memory_controller::service_method() {
+  ev_at_ = ~ps_t{0};  // the notification that woke this process is consumed
+  in_service_ = true;
+  const ps_t now = at_ps();
+  // 1. Channels whose wake-up is due: issue their commands up to now; their completions
+  //    become responses (none due before now, see schedule_wake()).
   while (!wakes_.empty() && wakes_.top().first <= now) {
     const auto [w, c] = wakes_.top();
     wakes_.pop();
@@ -318,18 +339,8 @@ void gpu_memory_controller::wake_method() {
     drain(c);
     schedule_wake(c);
   }
-  if (!wakes_.empty()) wake_ev_.notify(delay_to(wakes_.top().first));
-}
-
-void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when) {
-  const ps_t now = at_ps();
-  if (when < now) when = now;
-  resp_heap_.push({when, resp_seq_++, t, 0});
-  if (resp_heap_.top().trans == t) resp_ev_.notify(delay_to(when));
-}
-
-void gpu_memory_controller::resp_method() {
-  const ps_t now = at_ps();
+  // 2. Responses due, in order of time, then acceptance; one BEGIN_RESP at a time (base
+  //    protocol: the next waits for END_RESP unless the initiator completes at once).
   while (!resp_heap_.empty() && resp_heap_.top().time <= now) {
     resp_ready_.push_back(resp_heap_.top().trans);
     resp_heap_.pop();
@@ -356,7 +367,12 @@ void gpu_memory_controller::resp_method() {
       tgt->nb_transport_bw(*w, ph, d);
     }
   }
-  if (!resp_heap_.empty()) resp_ev_.notify(delay_to(resp_heap_.top().time));
+  // 3. Re-arm for the next wake-up or response (stale wake entries dropped first).
+  while (!wakes_.empty() && wake_at_[wakes_.top().second] != wakes_.top().first) wakes_.pop();
+  if (!wakes_.empty()) notify_at(wakes_.top().first);
+  if (!resp_heap_.empty()) notify_at(resp_heap_.top().time);
+  in_service_ = false;
+  if (ev_at_ != ~ps_t{0}) ev_.notify(delay_to(ev_at_));
 }
 
 // ---- DMI and debug --------------------------------------------------------------------------

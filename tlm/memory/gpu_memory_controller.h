@@ -196,10 +196,15 @@ private:
   sc_core::sc_time delay_to(ps_t abs_ps);  ///< from now to the absolute time abs_ps (>= now)
   int ps_resolution_ = -1;  ///< -1 unknown, 1 the time resolution is 1 ps, 0 it is not
   void accept(tlm::tlm_generic_payload& trans, ps_t arrival);
+  /// (Re)computes channel `ch`'s wake-up: the time by which it must be advanced so that no
+  /// response is late (its completion bound + the controller latency).
   void schedule_wake(unsigned ch);
-  void wake_method();
-  void resp_method();
-  void push_response(tlm::tlm_generic_payload* t, ps_t when);
+  /// The one AT process: advances the channels whose wake-up is due, then sends the
+  /// responses that are due (in order of time, then acceptance), then re-arms ev_.
+  void service_method();
+  /// Arms ev_ for the absolute time `t` (ps) unless it is already armed for an earlier time.
+  void notify_at(ps_t t);
+  void push_response(tlm::tlm_generic_payload* t, ps_t when, std::uint64_t seq);
   void drain(unsigned ch);
 
   gpu_memory_params gpu_params_;
@@ -212,25 +217,26 @@ private:
   /// An accepted AT transaction; its initiator id, direction and length are read from the
   /// payload once, at acceptance (the payload is then in the cache), for the statistics.
   struct txn {
-    tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; unsigned parts;
+    tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; std::uint64_t seq; unsigned parts;
     unsigned init_id; bool read; std::uint64_t len;
   };
   std::vector<txn> txns_;
   std::vector<std::uint32_t> free_txns_;
+  std::uint64_t accept_seq_ = 0;  ///< acceptance order (orders responses due at equal times)
   std::size_t outstanding_ = 0;
   tlm::tlm_generic_payload* waiting_req_ = nullptr;  // BEGIN_REQ held back (no END_REQ yet)
   ps_t waiting_since_ = 0;
   using timed = std::pair<ps_t, std::uint32_t>;  // (time, channel)
   std::priority_queue<timed, std::vector<timed>, std::greater<timed>> wakes_;
   std::vector<ps_t> wake_at_;
-  sc_core::sc_event wake_ev_;
-  struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans; ps_t arrival;
+  struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans;
                 bool operator>(const resp& o) const { return time != o.time ? time > o.time : seq > o.seq; } };
   std::priority_queue<resp, std::vector<resp>, std::greater<resp>> resp_heap_;
   std::deque<tlm::tlm_generic_payload*> resp_ready_;
-  std::uint64_t resp_seq_ = 0;
   tlm::tlm_generic_payload* resp_in_progress_ = nullptr;
-  sc_core::sc_event resp_ev_;
+  sc_core::sc_event ev_;          ///< wakes service_method (channel wake-ups and responses)
+  ps_t ev_at_ = ~ps_t{0};         ///< time ev_ is armed for (~0: not armed)
+  bool in_service_ = false;       ///< service_method() is running (it arms ev_ at its end)
 
   dram_traffic all_;
   std::map<unsigned, dram_traffic> per_init_;

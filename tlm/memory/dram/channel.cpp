@@ -1,6 +1,8 @@
 #include "tlm/memory/dram/channel.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace cdma::dram {
 
@@ -9,12 +11,16 @@ const char* scheduler_name(scheduler s) { return s == scheduler::fcfs ? "fcfs" :
 
 channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t first_refresh_ps)
     : spec_(spec), policy_(pp), sched_(sch), chk_(spec_), banks_(spec.banks()),
-      c_local_(spec.banks(), kNever), c_seq_(spec.banks(), 0), c_qi_(spec.banks(), 0),
-      c_cmd_(spec.banks(), 0), dirty_(spec.banks(), 0), et_(spec.banks(), kNever),
+      cand_(spec.banks()), dirty_(spec.banks(), 0),
       tRRD_L_ps_(spec.ps(spec.t.tRRD_L)), tCCD_L_ps_(spec.ps(spec.t.tCCD_L)),
+      to_col_{spec.ps(spec.t.tRCD), spec.ps(spec.t.tRP + spec.t.tRCD), 0, 0},
       refi_(spec.ps(spec.t.tREFI)),
       ref_due_(refi_ == 0 ? kNever : (first_refresh_ps ? first_refresh_ps : refi_)),
-      min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()) {}
+      min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()) {
+  if (spec.banks() > 256)  // the scheduler's sort key carries the bank in 8 bits
+    throw std::invalid_argument("dram channel: at most 256 banks per channel, the spec has " +
+                                std::to_string(spec.banks()));
+}
 
 void channel::submit(const request& r) {
   advance(r.arrival);
@@ -23,16 +29,17 @@ void channel::submit(const request& r) {
   b.q.push_back({r, seq_++, std::max(1u, r.bursts), false});
   b.q.back().r.bursts = b.q.back().left;
   if (b.open && b.hit == npos && r.row == b.open_row) b.hit = b.q.size() - 1;
-  mark_dirty(flat);
   ++queued_;
-  cached_ = false;
+  pick_after_submit(flat);
 }
 
 void channel::refresh_candidate(unsigned flat) {
   const bank_state& b = banks_[flat];
   dirty_[flat] = 0;
+  cand& c = cand_[flat];
   if (b.q.empty()) {
-    c_local_[flat] = kNever;
+    c.local = kIdle;
+    c.key = ~0ull;
     return;
   }
   const std::size_t qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
@@ -41,10 +48,11 @@ void channel::refresh_candidate(unsigned flat) {
   if (!b.open) cmd = command::ACT;
   else if (b.open_row == q.r.row) cmd = q.r.write ? command::WR : command::RD;
   else cmd = command::PRE;
-  c_qi_[flat] = qi;
-  c_cmd_[flat] = static_cast<std::uint8_t>(cmd);
-  c_seq_[flat] = q.seq;
-  c_local_[flat] = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival);
+  const bool col = cmd == command::RD || cmd == command::WR;
+  c.qi = static_cast<std::uint32_t>(qi);
+  c.cmd = static_cast<std::uint8_t>(cmd);
+  c.key = (col ? 0 : (1ull << 63)) | (q.seq << 8) | flat;
+  c.local = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival);
 }
 
 void channel::update_group(command cmd, unsigned flat, ps_t t) {
@@ -58,67 +66,71 @@ void channel::update_group(command cmd, unsigned flat, ps_t t) {
   const unsigned bpg = spec_.banks_per_group;
   const unsigned g0 = bg_of(flat) * bpg;
   for (unsigned f = g0; f < g0 + bpg; ++f) {
-    if (f == flat || dirty_[f] || c_local_[f] == kNever) continue;
-    const auto cc = static_cast<command>(c_cmd_[f]);
+    cand& c = cand_[f];
+    if (f == flat || dirty_[f] || c.local == kIdle) continue;
+    const auto cc = static_cast<command>(c.cmd);
     const bool ccol = cc == command::RD || cc == command::WR;
-    if (col ? ccol : cc == command::ACT) c_local_[f] = std::max(c_local_[f], bound);
+    if (col ? ccol : cc == command::ACT) c.local = std::max(c.local, bound);
   }
 }
 
-channel::choice channel::pick() {
-  choice best;
+void channel::pick_requests() {
   for (unsigned f : dirty_list_) refresh_candidate(f);
   dirty_list_.clear();
-  const timing_checker::channel_bounds cb = chk_.channel_wide();
-  // The candidate of bank f issues at max(channel-wide bound of its command, its bank-local
-  // bound); the earliest wins (ties: column commands, then age): the minimum of the key
-  // (time, not a column command, age), which is unique since ages are.
-  const std::size_t nb = banks_.size();
-  auto key_of = [&](unsigned f) {
-    const auto cc = static_cast<command>(c_cmd_[f]);
-    const bool col = cc == command::RD || cc == command::WR;
-    return (col ? 0 : (1ull << 63)) | c_seq_[f];
-  };
-  auto take = [&](unsigned f, ps_t et) {
-    best.time = et;
-    best.cmd = static_cast<command>(c_cmd_[f]);
-    best.bank = f;
-    best.qi = c_qi_[f];
-    best.seq = c_seq_[f];
-  };
-  if (queued_ > 0) {
-    if (sched_ == scheduler::fcfs) {
-      // Strict arrival order: only the oldest request of the channel may issue commands.
-      unsigned oldest = 0;
-      std::uint64_t oseq = ~0ull;
-      for (unsigned f = 0; f < nb; ++f)
-        if (!banks_[f].q.empty() && banks_[f].q.front().seq < oseq) {
-          oseq = banks_[f].q.front().seq;
-          oldest = f;
-        }
-      take(oldest, std::max(cb.b[c_cmd_[oldest]], c_local_[oldest]));
-    } else {
-      // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
-      // command that can issue first (ties: column commands, then age).
-      ps_t tmin = kNever;
-      for (std::size_t f = 0; f < nb; ++f) {
-        const ps_t et = std::max(cb.b[c_cmd_[f] & 3u], c_local_[f]);  // kNever: no request
-        et_[f] = et;
-        tmin = std::min(tmin, et);
+  cb_ = chk_.channel_wide();
+  req_ = choice{};
+  bound_ = kNever;
+  if (queued_ == 0) return;
+  const unsigned nb = static_cast<unsigned>(cand_.size());
+  // The candidate of bank f issues at et = max(channel-wide bound of its command, its
+  // bank-local bound) and its first column command is not before et + to_col_[command].
+  auto et_of = [&](const cand& c) { return std::max(cb_.b[c.cmd & 3u], c.local); };
+  ps_t bnd = kNever;
+  unsigned win = 0;
+  ps_t bt = kNever;
+  if (sched_ == scheduler::fcfs) {
+    // Strict arrival order: only the oldest request of the channel may issue commands.
+    std::uint64_t oseq = ~0ull;
+    for (unsigned f = 0; f < nb; ++f) {
+      const bank_state& b = banks_[f];
+      if (b.q.empty()) continue;
+      if (b.q.front().seq < oseq) {
+        oseq = b.q.front().seq;
+        win = f;
       }
-      if (tmin == kNever) return best;  // cannot happen with queued requests
-      std::uint64_t kmin = ~0ull;
-      unsigned win = 0;
-      for (unsigned f = 0; f < nb; ++f) {
-        const std::uint64_t k = et_[f] == tmin ? key_of(f) : ~0ull;
-        if (k < kmin) {
-          kmin = k;
-          win = f;
-        }
-      }
-      take(win, tmin);
+      bnd = std::min(bnd, et_of(cand_[f]) + to_col_[cand_[f].cmd & 3u]);
     }
+    bt = et_of(cand_[win]);
+  } else {
+    // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
+    // command that can issue first (ties: column commands, then age): the minimum of the
+    // key (time, not a column command, age), unique since ages are. One branch-free pass
+    // over 128-bit keys (time << 64 | key); the key's low 8 bits carry the bank.
+    using u128 = unsigned __int128;
+    u128 best = ~u128{0};
+    for (unsigned f = 0; f < nb; ++f) {
+      const cand& c = cand_[f];
+      const ps_t et = et_of(c);  // kIdle for a bank without requests (key ~0: never taken)
+      const u128 k = (static_cast<u128>(et) << 64) | c.key;
+      best = k < best ? k : best;
+      bnd = std::min(bnd, et + to_col_[c.cmd & 3u]);
+    }
+    bt = static_cast<ps_t>(best >> 64);
+    if (bt >= kIdle) return;  // cannot happen with queued requests
+    win = static_cast<unsigned>(best) & 0xffu;
   }
+  const cand& c = cand_[win];
+  req_.time = bt;
+  req_.cmd = static_cast<command>(c.cmd);
+  req_.bank = win;
+  req_.qi = c.qi;
+  req_.key = c.key;
+  req_.not_before = banks_[win].q[c.qi].r.arrival;
+  bound_ = bnd;
+}
+
+void channel::finish_pick() {
+  choice best = req_;
   if (policy_ == page_policy::closed) {
     // Closed page: a bank with an open row and no queued request for that row precharges.
     for (unsigned f = 0; f < banks_.size(); ++f) {
@@ -130,18 +142,11 @@ channel::choice channel::pick() {
         best.time = e.time;
         best.cmd = command::PRE;
         best.bank = f;
-        best.why = e.binding;
-        best.seq = ~0ull;
-        best.qi = ~std::size_t{0};
+        best.qi = npos;
+        best.key = ~0ull;
+        best.not_before = 0;
       }
     }
-  }
-  if (best.time != kNever && best.qi != ~std::size_t{0}) {
-    // The full checker names the binding rule (and must agree with the fast form).
-    const auto e = chk_.earliest(best.cmd, bg_of(best.bank), ba_of(best.bank),
-                                 banks_[best.bank].q[best.qi].r.arrival);
-    best.why = e.binding;
-    best.time = e.time;
   }
   // Refresh (all-bank) has priority once due: precharge the open banks, then REF.
   if (ref_due_ != kNever && ref_due_ <= best.time) {
@@ -154,25 +159,56 @@ channel::choice channel::pick() {
           r.time = e.time;
           r.cmd = command::PRE;
           r.bank = f;
-          r.why = e.binding;
         }
       }
     } else {
-      const auto e = chk_.earliest(command::REF, 0, 0, ref_due_);
-      r.time = e.time;
+      r.time = chk_.earliest(command::REF, 0, 0, ref_due_).time;
       r.cmd = command::REF;
-      r.why = e.binding;
     }
-    r.qi = ~std::size_t{0};
-    r.seq = ~0ull;
-    return r;
+    r.not_before = ref_due_;
+    best = r;
   }
-  return best;
+  cache_ = best;
+  cached_ = true;
+}
+
+void channel::pick() {
+  pick_requests();
+  finish_pick();
+}
+
+void channel::pick_after_submit(unsigned flat) {
+  if (!cached_ || sched_ != scheduler::frfcfs || policy_ != page_policy::open) {
+    mark_dirty(flat);
+    cached_ = false;
+    return;
+  }
+  // cached_: pick() ran after the last change, so no other bank is dirty and cb_, req_ and
+  // bound_ describe the other banks; only this bank's candidate can have changed.
+  const cand old = cand_[flat];
+  refresh_candidate(flat);
+  const cand& c = cand_[flat];
+  if (req_.time != kNever && req_.bank == flat) {
+    if (c.key == old.key && c.cmd == old.cmd && c.qi == old.qi && c.local == old.local) return;
+    pick();  // the chosen bank's candidate changed: choose again among all banks
+    return;
+  }
+  const ps_t et = std::max(cb_.b[c.cmd & 3u], c.local);
+  if (et < req_.time || (et == req_.time && c.key < req_.key)) {
+    req_.time = et;
+    req_.cmd = static_cast<command>(c.cmd);
+    req_.bank = flat;
+    req_.qi = c.qi;
+    req_.key = c.key;
+    req_.not_before = banks_[flat].q[c.qi].r.arrival;
+  }
+  bound_ = std::min(bound_, et + to_col_[c.cmd & 3u]);
+  finish_pick();
 }
 
 void channel::issue(const choice& c) {
   const unsigned bg = bg_of(c.bank), ba = ba_of(c.bank);
-  chk_.record(c.cmd, bg, ba, c.time, c.why);
+  chk_.record_issue(c.cmd, bg, ba, c.time, c.not_before);
   clock_ = std::max(clock_, c.time);
   bank_state& b = banks_[c.bank];
   // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
@@ -222,10 +258,7 @@ void channel::rescan(bank_state& b) {
 
 void channel::advance(ps_t until) {
   for (;;) {
-    if (!cached_) {
-      cache_ = pick();
-      cached_ = true;
-    }
+    if (!cached_) pick();
     if (cache_.time == kNever || cache_.time >= until) return;
     issue(cache_);
   }
@@ -233,11 +266,17 @@ void channel::advance(ps_t until) {
 
 ps_t channel::next_command_time() {
   if (queued_ == 0) return kNever;
-  if (!cached_) {
-    cache_ = pick();
-    cached_ = true;
-  }
+  if (!cached_) pick();
   return cache_.time;
+}
+
+ps_t channel::completion_bound() {
+  if (queued_ == 0) return kNever;
+  if (!cached_) pick();
+  // Commands issue in time order, so no column command comes before the next command
+  // (which may be a refresh that holds up the requests' earlier bounds).
+  const ps_t b = std::max(bound_, cache_.time);
+  return b == kNever ? kNever : b + min_done_;
 }
 
 }  // namespace cdma::dram

@@ -58,6 +58,15 @@ public:
   /// Smallest delay from a column command to its completion (min(CL, WL) + burst), ps:
   /// a completion decided at or after time t is never due before t + this.
   ps_t min_completion_delay() const { return min_done_; }
+  /// A lower bound (ps) on the completion time of every request queued so far: no completion
+  /// that advance() can produce from now on (until the next submit()) is due before it
+  /// (kNever when nothing is queued). Per bank, its candidate's earliest command time plus
+  /// the time to reach a column command (PRE: tRP + tRCD, ACT: tRCD), plus min(CL, WL) +
+  /// burst, and not before the next command + min(CL, WL) + burst (commands issue in time
+  /// order); timing bounds only rise as commands issue, so the bound stays valid. An SC module
+  /// may therefore defer advance() until this time (a later bound than next_command_time() +
+  /// min_completion_delay(): fewer wake-ups).
+  ps_t completion_bound();
   /// Completed requests since the last take (ordered by issue of their last burst).
   std::vector<completion>& completions() { return done_; }
 
@@ -78,13 +87,24 @@ private:
     bool open = false;
     std::size_t hit = npos;  ///< index of the oldest queued request to the open row
   };
-  /// Scheduler cache per bank, structure of arrays so that a pick is two branch-free passes
-  /// over the banks: the FR-FCFS candidate of the bank (its command, queue index, age) and
-  /// its bank-local earliest time (bank and bank-group rules and the arrival; the channel-wide
-  /// rules are combined in pick()); kNever for a bank without queued requests. A candidate is
-  /// recomputed only when a command was issued to its bank or its queue changed (`dirty`);
-  /// a command to another bank of its group raises its bank-local time by the one group rule
-  /// that changed (tRRD_L after ACT, tCCD_L after RD/WR) without a recomputation.
+  /// Scheduler cache per bank: the FR-FCFS candidate of the bank (its next command, queue
+  /// index, sort key) and its bank-local earliest time (bank and bank-group rules and the
+  /// arrival; the channel-wide rules are combined in pick()); local = kIdle and key = ~0
+  /// for a bank without queued requests. A candidate is recomputed only when a command was
+  /// issued to its bank or its queue changed (`dirty`); a command to another bank of its
+  /// group raises its bank-local time by the one group rule that changed (tRRD_L after ACT,
+  /// tCCD_L after RD/WR) without a recomputation.
+  /// Bank-local time of a bank without requests: far in the future, yet far from overflow
+  /// when a timing is added to it (simulated times stay far below 2^62 ps = 53 days).
+  static constexpr ps_t kIdle = kNever / 2;
+  struct cand {
+    ps_t local = kIdle;
+    /// (not a column command) << 63 | age << 8 | bank: the order of candidates issuing at
+    /// equal times (column commands first, then the oldest); ages are unique.
+    std::uint64_t key = ~0ull;
+    std::uint32_t qi = 0;       ///< index in the bank queue
+    std::uint8_t cmd = 0;       ///< command (ACT, PRE, RD, WR)
+  };
   void refresh_candidate(unsigned flat);
   void mark_dirty(unsigned flat) {
     if (!dirty_[flat]) {
@@ -100,12 +120,19 @@ private:
   struct choice {
     ps_t time = kNever;
     command cmd = command::ACT;
-    unsigned bank = 0;     ///< flat bank index
-    std::size_t qi = 0;    ///< index in the bank queue (column commands)
-    rule why = rule::arrival;
-    std::uint64_t seq = 0;
+    unsigned bank = 0;        ///< flat bank index
+    std::size_t qi = npos;    ///< index in the bank queue (npos: not a request's command)
+    std::uint64_t key = ~0ull;
+    ps_t not_before = 0;      ///< the lower bound the time was computed from (arrival, REF due)
   };
-  choice pick();
+  /// The scheduler's choice among the queued requests (req_) and the completion bound, one
+  /// pass over the banks; then the refresh / closed-page overrides (finish_pick()).
+  void pick();
+  void pick_requests();
+  void finish_pick();
+  /// After submit() to bank `flat`: updates req_ from that bank's new candidate alone when
+  /// possible (the other banks' candidates and the channel-wide bounds are unchanged).
+  void pick_after_submit(unsigned flat);
   void issue(const choice& c);
   unsigned bg_of(unsigned flat) const { return flat / spec_.banks_per_group; }
   unsigned ba_of(unsigned flat) const { return flat % spec_.banks_per_group; }
@@ -115,23 +142,22 @@ private:
   scheduler sched_;
   timing_checker chk_;
   std::vector<bank_state> banks_;
-  // Candidates (see above), per flat bank.
-  std::vector<ps_t> c_local_;          ///< bank-local earliest time; kNever: no request
-  std::vector<std::uint64_t> c_seq_;   ///< age of the candidate request
-  std::vector<std::size_t> c_qi_;      ///< its index in the bank queue
-  std::vector<std::uint8_t> c_cmd_;    ///< its next command
+  std::vector<cand> cand_;             ///< per flat bank (see above)
   std::vector<std::uint8_t> dirty_;
   std::vector<unsigned> dirty_list_;
-  std::vector<ps_t> et_;               ///< pick() scratch: per bank earliest time
   ps_t tRRD_L_ps_, tCCD_L_ps_;
+  ps_t to_col_[4];                     ///< per candidate command: time to a column command
   ps_t refi_, ref_due_;
   ps_t min_done_;
   ps_t clock_ = 0;                ///< time of the last command
   std::uint64_t seq_ = 0;
   std::size_t queued_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0;
-  bool cached_ = false;
-  choice cache_;
+  bool cached_ = false;           ///< req_, cache_, cb_, bound_ are valid
+  choice req_;                    ///< best request command (no refresh / closed-page override)
+  choice cache_;                  ///< the next command
+  timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
+  ps_t bound_ = kNever;           ///< completion_bound() before min_done_
   std::vector<completion> done_;
 };
 

@@ -135,13 +135,38 @@ unsigned timing_checker::record(command cmd, unsigned bg, unsigned b, ps_t tp, r
       ++bad;
     }
   });
+  ++binding_[static_cast<std::size_t>(binding)];
+  return bad + apply(cmd, bg, b, t, tp);
+}
+
+unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t tp,
+                                      ps_t not_before) {
+  const st t = static_cast<st>(tp);
+  unsigned bad = 0;
+  st best = static_cast<st>(not_before);
+  rule why = rule::arrival;
+  for_each_bound(cmd, bg, b, [&](rule r, st lb) {
+    if (t < lb) {
+      ++violations_[static_cast<std::size_t>(r)];
+      ++bad;
+    }
+    if (lb > best) {  // as earliest(): the first rule reaching the maximum binds
+      best = lb;
+      why = r;
+    }
+  });
+  ++binding_[static_cast<std::size_t>(why)];
+  return bad + apply(cmd, bg, b, t, tp);
+}
+
+unsigned timing_checker::apply(command cmd, unsigned bg, unsigned b, st t, ps_t tp) {
+  unsigned bad = 0;
   bank_hist& bk = bank_[idx(bg, b)];
   group_hist& gr = group_[bg];
   auto state_error = [&] {
     ++violations_[static_cast<std::size_t>(rule::state)];
     ++bad;
   };
-  ++binding_[static_cast<std::size_t>(binding)];
   ++commands_[static_cast<std::size_t>(cmd)];
   switch (cmd) {
     case command::ACT:

@@ -56,6 +56,12 @@ public:
   /// t (counted in binding()). Returns the number of rules violated (0 when legal).
   unsigned record(command cmd, unsigned bank_group, unsigned bank, ps_t t,
                   rule binding = rule::arrival);
+  /// record() for a command a scheduler issued at its earliest time >= `not_before`: one pass
+  /// over the rules both counts the violated ones and finds the binding rule (the rule
+  /// earliest(cmd, bank_group, bank, not_before) would name), so the scheduler need not ask
+  /// earliest() for it.
+  unsigned record_issue(command cmd, unsigned bank_group, unsigned bank, ps_t t,
+                        ps_t not_before);
 
   bool bank_open(unsigned bank_group, unsigned bank) const { return bank_[idx(bank_group, bank)].open; }
   unsigned open_banks() const { return open_banks_; }
@@ -82,6 +88,9 @@ private:
 
   // Each rule's lower bound for `cmd` (never if the rule does not apply).
   template <class F> void for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const;
+  /// Updates the history (and the state-rule violations) for `cmd` issued at `t`; returns
+  /// the number of state violations.
+  unsigned apply(command cmd, unsigned bg, unsigned b, st t, ps_t tp);
 
   const dram_spec spec_;
   // Timings in ps.
