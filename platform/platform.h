@@ -39,6 +39,9 @@ struct platform_config {
   std::string density_profile;            ///< CSV density over training (iteration,epoch,layer,zero_fraction,...)
   double training_progress = -1;          ///< 0..1: point of density_profile to use; < 0: profile unused
   std::uint64_t seed = 1;                 ///< synthetic activation seed
+  /// Activation chunks (64 KiB) produced ahead on a worker thread (workloads::chunk_producer);
+  /// 0 = produced in the simulation thread. Results are identical; only wall time changes.
+  std::uint64_t produce_ahead = 8;
   std::string layer_times;                ///< CSV layer,forward_ms,backward_ms overriding the roofline
   double quantum_ns = 1000;               ///< global LT quantum (ns), default 1 us (ARCHITECTURE §4)
   /// "lt": the engine uses b_transport with the quantum (default); "at": 4-phase

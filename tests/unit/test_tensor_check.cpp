@@ -105,3 +105,104 @@ TEST(TensorCheck, GranulesNeverProducedAreCheckedAgainstRegeneratedBytes) {
   tensor_sink_region(rec).write(0, w.data(), kBytes);
   EXPECT_EQ(rec->mismatched_bytes(), 1u);
 }
+
+namespace {
+/// Synthetic bytes, but chunk 1 of tensor "bad" cannot be produced.
+struct failing_source : synthetic_activation_source {
+  failing_source() : synthetic_activation_source(0.5, 5) {}
+  void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset, std::uint8_t* out,
+            std::size_t len) override {
+    if (key == "bad" && offset >= 65536) throw activation_error("tensor 'bad': no data beyond 64 KiB");
+    synthetic_activation_source::fill(key, shape, offset, out, len);
+  }
+};
+}  // namespace
+
+TEST(TensorCheck, ProducingAheadGivesTheSameBytesChecksumsAndZerosAsOnDemand) {
+  // Two tensors read in turn (as offloads of consecutive layers overlap), once front to back
+  // in 4 KiB windows and once backwards: the worker's chunks equal on-demand production.
+  synthetic_activation_source src(0.4, 9);
+  const tensor_shape other{1, 3, 50, 70};  // 42000 bytes: one partial chunk
+  for (std::size_t ahead : {0u, 1u, 8u}) {
+    SCOPED_TRACE(ahead);
+    auto producer = std::make_shared<chunk_producer>(src, ahead);
+    auto on_demand_a = std::make_shared<tensor_record>(src, "t", kShape);
+    auto on_demand_b = std::make_shared<tensor_record>(src, "u", other);
+    auto a = std::make_shared<tensor_record>(producer, "t", kShape);
+    auto b = std::make_shared<tensor_record>(producer, "u", other);
+    std::vector<std::uint8_t> ra(kBytes), rb(other.elements() * 4), ea(ra.size()), eb(rb.size());
+    for (std::uint64_t off = 0; off < kBytes; off += 4096) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(4096, kBytes - off));
+      tensor_source_region(a).read(off, ra.data() + off, n);
+      tensor_source_region(on_demand_a).read(off, ea.data() + off, n);
+      if (off < rb.size()) {
+        const std::size_t m = std::min<std::size_t>(4096, rb.size() - off);
+        tensor_source_region(b).read(off, rb.data() + off, m);
+        tensor_source_region(on_demand_b).read(off, eb.data() + off, m);
+      }
+    }
+    EXPECT_EQ(ra, expected(src));
+    EXPECT_EQ(ra, ea);
+    EXPECT_EQ(rb, eb);
+    EXPECT_EQ(a->zeros(), on_demand_a->zeros());
+    EXPECT_EQ(b->zeros(), on_demand_b->zeros());
+    EXPECT_EQ(a->produced_bytes(), kBytes);
+    const auto st = producer->stats();  // 2 + 1 chunks taken, wherever they came from
+    EXPECT_EQ(st.ready + st.waited + st.by_reader, 3u);
+    if (ahead == 0) {
+      EXPECT_EQ(st.by_reader, 3u);
+    }
+    // Backwards (chunks already passed are produced again): same bytes.
+    std::vector<std::uint8_t> back(kBytes);
+    for (std::uint64_t off = kBytes; off > 0;) {
+      const std::uint64_t start = off >= 4096 ? off - 4096 : 0;
+      tensor_source_region(a).read(start, back.data() + start, static_cast<std::size_t>(off - start));
+      off = start;
+    }
+    EXPECT_EQ(back, ra);
+    // The recorded checksums accept the right bytes and catch a wrong one.
+    std::vector<std::uint8_t> w = ra;
+    w[70000] ^= 0x04;
+    tensor_sink_region(a).write(0, w.data(), w.size());
+    EXPECT_EQ(a->mismatched_bytes(), 1u);
+    tensor_sink_region(b).write(0, rb.data(), rb.size());
+    EXPECT_EQ(b->mismatched_bytes(), 0u);
+  }
+}
+
+TEST(TensorCheck, TheSourcesErrorReachesTheReaderWithOrWithoutLookahead) {
+  failing_source src;
+  for (std::size_t ahead : {0u, 4u}) {
+    SCOPED_TRACE(ahead);
+    auto producer = std::make_shared<chunk_producer>(src, ahead);
+    auto rec = std::make_shared<tensor_record>(producer, "bad", kShape);
+    std::vector<std::uint8_t> buf(4096);
+    tensor_source_region region(rec);
+    region.read(0, buf.data(), buf.size());  // chunk 0 is fine
+    try {
+      region.read(65536, buf.data(), 16);
+      FAIL() << "expected activation_error";
+    } catch (const activation_error& e) {
+      EXPECT_NE(std::string(e.what()).find("tensor 'bad'"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(producer->take(12345, 0), std::out_of_range);  // unknown tensor id
+  }
+}
+
+TEST(TensorCheck, AProducerStopsCleanlyWithWorkQueuedAndStillServesReadsAfterStop) {
+  synthetic_activation_source src(0.5, 2);
+  const tensor_shape big{4, 64, 56, 56};  // 3.2 MB: 49 chunks
+  {
+    chunk_producer p(src, 64);
+    const std::uint64_t id = p.open("big", big);  // 49 chunks queued
+    p.close(id);
+    p.open("big", big);
+  }  // destroyed with work queued: joins without producing it all, no hang
+  auto producer = std::make_shared<chunk_producer>(src, 8);
+  auto rec = std::make_shared<tensor_record>(producer, "t", kShape);
+  producer->stop();
+  producer->stop();  // idempotent
+  std::vector<std::uint8_t> got(kBytes);
+  tensor_source_region(rec).read(0, got.data(), got.size());
+  EXPECT_EQ(got, expected(src));
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 namespace cdma::workloads {
 
@@ -25,11 +26,192 @@ std::uint64_t count_zero_words(const std::uint8_t* p, std::size_t n) {
 }
 }  // namespace
 
+// ---- chunk_producer ------------------------------------------------------------------------
+
+static_assert(chunk_producer::granule_bytes == tensor_record::granule_bytes);
+static_assert(chunk_producer::chunk_bytes % chunk_producer::granule_bytes == 0);
+
+chunk_producer::chunk_producer(activation_source& source, std::size_t lookahead, bool digest)
+    : source_(source), lookahead_(lookahead), digest_(digest) {
+  if (lookahead_ > 0) thread_ = std::thread([this] { worker(); });
+}
+
+chunk_producer::~chunk_producer() { stop(); }
+
+void chunk_producer::stop() {
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::uint64_t chunk_producer::open(const std::string& key, const tensor_shape& shape) {
+  std::lock_guard<std::mutex> g(lock_);
+  const std::uint64_t id = next_id_++;
+  tensor& t = tensors_[id];
+  t.key = key;
+  t.shape = shape;
+  t.chunks = (shape.elements() * 4 + chunk_bytes - 1) / chunk_bytes;
+  queue_upto(id, t, lookahead_);
+  return id;
+}
+
+void chunk_producer::close(std::uint64_t id) {
+  std::lock_guard<std::mutex> g(lock_);
+  auto it = tensors_.find(id);
+  if (it == tensors_.end()) return;
+  for (auto& [c, j] : it->second.jobs)
+    if (j->state == job_state::queued) j->state = job_state::dropped;
+  tensors_.erase(it);
+}
+
+void chunk_producer::queue_upto(std::uint64_t id, tensor& t, std::uint64_t end) {
+  if (lookahead_ == 0) return;
+  end = std::min(end, t.chunks);
+  bool queued = false;
+  for (; t.next_queue < end; ++t.next_queue) {
+    auto j = std::make_shared<job>();
+    j->tensor = id;
+    j->index = t.next_queue;
+    t.jobs.emplace(t.next_queue, j);
+    queue_.push_back(std::move(j));
+    queued = true;
+  }
+  if (queued && worker_idle_) work_cv_.notify_one();  // no futex call while it works
+}
+
+void chunk_producer::produce(job& j, const std::string& key, const tensor_shape& shape,
+                             std::uint64_t chunks) {
+  try {
+    if (j.index >= chunks) throw std::out_of_range("chunk index past the tensor's end");
+    std::unique_ptr<chunk> ch;
+    {
+      std::lock_guard<std::mutex> g(lock_);
+      if (!spare_.empty()) {
+        ch = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    if (!ch) ch = std::make_unique<chunk>();
+    const std::uint64_t bytes = shape.elements() * 4, off = j.index * chunk_bytes;
+    ch->len = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, bytes - off));
+    ch->data.resize(chunk_bytes);
+    {
+      std::lock_guard<std::mutex> g(fill_lock_);
+      source_.fill(key, shape, off, ch->data.data(), ch->len);
+    }
+    ch->hash.clear();
+    ch->zeros.clear();
+    if (digest_)
+      for (std::size_t k = 0; k < ch->len; k += granule_bytes) {
+        const std::size_t len = std::min(granule_bytes, ch->len - k);
+        ch->hash.push_back(checksum(ch->data.data() + k, len));
+        ch->zeros.push_back(static_cast<std::uint32_t>(count_zero_words(ch->data.data() + k, len)));
+      }
+    j.result = std::move(ch);
+  } catch (...) {
+    j.error = std::current_exception();
+  }
+}
+
+void chunk_producer::worker() {
+  std::unique_lock<std::mutex> g(lock_);
+  for (;;) {
+    worker_idle_ = true;
+    work_cv_.wait(g, [this] { return stop_ || !queue_.empty(); });
+    worker_idle_ = false;
+    if (stop_) return;
+    std::shared_ptr<job> j = std::move(queue_.front());
+    queue_.pop_front();
+    if (j->state != job_state::queued) continue;  // taken by the reader or dropped
+    auto t = tensors_.find(j->tensor);
+    if (t == tensors_.end()) continue;
+    j->state = job_state::running;
+    const std::string key = t->second.key;
+    const tensor_shape shape = t->second.shape;
+    const std::uint64_t chunks = t->second.chunks;
+    g.unlock();
+    produce(*j, key, shape, chunks);
+    g.lock();
+    j->state = job_state::done;
+    if (takers_waiting_) done_cv_.notify_all();
+  }
+}
+
+std::unique_ptr<chunk_producer::chunk> chunk_producer::take(std::uint64_t id, std::uint64_t c) {
+  std::unique_lock<std::mutex> g(lock_);
+  auto it = tensors_.find(id);
+  if (it == tensors_.end()) throw std::out_of_range("chunk_producer: unknown tensor id " + std::to_string(id));
+  tensor& t = it->second;
+  if (c >= t.chunks)
+    throw std::out_of_range("chunk_producer: chunk " + std::to_string(c) + " of tensor '" + t.key + "' (" +
+                            std::to_string(t.chunks) + " chunks)");
+  std::shared_ptr<job> j;
+  if (auto f = t.jobs.find(c); f != t.jobs.end()) {
+    j = f->second;
+    t.jobs.erase(f);
+  }
+  // Chunks before c were skipped by a reader moving forward: drop them (a later read of one
+  // produces it again). Keep the worker `lookahead` chunks ahead of the reader.
+  for (auto f = t.jobs.begin(); f != t.jobs.end() && f->first < c;) {
+    if (f->second->state == job_state::queued) f->second->state = job_state::dropped;
+    f = t.jobs.erase(f);
+  }
+  queue_upto(id, t, c + 1 + lookahead_);
+  if (j && j->state == job_state::queued) j->state = job_state::dropped;  // not started: produce here
+  if (j && j->state == job_state::done) ++stats_.ready;
+  if (j && j->state == job_state::running) {
+    ++stats_.waited;
+    ++takers_waiting_;
+    done_cv_.wait(g, [&] { return j->state == job_state::done; });
+    --takers_waiting_;
+  }
+  if (!j || j->state != job_state::done) {
+    ++stats_.by_reader;
+    const std::string key = t.key;
+    const tensor_shape shape = t.shape;
+    const std::uint64_t chunks = t.chunks;
+    g.unlock();
+    j = std::make_shared<job>();
+    j->index = c;
+    produce(*j, key, shape, chunks);
+  } else {
+    g.unlock();
+  }
+  if (j->error) std::rethrow_exception(j->error);
+  return std::move(j->result);
+}
+
+void chunk_producer::recycle(std::unique_ptr<chunk> ch) {
+  if (!ch) return;
+  std::lock_guard<std::mutex> g(lock_);
+  if (spare_.size() < 2 * lookahead_ + 2) spare_.push_back(std::move(ch));
+}
+
+void chunk_producer::fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
+                          std::uint8_t* out, std::size_t len) {
+  std::lock_guard<std::mutex> g(fill_lock_);
+  source_.fill(key, shape, offset, out, len);
+}
+
+// ---- tensor_record -------------------------------------------------------------------------
+
 tensor_record::tensor_record(activation_source& source, std::string key, tensor_shape shape)
-    : source_(source), key_(std::move(key)), shape_(shape), bytes_(shape.elements() * 4) {
+    : tensor_record(std::make_shared<chunk_producer>(source, 0), std::move(key), shape) {}
+
+tensor_record::tensor_record(std::shared_ptr<chunk_producer> producer, std::string key, tensor_shape shape)
+    : producer_(std::move(producer)), key_(std::move(key)), shape_(shape), bytes_(shape.elements() * 4) {
   const std::uint64_t n = (bytes_ + granule_bytes - 1) / granule_bytes;
   hash_.assign(static_cast<std::size_t>(n), 0);
   written_.assign(static_cast<std::size_t>(n), false);
+  id_ = producer_->open(key_, shape_);
+}
+
+tensor_record::~tensor_record() {
+  producer_->close(id_);
+  producer_->recycle(std::move(chunk_));
 }
 
 void tensor_record::check_range(const char* what, std::uint64_t offset, std::size_t len) const {
@@ -45,17 +227,17 @@ std::uint64_t tensor_record::granule_len(std::uint64_t g) const {
 }
 
 void tensor_record::load_chunk(std::uint64_t c) {
+  producer_->recycle(std::move(chunk_));
+  chunk_index_ = ~0ull;
+  chunk_ = producer_->take(id_, c);
   const std::uint64_t off = c * chunk_bytes_;
-  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes_, bytes_ - off));
-  chunk_.resize(chunk_bytes_);
-  source_.fill(key_, shape_, off, chunk_.data(), n);
-  for (std::size_t k = 0; k < n; k += granule_bytes) {
+  const std::size_t n = chunk_->len;
+  for (std::size_t k = 0, i = 0; k < n; k += granule_bytes, ++i) {
     const std::uint64_t g = (off + k) / granule_bytes;
     if (hash_[g]) continue;
-    const std::size_t len = std::min(granule_bytes, n - k);
-    hash_[g] = checksum(chunk_.data() + k, len);
-    zeros_ += count_zero_words(chunk_.data() + k, len);
-    produced_bytes_ += len;
+    hash_[g] = chunk_->hash[i];
+    zeros_ += chunk_->zeros[i];
+    produced_bytes_ += std::min(granule_bytes, n - k);
   }
   chunk_index_ = c;
 }
@@ -67,7 +249,7 @@ void tensor_record::produce(std::uint64_t offset, std::uint8_t* dst, std::size_t
     if (c != chunk_index_) load_chunk(c);
     const std::size_t in = static_cast<std::size_t>(offset % chunk_bytes_);
     const std::size_t n = std::min<std::size_t>(len, std::min<std::uint64_t>(chunk_bytes_ - in, bytes_ - offset));
-    std::memcpy(dst, chunk_.data() + in, n);
+    std::memcpy(dst, chunk_->data.data() + in, n);
     offset += n;
     dst += n;
     len -= n;
@@ -75,7 +257,7 @@ void tensor_record::produce(std::uint64_t offset, std::uint8_t* dst, std::size_t
 }
 
 void tensor_record::regenerate(std::uint64_t g, std::uint8_t* out) {
-  source_.fill(key_, shape_, g * granule_bytes, out, static_cast<std::size_t>(granule_len(g)));
+  producer_->fill(key_, shape_, g * granule_bytes, out, static_cast<std::size_t>(granule_len(g)));
 }
 
 void tensor_record::check_granule(std::uint64_t g, const std::uint8_t* data) {

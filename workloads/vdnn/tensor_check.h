@@ -17,10 +17,15 @@
 //
 // Pure C++ on top of the backing_store region interface (no SystemC).
 #pragma once
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 #include "tlm/memory/backing_store.h"
 #include "workloads/activations/activation_source.h"
@@ -28,14 +33,118 @@
 
 namespace cdma::workloads {
 
+/// Produces activation tensors in chunks, ahead of their use, on one worker thread.
+///
+/// A training step reads each offloaded tensor front to back (the DMA engine's windows), so
+/// while the simulation works on chunk c the worker already produces chunks c+1 .. c+lookahead
+/// (and chunks 0 .. lookahead-1 of a tensor as soon as it is opened, i.e. when the kernel that
+/// writes it starts). The bytes are the same as producing them on demand: the activation
+/// source depends only on (key, offset), and every call of the source (the worker's and
+/// fill()) is made under one lock, so a source needs no thread safety of its own.
+/// With lookahead 0 there is no thread: a chunk is produced when it is taken, in the caller's
+/// thread. Pure C++ (std::thread; no SystemC in the worker).
+class chunk_producer {
+public:
+  /// Production unit, bytes (16 granules of tensor_record::granule_bytes).
+  static constexpr std::size_t chunk_bytes = 64 * 1024;
+  /// Checksum granule, bytes (fp32 elements; = tensor_record::granule_bytes).
+  static constexpr std::size_t granule_bytes = 4096;
+
+  /// One produced chunk: `len` valid bytes (chunk_bytes except at a tensor's end) and, with
+  /// digest on, the XXH3-64 checksum (never 0) and the zero-word count of each granule.
+  struct chunk {
+    std::vector<std::uint8_t> data;
+    std::size_t len = 0;
+    std::vector<std::uint64_t> hash;
+    std::vector<std::uint32_t> zeros;
+  };
+
+  /// `source` must outlive the producer. `lookahead`: chunks produced ahead per tensor
+  /// (0: no worker thread). `digest`: compute the per-granule checksums and zero counts.
+  chunk_producer(activation_source& source, std::size_t lookahead, bool digest = true);
+  /// Stops the worker (a chunk being produced is finished first); queued chunks are dropped.
+  ~chunk_producer();
+  chunk_producer(const chunk_producer&) = delete;
+  chunk_producer& operator=(const chunk_producer&) = delete;
+
+  std::size_t lookahead() const { return lookahead_; }
+  /// Stops the worker thread now (e.g. before the source is destroyed while records still
+  /// refer to the producer); later chunks are produced when taken. Idempotent.
+  void stop();
+
+  /// Registers tensor `key` of `shape` (fp32, shape.elements() x 4 bytes) and queues its first
+  /// `lookahead` chunks. Returns its id for take() and close().
+  std::uint64_t open(const std::string& key, const tensor_shape& shape);
+  /// Forgets tensor `id`: its queued chunks are not produced, produced ones are freed.
+  void close(std::uint64_t id);
+  /// Chunk c of tensor `id`: taken from the worker if produced (waiting if it is being
+  /// produced), else produced now in the caller's thread; queues the following `lookahead`
+  /// chunks. Rethrows what the source threw for this chunk (e.g. activation_error).
+  /// Throws std::out_of_range for an unknown id or a chunk past the tensor's end.
+  std::unique_ptr<chunk> take(std::uint64_t id, std::uint64_t c);
+  /// Gives a chunk's buffers back for reuse (optional).
+  void recycle(std::unique_ptr<chunk> ch);
+  /// How take() found its chunks: produced already, being produced (waited), or produced by
+  /// the reader itself (not started by the worker, or no worker).
+  struct counts { std::uint64_t ready = 0, waited = 0, by_reader = 0; };
+  counts stats() const { std::lock_guard<std::mutex> g(lock_); return stats_; }
+  /// Calls the source for any byte range (e.g. to regenerate one granule), under the lock
+  /// that serialises every call of the source.
+  void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
+            std::uint8_t* out, std::size_t len);
+
+private:
+  enum class job_state { queued, running, done, dropped };
+  struct job {
+    std::uint64_t tensor = 0, index = 0;
+    job_state state = job_state::queued;
+    std::unique_ptr<chunk> result;
+    std::exception_ptr error;
+  };
+  struct tensor {
+    std::string key;
+    tensor_shape shape;
+    std::uint64_t chunks = 0;
+    std::uint64_t next_queue = 0;  ///< chunks below this were queued (or taken) already
+    std::map<std::uint64_t, std::shared_ptr<job>> jobs;
+  };
+  void worker();
+  /// Produces job j (the source call under fill_lock_); `key`/`shape` copied by the caller.
+  void produce(job& j, const std::string& key, const tensor_shape& shape, std::uint64_t chunks);
+  void queue_upto(std::uint64_t id, tensor& t, std::uint64_t end);  ///< lock_ held
+
+  activation_source& source_;
+  const std::size_t lookahead_;
+  const bool digest_;
+  mutable std::mutex lock_;  ///< guards everything below and job states
+  counts stats_;
+  std::mutex fill_lock_;     ///< serialises calls of the source
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::shared_ptr<job>> queue_;
+  std::map<std::uint64_t, tensor> tensors_;
+  std::vector<std::unique_ptr<chunk>> spare_;
+  std::uint64_t next_id_ = 1;
+  bool stop_ = false;
+  bool worker_idle_ = false;  ///< waiting on work_cv_ (notify only then)
+  int takers_waiting_ = 0;    ///< take() calls waiting on done_cv_
+  std::thread thread_;
+};
+
 /// Checksums and verification state of one activation tensor during one training step.
 class tensor_record {
 public:
   /// Granule of checksums and of verification, bytes (a multiple of 4: fp32 elements).
   static constexpr std::size_t granule_bytes = 4096;
 
-  /// `bytes` = shape.elements() x 4 (fp32). The source must outlive the record.
+  /// `bytes` = shape.elements() x 4 (fp32). The source must outlive the record. Chunks are
+  /// produced on demand in the caller's thread (a private producer without lookahead).
   tensor_record(activation_source& source, std::string key, tensor_shape shape);
+  /// Chunks come from `producer` (shared by the records of a run; produced ahead on its
+  /// worker thread when its lookahead is > 0). Same bytes and checksums either way.
+  tensor_record(std::shared_ptr<chunk_producer> producer, std::string key, tensor_shape shape);
+  ~tensor_record();
+  tensor_record(const tensor_record&) = delete;
+  tensor_record& operator=(const tensor_record&) = delete;
 
   const std::string& key() const { return key_; }
   std::uint64_t bytes() const { return bytes_; }
@@ -61,12 +170,13 @@ private:
   std::uint64_t granule_len(std::uint64_t g) const;
   /// Throws region_error unless [offset, offset + len) lies inside the tensor.
   void check_range(const char* what, std::uint64_t offset, std::size_t len) const;
-  /// Generates chunk c (chunk_bytes_) into chunk_, recording the checksums of its granules.
+  /// Takes chunk c (chunk_bytes_) into chunk_, recording the checksums of its granules.
   void load_chunk(std::uint64_t c);
   void check_granule(std::uint64_t g, const std::uint8_t* data);
   void regenerate(std::uint64_t g, std::uint8_t* out);
 
-  activation_source& source_;
+  std::shared_ptr<chunk_producer> producer_;
+  std::uint64_t id_ = 0;  ///< tensor id in producer_
   std::string key_;
   tensor_shape shape_;
   std::uint64_t bytes_ = 0;
@@ -76,8 +186,9 @@ private:
   struct partial { std::vector<std::uint8_t> data; std::vector<bool> have; std::size_t count = 0; };
   std::map<std::uint64_t, partial> partial_;    ///< granules written in pieces, not complete yet
   std::uint64_t zeros_ = 0, produced_bytes_ = 0;
-  static constexpr std::size_t chunk_bytes_ = 64 * 1024;  ///< production unit (16 granules)
-  std::vector<std::uint8_t> chunk_, scratch_;
+  static constexpr std::size_t chunk_bytes_ = chunk_producer::chunk_bytes;
+  std::unique_ptr<chunk_producer::chunk> chunk_;
+  std::vector<std::uint8_t> scratch_;
   std::uint64_t chunk_index_ = ~0ull;
 };
 

@@ -38,6 +38,7 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
     throw std::invalid_argument(std::string(this->name()) + ": " +
                                 std::to_string(times_.size()) + " layer times for " +
                                 std::to_string(net_.layers.size()) + " layers");
+  producer_ = std::make_shared<chunk_producer>(source_, p_.produce_ahead_chunks);
   regs.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   gpu_mem.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   // Host buffers: one data region and one metadata table per layer, never reused within a
@@ -223,6 +224,10 @@ void vdnn_runtime::dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* d
   }
 }
 
+// Regions still mapped in the GPU memory may keep records (and the producer) alive after
+// the runtime; the worker must not call the source beyond this point.
+vdnn_runtime::~vdnn_runtime() { producer_->stop(); }
+
 std::uint64_t vdnn_runtime::slot(std::size_t i) const { return p_.gpu_base + (i % 3) * slot_bytes_; }
 
 void vdnn_runtime::map_slot(std::size_t i, std::shared_ptr<mem::content_region> region) {
@@ -245,7 +250,7 @@ void vdnn_runtime::release_slots() {
 
 void vdnn_runtime::produce(std::size_t i) {
   const layer& l = net_.layers[i];
-  records_[i] = std::make_shared<tensor_record>(source_, l.offload_key, l.offload);
+  records_[i] = std::make_shared<tensor_record>(producer_, l.offload_key, l.offload);
   map_slot(i, std::make_shared<tensor_source_region>(records_[i]));
 }
 

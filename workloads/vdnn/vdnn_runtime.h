@@ -55,6 +55,10 @@ struct vdnn_runtime_params {
   /// Register accesses (MMIO) as 4-phase nb_transport with pooled payloads (AT platforms)
   /// instead of b_transport. Same register latency either way (the engine's regs target).
   bool approximately_timed = false;
+  /// Activation chunks (64 KiB) produced ahead of the engine's reads per tensor, on a worker
+  /// thread (chunk_producer); 0 = produce on demand in the simulation thread. Only wall time
+  /// changes: bytes, checksums and simulated times are the same.
+  std::size_t produce_ahead_chunks = 8;
 };
 
 /// Results of one layer in one step. Times in ps; 0 where the layer did no transfer.
@@ -92,6 +96,8 @@ public:
   vdnn_runtime(sc_core::sc_module_name name, const network& net,
                std::vector<layer_time> times, activation_source& source,
                mem::region_host& gpu_regions, const vdnn_runtime_params& p);
+
+  ~vdnn_runtime() override;
 
   const std::vector<step_result>& results() const { return results_; }
   bool finished() const { return finished_; }
@@ -132,6 +138,7 @@ private:
   activation_source& source_;
   mem::region_host& gpu_regions_;
   vdnn_runtime_params p_;
+  std::shared_ptr<chunk_producer> producer_;             ///< shared by the step's records
   std::vector<std::shared_ptr<tensor_record>> records_;  ///< per layer, current step
   bool slot_mapped_[3] = {false, false, false};
   std::vector<std::uint64_t> host_data_, host_meta_;
