@@ -1,6 +1,7 @@
 // backing_store: content regions and the file spill mode (pure C++, no SystemC).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -123,4 +124,29 @@ TEST(BackingStoreSpill, UnwritableDirectoryIsAnErrorNamingIt) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/cdma-vp-dir"), std::string::npos) << e.what();
   }
+}
+
+TEST(BackingStorePages, ARecycledPageFrameReadsAsZerosWhereNotWritten) {
+  // Page frames of freed pages are reused (page pool): a new page must still start as zeros.
+  backing_store s(1 << 20, 4096);
+  std::vector<std::uint8_t> ff(4096, 0xFF);
+  for (std::uint64_t p = 0; p < 8; ++p) s.write(p * 4096, ff.data(), ff.size());
+  EXPECT_EQ(s.resident_bytes(), 8u * 4096u);
+  s.discard(0, 8 * 4096);  // eight frames back to the pool
+  EXPECT_EQ(s.resident_bytes(), 0u);
+  const std::uint8_t one = 0x5A;
+  for (std::uint64_t p = 16; p < 24; ++p) s.write(p * 4096 + 100, &one, 1);  // partial writes
+  std::vector<std::uint8_t> back(8 * 4096);
+  s.read(16 * 4096, back.data(), back.size());
+  for (std::size_t k = 0; k < back.size(); ++k) ASSERT_EQ(back[k], k % 4096 == 100 ? 0x5A : 0) << k;
+  // A whole-page write over a recycled frame keeps exactly the written bytes.
+  s.discard(16 * 4096, 4096);
+  s.write(40 * 4096, ff.data(), ff.size());
+  s.read(40 * 4096, back.data(), 4096);
+  EXPECT_TRUE(std::all_of(back.begin(), back.begin() + 4096, [](std::uint8_t v) { return v == 0xFF; }));
+  // DMI pointers stay valid and see later writes.
+  std::uint8_t* p = s.page_pointer(41 * 4096);
+  EXPECT_EQ(p[7], 0);
+  s.write(41 * 4096 + 7, &one, 1);
+  EXPECT_EQ(p[7], 0x5A);
 }

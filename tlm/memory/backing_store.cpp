@@ -1,12 +1,14 @@
 #include "tlm/memory/backing_store.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -52,6 +54,33 @@ void backing_store::check_range(const char* what, std::uint64_t addr, std::uint6
 }
 
 // ---- pages ------------------------------------------------------------------------------------
+
+detail::page_pool::~page_pool() {
+  for (const auto& [addr, len] : arenas_) ::munmap(addr, len);
+}
+
+std::uint8_t* detail::page_pool::get(bool zeroed) {
+  if (!free_.empty()) {
+    std::uint8_t* p = free_.back();
+    free_.pop_back();
+    if (zeroed) std::memset(p, 0, page_bytes_);
+    return p;
+  }
+  if (fresh_ == 0) {
+    const std::size_t frames = std::max<std::size_t>(1, next_arena_bytes_ / page_bytes_);
+    const std::size_t bytes = frames * page_bytes_;
+    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    arenas_.emplace_back(m, bytes);
+    next_ = static_cast<std::uint8_t*>(m);
+    fresh_ = frames;
+    next_arena_bytes_ = std::min<std::size_t>(next_arena_bytes_ * 2, 64u << 20);
+  }
+  std::uint8_t* p = next_;  // fresh anonymous memory reads as zeros
+  next_ += page_bytes_;
+  --fresh_;
+  return p;
+}
 
 void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data) const {
   const off_t off = static_cast<off_t>(index * page_bytes_);
@@ -103,11 +132,12 @@ backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_ov
   if (page* p = find_page(index)) return *p;
   evict_if_full();
   page pg;
+  pg.data = std::unique_ptr<std::uint8_t[], detail::page_release>(nullptr, detail::page_release{&pool_});
   if (fd_ >= 0 && on_file_[index] && !whole_overwrite) {
-    pg.data.reset(new std::uint8_t[page_bytes_]);
+    pg.data.reset(pool_.get(false));
     page_io(false, index, pg.data.get());
   } else {
-    pg.data.reset(new std::uint8_t[page_bytes_]());  // value-initialised: zeros
+    pg.data.reset(pool_.get(!whole_overwrite));  // zeros unless every byte is written next
   }
   if (fd_ >= 0) {
     lru_.push_front(index);
