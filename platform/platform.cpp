@@ -137,7 +137,22 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
 
   std::unique_ptr<workloads::activation_source> src;
   std::string path = cfg.activations;
-  if (path.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
+  // A synthetic-data option set away from its default asks for synthetic activations: it
+  // replaces the shipped InceptionV3 sample, and contradicts an explicit activations file.
+  const platform_config defaults;
+  std::vector<std::string> synthetic_keys;
+  if (cfg.synthetic_density != defaults.synthetic_density) synthetic_keys.push_back("density");
+  if (cfg.mean_zero_run != defaults.mean_zero_run) synthetic_keys.push_back("zero_run");
+  if (cfg.density_profile != defaults.density_profile) synthetic_keys.push_back("density_profile");
+  if (cfg.training_progress != defaults.training_progress) synthetic_keys.push_back("training_progress");
+  if (cfg.seed != defaults.seed) synthetic_keys.push_back("seed");
+  if (!path.empty() && !synthetic_keys.empty()) {
+    std::string keys;
+    for (const auto& k : synthetic_keys) keys += (keys.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("activations \"" + path + "\" (real activations) cannot be combined with " + keys +
+                                " (options of synthetic activations); drop one of them");
+  }
+  if (path.empty() && synthetic_keys.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
     path = default_activations_path();
   if (!path.empty()) {
     workloads::real_activation_options ro;
@@ -163,6 +178,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   rp.window_bytes = cfg.engine.window_bytes;
   rp.verify = cfg.verify;
   rp.approximately_timed = cfg.mode == "at";
+  rp.produce_ahead_chunks = static_cast<std::size_t>(cfg.produce_ahead);
   {
     const workloads::vdnn_step_config all[3] = {
         {"oracle", workloads::vdnn_policy::none, false, cid, 4},

@@ -120,6 +120,28 @@ TEST_F(platform_test, npz_that_does_not_match_the_network_is_refused) {
   }
 }
 
+TEST_F(platform_test, synthetic_options_replace_the_default_sample_and_contradict_a_named_file) {
+  // InceptionV3 uses the shipped real sample by default; --density asks for synthetic data.
+  platform_config cfg;
+  cfg.network = "inception_v3";
+  cfg.batch = 1;
+  cfg.steps = "oracle";
+  cfg.synthetic_density = 0.3;
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_EQ(rep.activations, "synthetic: density 0.3 (independent zeros), seed 1") << rep.activations;
+  // With an activations file named as well, the run is refused naming both.
+  cfg.activations = cdma::platform::default_activations_path();
+  cfg.seed = 7;
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("chelsea.npz"), std::string::npos) << m;
+    EXPECT_NE(m.find("density, seed"), std::string::npos) << m;
+  }
+}
+
 TEST_F(platform_test, a_subset_of_steps_runs_only_those) {
   platform_config cfg;
   cfg.network = "synthetic";
