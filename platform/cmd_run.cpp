@@ -1,7 +1,8 @@
 // cdma-vp run: one training step of a network under vDNN, three times (oracle, vDNN, cDMA).
 // Configuration: --preset NAME | --config FILE, then the shortcut options, then every
 // --param name=value in order (the last one wins). Exit codes: 0 success, 1 the simulation
-// ran but prefetched data did not match, 2 bad input (nothing is simulated or written).
+// ran but prefetched data did not match, 2 bad input (nothing is simulated or written), 3 an
+// I/O error during the run (spill file) or while writing the outputs.
 #include <fstream>
 #include <iostream>
 #include <boost/program_options.hpp>
@@ -10,6 +11,7 @@
 #include "platform/outputs.h"
 #include "platform/platform.h"
 #include "platform/report.h"
+#include "tlm/memory/backing_store.h"
 
 namespace po = boost::program_options;
 
@@ -35,7 +37,8 @@ int run_command(const std::vector<std::string>& args) {
                    "InceptionV3, batch 32, real activations, preset titanx-gen3, policy all, ZVC.\n\n"
                 << opts
                 << "\nParameters (--param, config files): cdma-vp config --list\n"
-                   "Exit status: 0 ok, 1 prefetched data did not match, 2 bad input.\n";
+                   "Exit status: 0 ok, 1 prefetched data did not match, 2 bad input, 3 an I/O\n"
+                   "error during the run or while writing the outputs (e.g. a full disk).\n";
       return 0;
     }
     o.cfg.resolve(vm);
@@ -50,15 +53,18 @@ int run_command(const std::vector<std::string>& args) {
   run_report rep;
   try {
     rep = run(o.cfg.config, o.out.hooks());
+  } catch (const mem::store_io_error& e) {  // not bad input: the machine failed the run
+    std::cerr << "cdma-vp: error: " << e.what() << "\n";
+    return 3;
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
   print_summary(std::cout, rep);
   try {
     o.out.write_all(rep, std::cout);
-  } catch (const std::exception& e) {
-    std::cerr << "cdma-vp: " << e.what() << "\n";
-    return 2;
+  } catch (const std::exception& e) {  // the run itself succeeded (summary above)
+    std::cerr << "cdma-vp: error: " << e.what() << "\n";
+    return 3;
   }
   return rep.ok() || !rep.config.verify ? 0 : 1;
 }

@@ -269,3 +269,13 @@ TEST(config, files_use_json_types_and_name_the_file) {
   }
   EXPECT_EQ(cli("config --dump --preset ''"), 2);
 }
+
+TEST(config, outputs_that_cannot_be_written_after_a_run_exit_3_naming_the_file) {
+  // /dev/full accepts the open and fails the writes (ENOSPC): the run itself succeeded, its
+  // summary is printed, the exit status says the outputs were lost (3, not "bad input" 2).
+  std::string out, err;
+  const int rc = cli("run --network synthetic --batch 1 --steps oracle --json /dev/full", &out, &err);
+  EXPECT_EQ(rc, 3) << err;
+  EXPECT_NE(err.find("/dev/full"), std::string::npos) << err;
+  EXPECT_NE(out.find("oracle"), std::string::npos) << out;
+}
