@@ -119,13 +119,7 @@ void channel::pick_requests() {
     if (bt >= kIdle) return;  // cannot happen with queued requests
     win = static_cast<unsigned>(best) & 0xffu;
   }
-  const cand& c = cand_[win];
-  req_.time = bt;
-  req_.cmd = static_cast<command>(c.cmd);
-  req_.bank = win;
-  req_.qi = c.qi;
-  req_.key = c.key;
-  req_.not_before = banks_[win].q[c.qi].r.arrival;
+  choose(win, cand_[win], bt);
   bound_ = bnd;
 }
 
@@ -172,6 +166,15 @@ void channel::finish_pick() {
   cached_ = true;
 }
 
+void channel::choose(unsigned bank, const cand& c, ps_t t) {
+  req_.time = t;
+  req_.cmd = static_cast<command>(c.cmd);
+  req_.bank = bank;
+  req_.qi = c.qi;
+  req_.key = c.key;
+  req_.not_before = banks_[bank].q[c.qi].r.arrival;
+}
+
 void channel::pick() {
   pick_requests();
   finish_pick();
@@ -194,14 +197,7 @@ void channel::pick_after_submit(unsigned flat) {
     return;
   }
   const ps_t et = std::max(cb_.b[c.cmd & 3u], c.local);
-  if (et < req_.time || (et == req_.time && c.key < req_.key)) {
-    req_.time = et;
-    req_.cmd = static_cast<command>(c.cmd);
-    req_.bank = flat;
-    req_.qi = c.qi;
-    req_.key = c.key;
-    req_.not_before = banks_[flat].q[c.qi].r.arrival;
-  }
+  if (et < req_.time || (et == req_.time && c.key < req_.key)) choose(flat, c, et);
   bound_ = std::min(bound_, et + to_col_[c.cmd & 3u]);
   finish_pick();
 }

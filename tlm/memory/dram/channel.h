@@ -128,6 +128,8 @@ private:
   /// The scheduler's choice among the queued requests (req_) and the completion bound, one
   /// pass over the banks; then the refresh / closed-page overrides (finish_pick()).
   void pick();
+  /// Makes candidate c of `bank` the next command, issuable at t.
+  void choose(unsigned bank, const cand& c, ps_t t);
   void pick_requests();
   void finish_pick();
   /// After submit() to bank `flat`: updates req_ from that bank's new candidate alone when
