@@ -295,7 +295,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     std::string base = hooks.vcd_path;
     if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0) base.resize(base.size() - 4);
     vcd = sc_core::sc_create_vcd_trace_file(base.c_str());
-    vcd->set_time_unit(1, sc_core::SC_NS);
+    vcd->set_time_unit(1, sc_core::SC_PS);  // the model's resolution: no truncated stamps
     sc_core::sc_trace(vcd, t->irq, "irq");
     sc_core::sc_trace(vcd, t->runtime.compute_busy, "compute_busy");
     sc_core::sc_trace(vcd, t->runtime.transfer_busy, "transfer_busy");
@@ -310,7 +310,15 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   if (cfg.check_protocol)  // collect every violation, then fail the run below
     sc_core::sc_report_handler::set_actions(protocol_checker::msg_type, sc_core::SC_ERROR,
                                             sc_core::SC_DISPLAY);
-  sc_core::sc_start();
+  try {
+    sc_core::sc_start();
+  } catch (const std::exception&) {
+    // A spill-file I/O error inside a process reaches here wrapped by SystemC (E549): give it
+    // back its type so the command can tell it from bad input.
+    for (const mem::backing_store* s : {&t->host_mem.store(), &t->gpu_mem.store()})
+      if (!s->io_error().empty()) throw mem::store_io_error(s->io_error());
+    throw;
+  }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   if (vcd) sc_core::sc_close_vcd_trace_file(vcd);
   std::size_t violations = 0;

@@ -279,3 +279,21 @@ TEST(config, outputs_that_cannot_be_written_after_a_run_exit_3_naming_the_file) 
   EXPECT_NE(err.find("/dev/full"), std::string::npos) << err;
   EXPECT_NE(out.find("oracle"), std::string::npos) << out;
 }
+
+TEST(config, a_spill_file_that_cannot_grow_exits_3_naming_it) {
+  // The host-memory spill file may not exceed 1 MiB (ulimit -f; SIGXFSZ ignored, so the write
+  // fails with EFBIG): the run stops with the I/O error, exit status 3, not "bad input".
+  const std::string e = tmp("spill_err");
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 1024; exec " + std::string(CDMA_VP_EXE) +
+                          " run --network synthetic --batch 64 --steps cdma --param host_mem.spill=on"
+                          " --param 'host_mem.spill_cache=1 MiB'\" >/dev/null 2>" + e;
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  std::ifstream f(e);
+  std::stringstream err;
+  err << f.rdbuf();
+  EXPECT_EQ(WEXITSTATUS(rc), 3) << err.str();
+  EXPECT_NE(err.str().find("spill file"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("File too large"), std::string::npos) << err.str();
+  EXPECT_EQ(err.str().find("E549"), std::string::npos) << err.str();  // not SystemC's wrapper
+}

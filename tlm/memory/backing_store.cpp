@@ -82,7 +82,7 @@ std::uint8_t* detail::page_pool::get(bool zeroed) {
   return p;
 }
 
-void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data) const {
+void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data) {
   const off_t off = static_cast<off_t>(index * page_bytes_);
   std::size_t done = 0;
   while (done < page_bytes_) {
@@ -95,7 +95,8 @@ void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data)
          << index * page_bytes_ << " of the spill file " << spill_path_ << " (deleted) failed: "
          << std::strerror(errno)
          << " (the spill directory needs room for the offloaded bytes; set host_mem.spill_dir)";
-      throw store_io_error(os.str());
+      io_error_ = os.str();  // kept: SystemC wraps exceptions thrown in processes
+      throw store_io_error(io_error_);
     }
     if (n == 0) {  // beyond the end of the file: zeros
       std::memset(data + done, 0, page_bytes_ - done);

@@ -150,6 +150,9 @@ public:
   std::uint64_t resident_bytes() const {
     return static_cast<std::uint64_t>(pages_.size()) * page_bytes_;
   }
+  /// The message of the last spill-file I/O error (store_io_error), empty if none. Lets a
+  /// platform recover the cause after SystemC has wrapped the exception of a process.
+  const std::string& io_error() const { return io_error_; }
   /// Bytes of pages written to the spill file so far (0 for a RAM store).
   std::uint64_t spilled_bytes() const { return spilled_pages_ * page_bytes_; }
 
@@ -169,7 +172,7 @@ private:
   page* find_page(std::uint64_t index);          ///< resident page or nullptr (touches LRU)
   page& load_page(std::uint64_t index, bool whole_overwrite);  ///< resident, allocating / reading
   void evict_if_full();
-  void page_io(bool write, std::uint64_t index, std::uint8_t* data) const;
+  void page_io(bool write, std::uint64_t index, std::uint8_t* data);
   void read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len);
   void write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len);
   void discard_pages(std::uint64_t addr, std::uint64_t len);
@@ -192,6 +195,7 @@ private:
   std::list<std::uint64_t> lru_;             ///< front = most recently used
   std::vector<bool> on_file_;                ///< page has been written to the file
   std::uint64_t spilled_pages_ = 0;
+  std::string io_error_;
 };
 
 }  // namespace cdma::mem
