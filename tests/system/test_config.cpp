@@ -183,7 +183,19 @@ TEST(cli, run_writes_json_config_csv_trace_and_vcd) {
   // VCD: the three signals are declared.
   std::stringstream v;
   v << std::ifstream(vcd).rdbuf();
-  for (const char* s : {"irq", "compute_busy", "transfer_busy", "link_busy_d2h", "link_busy_h2d"}) EXPECT_NE(v.str().find(s), std::string::npos);
+  for (const char* s : {"irq", "compute_busy", "transfer_busy", "link_busy_d2h", "link_busy_h2d"}) {
+    // "$var wire 1 <id> <name> $end", then the value changes "1<id>" / "0<id>": every signal
+    // rises at least once (4 layers x forward + backward, transfers in two steps).
+    std::string id, line;
+    std::istringstream lines(v.str());
+    while (id.empty() && std::getline(lines, line)) {
+      std::istringstream w(line);
+      std::string var, type, width, code, name;
+      if (w >> var >> type >> width >> code >> name && var == "$var" && name == s) id = code;
+    }
+    ASSERT_FALSE(id.empty()) << s << " not declared";
+    EXPECT_NE(v.str().find("\n1" + id + "\n"), std::string::npos) << s << " never rises (id " << id << ")";
+  }
 }
 
 TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {

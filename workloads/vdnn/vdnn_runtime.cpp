@@ -169,11 +169,14 @@ ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result
   const ps_t compute_end = t0 + compute;
   bool done = seq == 0;
   ps_t done_at = t0;
+  compute_busy.write(compute > 0);
+  transfer_busy.write(!done);
   for (;;) {
     if (!done && (irq.read() || read_reg(reg::DONE_COUNT) >= seq)) {
       if (read_reg(reg::DONE_COUNT) >= seq) {
         done = true;
         done_at = now_ps();
+        transfer_busy.write(false);
         const std::uint32_t status = read_reg(reg::IRQ_STATUS);
         write_reg(reg::IRQ_STATUS, status);
         // The descriptor's own write-back status says whether *it* failed.
@@ -195,6 +198,7 @@ ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result
       }
     }
     const ps_t now = now_ps();
+    if (now >= compute_end) compute_busy.write(false);
     if (done) {
       if (now < compute_end) wait(to_sc(compute_end - now));
       compute_busy.write(false);
