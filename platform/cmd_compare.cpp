@@ -8,7 +8,8 @@
 // and "cpu_ratio_lt_over_at": user + system CPU seconds of the process (getrusage) from the
 // start of the simulation (a probe module's start_of_simulation) to the end of the run,
 // i.e. the span wall_s measures, so the ratio does not depend on what else the machine runs.
-// Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input.
+// Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input, 3 the
+// --json file could not be written (the comparison itself ran and was printed).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "platform/config.h"
 #include "platform/outputs.h"
 #include "platform/platform.h"
+#include "platform/report.h"
 #include "tlm/core/units.h"
 
 namespace po = boost::program_options;
@@ -131,9 +133,11 @@ int compare_command(const std::vector<std::string>& args) {
   if (!json_path.empty()) {
     std::ofstream f(json_path);
     f << j.dump(2) << "\n";
-    if (!f) {
-      std::cerr << "cdma-vp: cannot write " << json_path << "\n";
-      return 2;
+    try {
+      close_checked(f, json_path, "--json");  // a full disk shows at close, not at <<
+    } catch (const std::exception& e) {
+      std::cerr << "cdma-vp: error: " << e.what() << "\n";
+      return 3;  // as cdma-vp run: the comparison ran, its output was lost
     }
   }
   const bool ok = (rep[0].ok() && rep[1].ok()) || !cfg.config.verify;

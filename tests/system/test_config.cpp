@@ -309,3 +309,10 @@ TEST(config, a_spill_file_that_cannot_grow_exits_3_naming_it) {
   EXPECT_NE(err.str().find("File too large"), std::string::npos) << err.str();
   EXPECT_EQ(err.str().find("E549"), std::string::npos) << err.str();  // not SystemC's wrapper
 }
+
+TEST(config, compare_json_that_cannot_be_written_exits_3_naming_it) {
+  std::string out, err;
+  const int rc = cli("compare --network synthetic --batch 1 --steps oracle --json /dev/full", &out, &err);
+  EXPECT_EQ(rc, 3) << err;
+  EXPECT_NE(err.find("--json /dev/full: write failed"), std::string::npos) << err;
+}
