@@ -10,6 +10,20 @@ using cdma::platform::platform_config;
 
 class platform_test : public cdma::test::sc_fixture {};
 
+namespace {
+/// The message of the E that run(cfg) must throw ("" and a test failure if it does not).
+template <typename E = std::exception>
+std::string run_error(const platform_config& cfg) {
+  try {
+    cdma::platform::run(cfg);
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
+  return "";
+}
+}  // namespace
+
 TEST_F(platform_test, small_synthetic_network_runs_end_to_end_bit_exact) {
   platform_config cfg;
   cfg.network = "synthetic";  // 4 conv layers, 16..128 channels, 32x32
@@ -87,22 +101,18 @@ TEST_F(platform_test, codec_none_moves_raw_windows_plus_metadata) {
 TEST_F(platform_test, bad_inputs_name_the_problem) {
   platform_config cfg;
   cfg.network = "no_such_net";
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "expected an error";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("no_such_net"), std::string::npos) << e.what();
+  {
+    const std::string m = run_error(cfg);
+    EXPECT_NE(m.find("no_such_net"), std::string::npos) << m;
   }
   cfg.network = "synthetic";
   cfg.codec = "lzw";
   EXPECT_THROW(cdma::platform::run(cfg), std::exception);
   cfg.codec = "zvc";
   cfg.activations = "/nonexistent/acts.npz";
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "expected an error";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/acts.npz"), std::string::npos) << e.what();
+  {
+    const std::string m = run_error(cfg);
+    EXPECT_NE(m.find("/nonexistent/acts.npz"), std::string::npos) << m;
   }
 }
 
@@ -110,11 +120,8 @@ TEST_F(platform_test, npz_that_does_not_match_the_network_is_refused) {
   platform_config cfg;
   cfg.network = "synthetic";  // keys syn_1..: the InceptionV3 sample has none of them
   cfg.activations = cdma::platform::default_activations_path();
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "expected an error";
-  } catch (const std::exception& e) {
-    const std::string m = e.what();
+  {
+    const std::string m = run_error(cfg);
     EXPECT_NE(m.find("syn_1"), std::string::npos) << m;
     EXPECT_NE(m.find("chelsea.npz"), std::string::npos) << m;
   }
@@ -132,11 +139,8 @@ TEST_F(platform_test, synthetic_options_replace_the_default_sample_and_contradic
   // With an activations file named as well, the run is refused naming both.
   cfg.activations = cdma::platform::default_activations_path();
   cfg.seed = 7;
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "expected an error";
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
+  {
+    const std::string m = run_error<std::invalid_argument>(cfg);
     EXPECT_NE(m.find("chelsea.npz"), std::string::npos) << m;
     EXPECT_NE(m.find("density, seed"), std::string::npos) << m;
   }
@@ -178,11 +182,9 @@ TEST_F(platform_test, gpu_memory_too_small_for_the_slots_is_refused_naming_the_k
   platform_config cfg;
   cfg.network = "synthetic";  // largest tensor at batch 32: 32x64x32x32 fp32 = 8 MiB
   cfg.gpu_mem.size_bytes = 1 << 20;
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "expected an error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("gpu_mem.size"), std::string::npos) << e.what();
+  {
+    const std::string m = run_error<std::invalid_argument>(cfg);
+    EXPECT_NE(m.find("gpu_mem.size"), std::string::npos) << m;
   }
 }
 
