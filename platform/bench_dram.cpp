@@ -1,4 +1,4 @@
-// cdma-vp bench dram [--csv FILE] [--presets a,b] [--bytes N] [--random N]
+// cdma-vp bench dram [--csv FILE] [--presets a,b] [--bytes N] [--random N] [--model dram|bus]
 // Achieved DRAM bandwidth as a fraction of peak per preset, in LT and AT, for a sequential
 // read stream, a sequential write stream and random 64-byte reads; timing-rule violations;
 // simulation speed of AT random 64-byte traffic (requests per wall-clock second).
@@ -150,7 +150,7 @@ struct result {
 };
 
 result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t total_bytes,
-               std::uint64_t random_requests, unsigned outstanding) {
+               std::uint64_t random_requests, unsigned outstanding, bool bus_model = false) {
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
   gpu_memory_params p;
@@ -160,6 +160,7 @@ result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t to
   p.channels = s.channels;
   p.size_bytes = 4ull << 30;
   p.max_outstanding = outstanding;
+  if (bus_model) p.model = gpu_memory_model::bus;
   auto mem = std::make_unique<gpu_memory_controller>("gpu_mem", p);
   auto gen = std::make_unique<traffic_gen>("gen");
   gen->at = at;
@@ -226,6 +227,7 @@ int bench_dram(const std::vector<std::string>& args) {
   std::uint64_t bytes = 0, randoms = 200000;  // bytes 0: per preset (stream_bytes)
   unsigned outstanding = 0;                      // 0: per preset (default_outstanding)
   bool run_lt = true, run_at = true;
+  bool bus_model = false;  // --model bus: the same traffic on the bus model (TLM-path floor)
   bool run_pat[3] = {true, true, true};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -237,6 +239,11 @@ int bench_dram(const std::vector<std::string>& args) {
       if (a == "--csv") csv = val();
       else if (a == "--bytes") bytes = std::stoull(val());
       else if (a == "--random") randoms = std::stoull(val());
+      else if (a == "--model") {
+        const std::string m = val();
+        if (m != "dram" && m != "bus") throw std::invalid_argument("--model expects dram or bus");
+        bus_model = m == "bus";
+      }
       else if (a == "--outstanding") {
         outstanding = static_cast<unsigned>(std::stoul(val()));
         if (outstanding == 0) throw std::invalid_argument("--outstanding must be >= 1");
@@ -268,12 +275,14 @@ int bench_dram(const std::vector<std::string>& args) {
       } else if (a == "--help" || a == "-h") {
         std::cout << "Usage: cdma-vp bench dram [--csv FILE] [--presets a,b,...] [--bytes N]"
                      " [--random N] [--outstanding N] [--modes lt|at|both]"
-                     " [--patterns seq_read,seq_write,rand64_read]\n"
+                     " [--patterns seq_read,seq_write,rand64_read] [--model dram|bus]\n"
                      "  sequential streams of N bytes (default: 16 MiB, or the power of two >= 4 tREFI"
                      " at peak: 64 MiB for hbm3_h100) in 512-B requests,\n  N random 64-B reads"
                      " (default 200000); AT: N outstanding (default max(1024, 16 x channels))\n"
                      "  for the generator and the controller (max_outstanding);\n  simulation speed:"
-                     " requests per wall-clock second and per CPU second of the process\n";
+                     " requests per wall-clock second and per CPU second of the process\n"
+                     "  --model bus: the same traffic on the controller's bus model (no DRAM core):"
+                     " the cost of the generator, the TLM path and the SystemC kernel alone\n";
         return 0;
       } else {
         return usage_error("bench dram: unknown option '" + a + "'");
@@ -302,7 +311,7 @@ int bench_dram(const std::vector<std::string>& args) {
         if (!run_pat[static_cast<int>(pat)] || (at ? !run_at : !run_lt)) continue;
         const dram::dram_spec sp = dram::preset(ps);
         const result r = run_one(ps, at, pat, bytes ? bytes : stream_bytes(sp), randoms,
-                                 outstanding ? outstanding : default_outstanding(sp));
+                                 outstanding ? outstanding : default_outstanding(sp), bus_model);
         total_viol += r.violations;
         const double rps = r.wall_s > 0 ? r.requests / r.wall_s : 0;
         const double cps = r.cpu_s > 0 ? r.requests / r.cpu_s : 0;

@@ -190,6 +190,38 @@ TEST(Channel, RefreshEveryTREFI) {
   EXPECT_EQ(busy.refreshes(), (3000 * 2000 - 1) / refi);
 }
 
+// An idle channel records all REFs due before `until` at once; the result must be exactly
+// that of refreshing one by one (steps shorter than tREFI take the one-by-one path: each
+// advance sees one REF). Both then serve the same request identically.
+TEST(Channel, IdleRefreshFastForwardEqualsOneByOne) {
+  const auto s = g5();
+  const ps_t refi = s.ps(s.t.tREFI);
+  const ps_t until = 5000 * refi + 777;  // ~9.7 ms: 5000 REFs (at k * refi, k = 1..5000)
+  channel bulk(s), step(s);
+  bulk.submit(one(1, 0, 0, 5, 2));  // some history first: ACT, RD, RD, PRE at the start
+  step.submit(one(1, 0, 0, 5, 2));
+  run_all(bulk);
+  run_all(step);
+  bulk.advance(until);
+  for (ps_t t = refi / 2; t < until; t += refi / 2) step.advance(t);
+  step.advance(until);
+  ASSERT_EQ(bulk.refreshes(), 5000u);
+  EXPECT_EQ(step.refreshes(), 5000u);
+  EXPECT_EQ(bulk.checker().refresh_times(), step.checker().refresh_times());
+  EXPECT_EQ(bulk.checker().refresh_times().size(), timing_checker::keep_refresh_times);
+  EXPECT_EQ(bulk.checker().refresh_times().back(), timing_checker::keep_refresh_times * refi);
+  for (unsigned r = 0; r < rule_count; ++r)
+    EXPECT_EQ(bulk.checker().binding(static_cast<rule>(r)), step.checker().binding(static_cast<rule>(r))) << r;
+  EXPECT_EQ(bulk.checker().total_violations() + step.checker().total_violations(), 0u);
+  // The same request after the idle stretch: same completion.
+  bulk.submit(one(2, 1, 2, 9, 4, false, until + 1000));
+  step.submit(one(2, 1, 2, 9, 4, false, until + 1000));
+  const ps_t a = run_all(bulk), b = run_all(step);
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a, until);
+  EXPECT_EQ(bulk.checker().total_violations() + step.checker().total_violations(), 0u);
+}
+
 TEST(Channel, FrFcfsServesRowHitsFirst) {
   const auto s = g5();
   // Alternating rows A, B, A, B, ... in one bank: FCFS opens a row per request, FR-FCFS serves

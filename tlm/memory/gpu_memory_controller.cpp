@@ -239,14 +239,14 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   ++outstanding_;
   const std::uint64_t seq = accept_seq_++;
   if (!functional(trans)) {
-    push_response(&trans, std::max(arrival, at_ps()), seq);
+    push_response(&trans, std::max(arrival, at_ps()), seq, trans.has_mm());
     return;
   }
   const std::uint64_t len = trans.get_data_length();
   if (!dram_) {
     const ps_t done = bus_.reserve(arrival, len) + gpu_params_.latency_ps;
     account(trans, arrival, done);
-    push_response(&trans, done, seq);
+    push_response(&trans, done, seq, trans.has_mm());
     return;
   }
   std::uint32_t id;
@@ -264,7 +264,7 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   dram_->split(trans.get_address(), len, wr, id, arrival,
                [&](unsigned c, const dram::request& r) { parts_.emplace_back(c, r); });
   txns_[id] = {&trans, arrival, 0, seq, static_cast<unsigned>(parts_.size()),
-               initiator_id(trans), !wr, len};
+               initiator_id(trans), !wr, trans.has_mm(), len};
   unsigned last_ch = ~0u;
   for (const auto& [c, r] : parts_) {
     dram_->channels()[c].submit(r);
@@ -284,7 +284,7 @@ void gpu_memory_controller::drain(unsigned c) {
     if (--t.parts == 0) {
       const ps_t resp_t = t.done + gpu_params_.controller_latency_ps;
       account(t.init_id, t.read, t.len, t.arrival, resp_t);
-      push_response(t.trans, resp_t, t.seq);
+      push_response(t.trans, resp_t, t.seq, t.mm);
       free_txns_.push_back(static_cast<std::uint32_t>(d.tag));
     }
   }
@@ -317,10 +317,11 @@ void gpu_memory_controller::notify_at(ps_t t) {
   if (!in_service_) ev_.notify(delay_to(t));
 }
 
-void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when, std::uint64_t seq) {
+void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when, std::uint64_t seq,
+                                          bool mm) {
   const ps_t now = at_ps();
   if (when < now) when = now;
-  resp_heap_.push({when, seq, t});
+  resp_heap_.push({when, seq, t, mm});
   notify_at(when);
 }
 
@@ -342,11 +343,11 @@ void gpu_memory_controller::service_method() {
   // 2. Responses due, in order of time, then acceptance; one BEGIN_RESP at a time (base
   //    protocol: the next waits for END_RESP unless the initiator completes at once).
   while (!resp_heap_.empty() && resp_heap_.top().time <= now) {
-    resp_ready_.push_back(resp_heap_.top().trans);
+    resp_ready_.emplace_back(resp_heap_.top().trans, resp_heap_.top().mm);
     resp_heap_.pop();
   }
   while (resp_in_progress_ == nullptr && !resp_ready_.empty()) {
-    tlm_generic_payload* t = resp_ready_.front();
+    const auto [t, mm] = resp_ready_.front();
     resp_ready_.pop_front();
     --outstanding_;
     resp_in_progress_ = t;
@@ -355,7 +356,7 @@ void gpu_memory_controller::service_method() {
     const tlm_sync_enum st = tgt->nb_transport_bw(*t, phase, delay);
     if (st == TLM_COMPLETED || (st == TLM_UPDATED && phase == END_RESP)) {
       resp_in_progress_ = nullptr;
-      if (t->has_mm()) t->release();
+      if (mm) t->release();
     }
     // A held-back request is accepted now that a slot is free.
     if (waiting_req_ && outstanding_ < gpu_params_.max_outstanding) {

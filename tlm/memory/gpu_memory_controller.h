@@ -204,7 +204,9 @@ private:
   void service_method();
   /// Arms ev_ for the absolute time `t` (ps) unless it is already armed for an earlier time.
   void notify_at(ps_t t);
-  void push_response(tlm::tlm_generic_payload* t, ps_t when, std::uint64_t seq);
+  /// `mm`: the payload has a memory manager (read at acceptance, while the payload is in
+  /// the cache: reading it again at response time costs a cache miss per transaction).
+  void push_response(tlm::tlm_generic_payload* t, ps_t when, std::uint64_t seq, bool mm);
   void drain(unsigned ch);
 
   gpu_memory_params gpu_params_;
@@ -218,7 +220,7 @@ private:
   /// payload once, at acceptance (the payload is then in the cache), for the statistics.
   struct txn {
     tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; std::uint64_t seq; unsigned parts;
-    unsigned init_id; bool read; std::uint64_t len;
+    unsigned init_id; bool read; bool mm; std::uint64_t len;
   };
   std::vector<txn> txns_;
   std::vector<std::uint32_t> free_txns_;
@@ -229,10 +231,10 @@ private:
   using timed = std::pair<ps_t, std::uint32_t>;  // (time, channel)
   std::priority_queue<timed, std::vector<timed>, std::greater<timed>> wakes_;
   std::vector<ps_t> wake_at_;
-  struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans;
+  struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans; bool mm;
                 bool operator>(const resp& o) const { return time != o.time ? time > o.time : seq > o.seq; } };
   std::priority_queue<resp, std::vector<resp>, std::greater<resp>> resp_heap_;
-  std::deque<tlm::tlm_generic_payload*> resp_ready_;
+  std::deque<std::pair<tlm::tlm_generic_payload*, bool>> resp_ready_;  ///< (payload, mm)
   tlm::tlm_generic_payload* resp_in_progress_ = nullptr;
   sc_core::sc_event ev_;          ///< wakes service_method (channel wake-ups and responses)
   ps_t ev_at_ = ~ps_t{0};         ///< time ev_ is armed for (~0: not armed)

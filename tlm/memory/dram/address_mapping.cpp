@@ -104,6 +104,14 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
     size_bursts_ *= s.count;
     if (s.f == field::row) ++row_slices;
   }
+  auto log2_exact = [](std::uint64_t v) {
+    if (v == 0 || (v & (v - 1)) != 0) return -1;
+    int k = 0;
+    while ((std::uint64_t{1} << k) != v) ++k;
+    return k;
+  };
+  for (const auto& s : slices_) shift_.push_back(log2_exact(s.count));
+  burst_shift_ = log2_exact(burst_bytes_);
   row_on_top_ = row_slices == 1 && slices_.back().f == field::row;
   row_period_ = row_on_top_ ? size_bursts_ / slices_.back().count : 0;
 }
@@ -128,13 +136,21 @@ location address_mapping::decode(std::uint64_t addr) const {
 }
 
 address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
-  std::uint64_t x = addr / m.burst_bytes_;
+  // Power-of-two counts (all but e.g. the 12 GDDR5 channels) take a mask and a shift
+  // instead of a 64-bit division.
+  std::uint64_t x = m.burst_shift_ >= 0 ? addr >> m.burst_shift_ : addr / m.burst_bytes_;
   std::uint64_t v[5] = {0, 0, 0, 0, 0};
   for (std::size_t k = 0; k < m.slices_.size(); ++k) {
     const auto& s = m.slices_[k];
-    digit_[k] = x % s.count;
+    const int sh = m.shift_[k];
+    if (sh >= 0) {
+      digit_[k] = x & (s.count - 1);
+      x >>= sh;
+    } else {
+      digit_[k] = x % s.count;
+      x /= s.count;
+    }
     v[static_cast<std::size_t>(s.f)] += digit_[k] * m.weight_[k];
-    x /= s.count;
   }
   loc_.channel = static_cast<unsigned>(v[0]);
   loc_.bank_group = static_cast<unsigned>(v[1]);

@@ -87,6 +87,8 @@ public:
 private:
   std::vector<slice> slices_;
   std::vector<std::uint64_t> weight_;  ///< per slice: weight of its digit within its field
+  std::vector<int> shift_;  ///< per slice: log2(count) when a power of two, else -1 (cursor)
+  int burst_shift_ = -1;    ///< log2(burst_bytes_) when a power of two, else -1
   unsigned burst_bytes_;
   std::string text_;
   bool row_on_top_ = false;

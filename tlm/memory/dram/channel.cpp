@@ -16,10 +16,16 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
       to_col_{spec.ps(spec.t.tRCD), spec.ps(spec.t.tRP + spec.t.tRCD), 0, 0},
       refi_(spec.ps(spec.t.tREFI)),
       ref_due_(refi_ == 0 ? kNever : (first_refresh_ps ? first_refresh_ps : refi_)),
-      min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()) {
+      min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()),
+      rd_done_(spec.ps(spec.t.tCL) + spec.burst_ps()),
+      wr_done_(spec.ps(spec.t.tWL) + spec.burst_ps()) {
   if (spec.banks() > 256)  // the scheduler's sort key carries the bank in 8 bits
     throw std::invalid_argument("dram channel: at most 256 banks per channel, the spec has " +
                                 std::to_string(spec.banks()));
+  for (unsigned f = 0; f < spec.banks(); ++f) {
+    bg_tab_.push_back(static_cast<std::uint8_t>(f / spec.banks_per_group));
+    ba_tab_.push_back(static_cast<std::uint8_t>(f % spec.banks_per_group));
+  }
 }
 
 void channel::submit(const request& r) {
@@ -49,6 +55,7 @@ void channel::refresh_candidate(unsigned flat) {
   else if (b.open_row == q.r.row) cmd = q.r.write ? command::WR : command::RD;
   else cmd = command::PRE;
   const bool col = cmd == command::RD || cmd == command::WR;
+  c.arrival = q.r.arrival;
   c.qi = static_cast<std::uint32_t>(qi);
   c.cmd = static_cast<std::uint8_t>(cmd);
   c.key = (col ? 0 : (1ull << 63)) | (q.seq << 8) | flat;
@@ -56,7 +63,6 @@ void channel::refresh_candidate(unsigned flat) {
 }
 
 void channel::update_group(command cmd, unsigned flat, ps_t t) {
-  mark_dirty(flat);
   // bank_local() is a max of terms; the group term (gr.act + tRRD_L for ACT, gr.col + tCCD_L
   // for RD/WR) is the only one a command to another bank of the group changes, and it rises
   // to t + that timing (commands issue in time order), so max() with it is the new value.
@@ -64,7 +70,7 @@ void channel::update_group(command cmd, unsigned flat, ps_t t) {
   if (!col && cmd != command::ACT) return;
   const ps_t bound = t + (col ? tCCD_L_ps_ : tRRD_L_ps_);
   const unsigned bpg = spec_.banks_per_group;
-  const unsigned g0 = bg_of(flat) * bpg;
+  const unsigned g0 = flat - ba_of(flat);
   for (unsigned f = g0; f < g0 + bpg; ++f) {
     cand& c = cand_[f];
     if (f == flat || dirty_[f] || c.local == kIdle) continue;
@@ -172,7 +178,7 @@ void channel::choose(unsigned bank, const cand& c, ps_t t) {
   req_.bank = bank;
   req_.qi = c.qi;
   req_.key = c.key;
-  req_.not_before = banks_[bank].q[c.qi].r.arrival;
+  req_.not_before = c.arrival;
 }
 
 void channel::pick() {
@@ -230,8 +236,8 @@ void channel::issue(const choice& c) {
       queued_req& q = b.q[c.qi];
       if (q.left == q.r.bursts && !q.activated) ++hits_;
       if (--q.left == 0) {
-        const ps_t lat = spec_.ps(c.cmd == command::RD ? spec_.t.tCL : spec_.t.tWL);
-        done_.push_back({q.r.tag, c.time + lat + spec_.burst_ps(), q.r.bursts, q.r.write});
+        done_.push_back({q.r.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
+                         q.r.bursts, q.r.write});
         b.q.erase(b.q.begin() + static_cast<std::ptrdiff_t>(c.qi));
         --queued_;
         rescan(b);
@@ -239,6 +245,9 @@ void channel::issue(const choice& c) {
       break;
     }
   }
+  // The issued bank's candidate (all its bank-local rules changed), computed now rather than
+  // at the next pick: nothing changes the bank or the checker in between.
+  if (c.cmd != command::REF) refresh_candidate(c.bank);
   cached_ = false;
 }
 
@@ -256,6 +265,20 @@ void channel::advance(ps_t until) {
   for (;;) {
     if (!cached_) pick();
     if (cache_.time == kNever || cache_.time >= until) return;
+    // An idle channel (nothing queued; a REF chosen, so every bank is closed) refreshes every
+    // tREFI: all its REFs before `until` at once, with the same times and counts as one by
+    // one (a long idle stretch, e.g. LT statistics at the end of a long layer, would
+    // otherwise cost one pick and one record per tREFI: ~3 M REFs per simulated second on 12
+    // GDDR5 channels).
+    if (cache_.cmd == command::REF && queued_ == 0 && cache_.time == ref_due_ && until < kIdle) {
+      const std::uint64_t n = (until - 1 - ref_due_) / refi_ + 1;  // REFs due before until
+      if (n > 1 && chk_.record_idle_refreshes(ref_due_, refi_, n)) {
+        clock_ = std::max(clock_, ref_due_ + (n - 1) * refi_);
+        ref_due_ += n * refi_;
+        cached_ = false;
+        continue;
+      }
+    }
     issue(cache_);
   }
 }

@@ -102,6 +102,7 @@ private:
     /// (not a column command) << 63 | age << 8 | bank: the order of candidates issuing at
     /// equal times (column commands first, then the oldest); ages are unique.
     std::uint64_t key = ~0ull;
+    ps_t arrival = 0;           ///< arrival of the candidate request (its not-before bound)
     std::uint32_t qi = 0;       ///< index in the bank queue
     std::uint8_t cmd = 0;       ///< command (ACT, PRE, RD, WR)
   };
@@ -136,14 +137,16 @@ private:
   /// possible (the other banks' candidates and the channel-wide bounds are unchanged).
   void pick_after_submit(unsigned flat);
   void issue(const choice& c);
-  unsigned bg_of(unsigned flat) const { return flat / spec_.banks_per_group; }
-  unsigned ba_of(unsigned flat) const { return flat % spec_.banks_per_group; }
+  // Bank group and bank of a flat bank index (tables: no division on the command path).
+  unsigned bg_of(unsigned flat) const { return bg_tab_[flat]; }
+  unsigned ba_of(unsigned flat) const { return ba_tab_[flat]; }
 
   const dram_spec spec_;
   page_policy policy_;
   scheduler sched_;
   timing_checker chk_;
   std::vector<bank_state> banks_;
+  std::vector<std::uint8_t> bg_tab_, ba_tab_;  ///< per flat bank: bank group, bank in group
   std::vector<cand> cand_;             ///< per flat bank (see above)
   std::vector<std::uint8_t> dirty_;
   std::vector<unsigned> dirty_list_;
@@ -151,6 +154,7 @@ private:
   ps_t to_col_[4];                     ///< per candidate command: time to a column command
   ps_t refi_, ref_due_;
   ps_t min_done_;
+  ps_t rd_done_, wr_done_;        ///< RD / WR command to the end of its burst: CL/WL + burst
   ps_t clock_ = 0;                ///< time of the last command
   std::uint64_t seq_ = 0;
   std::size_t queued_ = 0;

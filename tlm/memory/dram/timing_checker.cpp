@@ -211,6 +211,23 @@ unsigned timing_checker::apply(command cmd, unsigned bg, unsigned b, st t, ps_t 
   return bad;
 }
 
+bool timing_checker::record_idle_refreshes(ps_t first, ps_t period, std::uint64_t n) {
+  if (n == 0) return true;
+  if (open_banks_ != 0 || static_cast<st>(period) <= tRFC_ || static_cast<st>(period) <= tCK_ ||
+      earliest(command::REF, 0, 0, first).time != first)
+    return false;
+  // Each REF k at first + k * period: no rule binds (the first checked above; then the
+  // previous REF's tRFC / command-bus bounds end before the next), no violation.
+  commands_[static_cast<std::size_t>(command::REF)] += n;
+  binding_[static_cast<std::size_t>(rule::arrival)] += n;
+  const ps_t last = first + (n - 1) * period;
+  last_ref_ = static_cast<st>(last);
+  last_row_cmd_ = static_cast<st>(last);
+  for (std::uint64_t k = 0; k < n && ref_times_.size() < keep_refresh_times; ++k)
+    ref_times_.push_back(first + k * period);
+  return true;
+}
+
 std::uint64_t timing_checker::total_violations() const {
   std::uint64_t n = 0;
   for (auto v : violations_) n += v;

@@ -63,6 +63,14 @@ public:
   unsigned record_issue(command cmd, unsigned bank_group, unsigned bank, ps_t t,
                         ps_t not_before);
 
+  /// Records `n` all-bank refreshes of an idle channel at first, first + period, ...,
+  /// first + (n - 1) * period with no other command in between: the same counts, history and
+  /// REF times as n calls of record_issue(REF, 0, 0, t, t), in O(1) (plus the kept REF times).
+  /// Only when that is exact: no bank open, the first REF not held up by any rule
+  /// (earliest(REF, first) == first) and tRFC, tCK shorter than `period`, so no REF holds up
+  /// the next; otherwise records nothing and returns false.
+  bool record_idle_refreshes(ps_t first, ps_t period, std::uint64_t n);
+
   bool bank_open(unsigned bank_group, unsigned bank) const { return bank_[idx(bank_group, bank)].open; }
   unsigned open_banks() const { return open_banks_; }
 
