@@ -23,6 +23,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <cstring>
@@ -98,6 +99,32 @@ const std::vector<std::uint8_t>& load(dataset& d) {
 struct codec_case {
   std::string name;
   std::function<std::unique_ptr<codec>()> make;
+  // Experiment rows (decompress, stream regime only): output windows 64-byte aligned.
+  bool experiment = false;
+};
+
+// Experiment (docs/codecs.md, "Non-temporal stores"): ZVC w = 4 with the decoder of a given
+// AVX2 kernel table; compress and sizes from the normal AVX2 path (same bytes).
+class zvc_table_codec final : public codec {
+ public:
+  explicit zvc_table_codec(const zvc_detail::zvc_kernels* k) : ref_(4, zvc_isa::avx2), k_(k) {}
+  codec_id id() const override { return codec_id::zvc; }
+  unsigned element_width() const override { return 4; }
+  std::size_t max_compressed_size(std::size_t n) const override { return ref_.max_compressed_size(n); }
+  std::size_t compress(const std::uint8_t* in, std::size_t n, std::uint8_t* out) const override {
+    return ref_.compress(in, n, out);
+  }
+  void decompress(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out,
+                  std::size_t out_n) const override {
+    k_->decompress[2](in, in_n, out, out_n);
+  }
+  std::size_t compressed_size(const std::uint8_t* in, std::size_t n) const override {
+    return ref_.compressed_size(in, n);
+  }
+
+ private:
+  zvc_codec ref_;
+  const zvc_detail::zvc_kernels* k_;
 };
 
 std::vector<codec_case> codec_cases() {
@@ -108,6 +135,11 @@ std::vector<codec_case> codec_cases() {
     v.push_back({"zvc-avx2", [] { return std::make_unique<zvc_codec>(4, zvc_isa::avx2); }});
   if (zvc_isa_supported(zvc_isa::avx512))
     v.push_back({"zvc-avx512", [] { return std::make_unique<zvc_codec>(4, zvc_isa::avx512); }});
+  if (zvc_isa_supported(zvc_isa::avx2)) {
+    // Non-temporal store experiment and its control (same aligned output, normal stores).
+    v.push_back({"zvc-a64", [] { return std::make_unique<zvc_table_codec>(zvc_detail::avx2_kernels()); }, true});
+    v.push_back({"zvc-nt", [] { return std::make_unique<zvc_table_codec>(zvc_detail::avx2_nt_kernels()); }, true});
+  }
   v.push_back({"rle", [] { return make_codec(codec_id::rle, 4); }});
   v.push_back({"lz4", [] { return make_codec(codec_id::lz4, 4); }});
   v.push_back({"zstd-1", [] { return make_codec(codec_id::zstd, 4); }});
@@ -230,7 +262,12 @@ void bm_decompress(benchmark::State& st, dataset* d, const codec_case* cc) {
   const auto& src = load(*d);
   const auto c = cc->make();
   const compressed z = compress_all(*c, src);
-  std::vector<std::uint8_t> dst(src.size()), copy(src.size());
+  std::vector<std::uint8_t> dst_buf(src.size() + 64), copy(src.size());
+  // Experiment rows write to a 64-byte aligned output (so every 32-byte store of the NT
+  // decoder may stream); the other rows keep the vector's own alignment (16 bytes on glibc).
+  std::uint8_t* const dst_ptr =
+      cc->experiment ? dst_buf.data() + (64 - reinterpret_cast<std::uintptr_t>(dst_buf.data()) % 64) % 64
+                     : dst_buf.data();
   paired_clock pc;
   for (auto _ : st) {
     const double t0 = thread_cpu_seconds();
@@ -238,9 +275,9 @@ void bm_decompress(benchmark::State& st, dataset* d, const codec_case* cc) {
     const double t1 = thread_cpu_seconds();
     std::size_t k = 0;
     for (std::size_t off = 0; off < src.size(); off += kWindow, ++k)
-      c->decompress(z.bytes.data() + z.offset[k], z.size[k], dst.data() + off,
+      c->decompress(z.bytes.data() + z.offset[k], z.size[k], dst_ptr + off,
                     std::min(kWindow, src.size() - off));
-    benchmark::DoNotOptimize(dst.data());
+    benchmark::DoNotOptimize(dst_ptr);
     benchmark::ClobberMemory();
     const double t2 = thread_cpu_seconds();
     pc.copy += t1 - t0;
@@ -248,7 +285,7 @@ void bm_decompress(benchmark::State& st, dataset* d, const codec_case* cc) {
   }
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
   pc.report(st, src.size());
-  if (std::memcmp(dst.data(), src.data(), src.size()) != 0) st.SkipWithError("round trip mismatch");
+  if (std::memcmp(dst_ptr, src.data(), src.size()) != 0) st.SkipWithError("round trip mismatch");
 }
 
 // Prints, after the normal console output, a markdown table of GB/s and ratio to memcpy.
@@ -309,6 +346,11 @@ class ratio_reporter : public benchmark::ConsoleReporter {
       for (const auto& cc : codec_cases()) {
         const double cv = get(r, cc.name + "/compress"), dv = get(r, cc.name + "/decompress");
         if (cv == 0 && dv == 0) continue;
+        if (cc.experiment) {  // decompress only
+          std::printf("| %s | %s | | | | | %.2f | %.2f | %.1f |\n", data.c_str(), cc.name.c_str(),
+                      dv / 1e9, get(x, cc.name + "/decompress"), div(dv, zd));
+          continue;
+        }
         std::printf("| %s | %s | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n",
                     data.c_str(), cc.name.c_str(), ratio_[data][cc.name], cv / 1e9,
                     get(x, cc.name + "/compress"), div(cv, zc), dv / 1e9,
@@ -371,6 +413,12 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((d->name + "/memcpy/copy").c_str(), bm_memcpy, d.get());
     benchmark::RegisterBenchmark((d->name + "/memset/fill").c_str(), bm_memset, d.get());
     for (const auto& cc : cases) {
+      if (cc.experiment) {  // decompress, stream regime only
+        if (!d->l2_of)
+          benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/decompress").c_str(),
+                                       bm_decompress, d.get(), &cc);
+        continue;
+      }
       benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/compress").c_str(), bm_compress,
                                    d.get(), &cc);
       benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/decompress").c_str(),

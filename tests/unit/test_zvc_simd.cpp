@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -136,6 +139,77 @@ TEST(ZvcIsa, SameVerdictOnCorruptStreams) {
           ASSERT_EQ(got_out, want_out);
         }
       }
+    }
+  }
+}
+
+// The AVX2 decoder's stream end: the last full blocks of a stream are followed by fewer than
+// the kernel's 32 bytes of read slack and are decoded from a zero-padded copy of the stream's
+// rest. Exact-size input buffers (so ASan sees any read past the stream) and guard bytes after
+// the output, at densities where 0 to many blocks take that path, and every window length
+// around block multiples.
+TEST(ZvcIsa, StreamEndBlocksExactBuffers) {
+  if (simd_isas().empty()) GTEST_SKIP() << "no SIMD path on this CPU";
+  std::mt19937 rng(77);
+  for (unsigned w : {1u, 2u, 4u}) {
+    const zvc_codec ref(w, zvc_isa::scalar);
+    for (double density : {0.0, 0.02, 0.05, 0.2, 1.0})
+      for (std::size_t blocks : {1u, 2u, 3u, 8u, 32u})
+        for (std::size_t extra : {0u, 1u, 5u, 31u}) {
+          const std::size_t n = (blocks * 32 + extra) * w + (extra % w);
+          bytes in(n, 0);
+          for (std::size_t i = 0; i + w <= n; i += w)
+            if (std::uniform_real_distribution<double>(0, 1)(rng) < density) in[i] = 1 + rng() % 255;
+          const bytes s = enc(ref, in);
+          for (zvc_isa isa : simd_isas()) {
+            const zvc_codec c(w, isa);
+            auto exact = std::make_unique<std::uint8_t[]>(s.size() ? s.size() : 1);
+            std::copy(s.begin(), s.end(), exact.get());
+            bytes back(n + 64, 0xEE);
+            c.decompress(exact.get(), s.size(), back.data(), n);
+            for (std::size_t i = n; i < back.size(); ++i) ASSERT_EQ(back[i], 0xEE);
+            back.resize(n);
+            ASSERT_EQ(back, in) << to_string(isa) << " w=" << w << " d=" << density << " n=" << n;
+          }
+        }
+  }
+}
+
+// Experiment table (codec_bench "zvc-nt": non-temporal stores when the output is 32-byte
+// aligned; not used by zvc_codec): same bytes and the same error verdicts as the scalar path,
+// on aligned and unaligned outputs.
+TEST(ZvcIsa, NonTemporalExperimentSameBytesAndVerdicts) {
+  if (!zvc_isa_supported(zvc_isa::avx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  const auto* nt = zvc_detail::avx2_nt_kernels();
+  ASSERT_NE(nt, nullptr);
+  std::mt19937 rng(11);
+  const zvc_codec ref(4, zvc_isa::scalar);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = rng() % 9000;
+    bytes in(n, 0);
+    for (std::size_t i = 0; i + 4 <= n; i += 4)
+      if (rng() % 3 == 0) in[i + rng() % 4] = static_cast<std::uint8_t>(1 + rng() % 255);
+    bytes s = enc(ref, in);
+    if (trial % 4 == 3 && !s.empty()) s[rng() % s.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    if (trial % 5 == 4) s.resize(rng() % (s.size() + 1));
+    std::string want, got;
+    bytes want_out(n);
+    try {
+      ref.decompress(s.data(), s.size(), want_out.data(), n);
+    } catch (const codec_error& e) {
+      want = e.what();
+    }
+    std::vector<std::uint8_t> buf(n + 128, 0xEE);
+    const std::size_t shift = (64 - reinterpret_cast<std::uintptr_t>(buf.data()) % 64) % 64 + (trial % 2) * 4;
+    try {
+      nt->decompress[2](s.data(), s.size(), buf.data() + shift, n);
+    } catch (const codec_error& e) {
+      got = e.what();
+    }
+    ASSERT_EQ(got, want) << "trial " << trial;
+    if (want.empty()) {
+      ASSERT_TRUE(std::equal(want_out.begin(), want_out.end(), buf.begin() + static_cast<std::ptrdiff_t>(shift)));
+      for (std::size_t i = shift + n; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xEE);
     }
   }
 }

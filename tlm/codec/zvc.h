@@ -51,6 +51,10 @@ const zvc_kernels& scalar_kernels();
 /// nullptr when the build has no such path (non-x86 or compiler without the intrinsics).
 const zvc_kernels* avx2_kernels();
 const zvc_kernels* avx512_kernels();
+/// Experiment only (codec_bench row "zvc-nt"; zvc_codec never uses it): the AVX2 table whose
+/// w = 4 decoder writes with non-temporal stores (+ sfence) when the output is 32-byte aligned.
+/// Same bytes and errors as avx2_kernels(). Call only where zvc_isa_supported(zvc_isa::avx2).
+const zvc_kernels* avx2_nt_kernels();
 }  // namespace zvc_detail
 
 class zvc_codec final : public codec {

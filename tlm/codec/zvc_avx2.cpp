@@ -41,56 +41,124 @@ struct avx2_kernel;
 // w = 4: one block = four groups of 8 lanes. All four lane masks are computed first and every
 // group's output offset comes from a popcount of the block mask prefix (no serial chain of
 // pointer updates through the groups), then per group: LUT -> vpermd -> one 32-byte store.
-inline unsigned zero_lanes_epi32(__m256i v) {
-  return static_cast<unsigned>(
-      _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, _mm256_setzero_si256()))));
-}
-inline __m256i compact_epi32(__m256i v, unsigned m) {  // nonzero lanes of m first, in order
+inline __m256i compact_epi32(__m256i v, std::uint64_t m) {  // nonzero lanes of m first, in order
   return _mm256_permutevar8x32_epi32(v, _mm256_cvtepu8_epi32(loadl(luts.compact8[m])));
 }
-inline __m256i expand_epi32(__m256i v, unsigned m) {  // lane i = next of v if bit i, else 0
-  const __m256i idx = _mm256_cvtepi8_epi32(loadl(luts.expand8[m]));  // 0x80 -> -128
-  return _mm256_andnot_si256(_mm256_srai_epi32(idx, 31), _mm256_permutevar8x32_epi32(v, idx));
+// Expand: lane i of the result = the next element of v if bit i of m is set, else 0.
+// expand_index(m): vpermd indices 8 + rank for a set lane (vpermd uses the low 3 bits), 0 for
+// a zero lane, so the same vector is the vpsignd selector that zeroes the zero lanes (one
+// instruction instead of a shift and an and-not).
+inline __m256i expand_index(std::uint64_t m) { return _mm256_cvtepu8_epi32(loadl(luts.expand8s[m])); }
+inline __m256i expand_with(__m256i v, __m256i idx) {
+  return _mm256_sign_epi32(_mm256_permutevar8x32_epi32(v, idx), idx);
 }
 
-template <>
-struct avx2_kernel<std::uint32_t> {
+// w = 4. NT = true is an experiment only (codec_bench row "zvc-nt", not used by zvc_codec):
+// the fast decode loop writes with non-temporal stores when the output is 32-byte aligned.
+template <bool NT>
+struct avx2_kernel_u32 {
+  static constexpr bool streaming_output = NT;
+  static void put(std::uint8_t* dst, __m256i v) {
+    if (NT && (reinterpret_cast<std::uintptr_t>(dst) & 31) == 0)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), v);
+    else
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+  }
   static std::size_t encode_full(const std::uint8_t* in, std::uint8_t* out) {
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
     const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32));
     const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 64));
     const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 96));
-    const unsigned m0 = zero_lanes_epi32(v0) ^ 0xFFu, m1 = zero_lanes_epi32(v1) ^ 0xFFu;
-    const unsigned m2 = zero_lanes_epi32(v2) ^ 0xFFu, m3 = zero_lanes_epi32(v3) ^ 0xFFu;
-    const std::uint32_t mask = m0 | m1 << 8 | m2 << 16 | m3 << 24;
+    // The 32-bit mask with one movemask: the four compare results are packed to bytes
+    // (packs work per 128-bit lane, which leaves dword k of the low lane = elements 0..3 of
+    // group k and dword k of the high lane = its elements 4..7; the vpermd puts them in
+    // element order). Replaces four movmskps (one per cycle on Zen 3) and their shifts / ors.
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i p01 = _mm256_packs_epi32(_mm256_cmpeq_epi32(v0, z), _mm256_cmpeq_epi32(v1, z));
+    const __m256i p23 = _mm256_packs_epi32(_mm256_cmpeq_epi32(v2, z), _mm256_cmpeq_epi32(v3, z));
+    const __m256i zb = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p01, p23),
+                                                   _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const std::uint32_t mask = ~static_cast<std::uint32_t>(_mm256_movemask_epi8(zb));
     std::memcpy(out, &mask, 4);  // little-endian host
-    // Offsets of groups 1..3 and the end; each store stays inside 4 + 4 * 32 bytes.
-    const std::size_t o1 = zvc_mask_bytes + 4 * _mm_popcnt_u32(m0);
-    const std::size_t o2 = zvc_mask_bytes + 4 * _mm_popcnt_u32(mask & 0xFFFFu);
-    const std::size_t o3 = zvc_mask_bytes + 4 * _mm_popcnt_u32(mask & 0xFFFFFFu);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + zvc_mask_bytes), compact_epi32(v0, m0));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + o1), compact_epi32(v1, m1));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + o2), compact_epi32(v2, m2));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + o3), compact_epi32(v3, m3));
-    return zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u32(mask));
+    // Offsets of groups 1..3 (64-bit element counts, scaled by 4 in the store addresses) and
+    // the end; each store stays inside 4 + 4 * 32 bytes.
+    const std::uint64_t m = mask;
+    const std::uint64_t c1 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFu));
+    const std::uint64_t c2 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFFFu));
+    const std::uint64_t c3 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFFFFFu));
+    std::uint8_t* d = out + zvc_mask_bytes;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), compact_epi32(v0, m & 0xFFu));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4 * c1), compact_epi32(v1, (m >> 8) & 0xFFu));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4 * c2), compact_epi32(v2, (m >> 16) & 0xFFu));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4 * c3), compact_epi32(v3, m >> 24));
+    return zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(m));
   }
   static constexpr std::size_t read_slack = 32;
-  static void decode_full(const std::uint8_t* src, std::uint32_t mask, std::uint8_t* dst) {
-    const unsigned m0 = mask & 0xFFu, m1 = (mask >> 8) & 0xFFu;
-    const unsigned m2 = (mask >> 16) & 0xFFu, m3 = mask >> 24;
-    // Group g's data starts after the nonzeros of groups < g; the last load reads at most
-    // 32 - 4 * popcount(m3) <= read_slack bytes past the block's data.
-    const std::size_t o1 = 4 * _mm_popcnt_u32(m0);
-    const std::size_t o2 = 4 * _mm_popcnt_u32(mask & 0xFFFFu);
-    const std::size_t o3 = 4 * _mm_popcnt_u32(mask & 0xFFFFFFu);
+  // One block from its mask m and the four groups' expand indices (expand_indices(m)).
+  // The group offsets are 64-bit element counts, scaled by 4 in the load addresses; the four
+  // loads depend only on the mask. Group g's data starts after the nonzeros of groups < g;
+  // the last load reads at most 32 - 4 * popcount(m3) <= read_slack bytes past the data.
+  template <bool Stream = NT>
+  static void decode_with(const std::uint8_t* src, std::uint64_t m, const __m256i (&idx)[4],
+                          std::uint8_t* dst) {
+    const std::uint64_t c1 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFu));
+    const std::uint64_t c2 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFFFu));
+    const std::uint64_t c3 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFFFFFu));
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o1));
-    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o2));
-    const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o3));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), expand_epi32(v0, m0));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32), expand_epi32(v1, m1));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 64), expand_epi32(v2, m2));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 96), expand_epi32(v3, m3));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * c1));
+    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * c2));
+    const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * c3));
+    avx2_kernel_u32<Stream>::put(dst, expand_with(v0, idx[0]));
+    avx2_kernel_u32<Stream>::put(dst + 32, expand_with(v1, idx[1]));
+    avx2_kernel_u32<Stream>::put(dst + 64, expand_with(v2, idx[2]));
+    avx2_kernel_u32<Stream>::put(dst + 96, expand_with(v3, idx[3]));
+  }
+  static void expand_indices(std::uint64_t m, __m256i (&idx)[4]) {
+    idx[0] = expand_index(m & 0xFFu);
+    idx[1] = expand_index((m >> 8) & 0xFFu);
+    idx[2] = expand_index((m >> 16) & 0xFFu);
+    idx[3] = expand_index(m >> 24);
+  }
+  static void decode_full(const std::uint8_t* src, std::uint32_t mask, std::uint8_t* dst) {
+    __m256i idx[4];
+    expand_indices(mask, idx);
+    decode_with<false>(src, mask, idx, dst);
+  }
+  // The fast loop of decompress_loop (same contract: decodes blocks b, b+1, .. < nfull while a
+  // block's mask, data and read_slack lie inside the stream; returns with pos and b at the
+  // first block it did not decode), software-pipelined: the next block's mask, length and
+  // expand indices (the LUT loads) are issued before this block's permutes and stores, so the
+  // long mask -> LUT -> permute latency of one block overlaps the work of the previous one.
+  // The next mask is read only when this block's end + read_slack <= in_n (so it lies in the
+  // stream).
+  static void decode_fast(const std::uint8_t* in, std::size_t in_n, std::size_t& pos_io,
+                          std::size_t& b_io, std::size_t nfull, std::uint8_t* out,
+                          std::size_t out_n) {
+    std::size_t pos = pos_io, b = b_io;
+    if (b >= nfull || in_n - pos < zvc_mask_bytes) return;
+    std::uint64_t m = load_u32le(in + pos);
+    std::size_t end = pos + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(m));
+    if (end + read_slack > in_n) return;
+    __m256i idx[4];
+    expand_indices(m, idx);
+    for (;;) {
+      if (!NT && b % 8 == 0) prefetch_kib(out, b * 128 + zvc_prefetch_distance, out_n, true);
+      const std::uint64_t mn = load_u32le(in + end);
+      const std::size_t endn =
+          end + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(mn));
+      __m256i idxn[4];
+      expand_indices(mn, idxn);
+      decode_with(in + pos + zvc_mask_bytes, m, idx, out + b * 128);
+      pos = end;
+      ++b;
+      if (b == nfull || endn + read_slack > in_n) break;
+      m = mn;
+      end = endn;
+      for (int g = 0; g < 4; ++g) idx[g] = idxn[g];
+    }
+    if (NT) _mm_sfence();  // order the non-temporal stores before the caller's next accesses
+    pos_io = pos;
+    b_io = b;
   }
   static std::size_t count_nonzero(const std::uint8_t* in, std::size_t e) {
     const __m256i z = _mm256_setzero_si256();
@@ -110,6 +178,9 @@ struct avx2_kernel<std::uint32_t> {
     return (i - zeros) + count_tail(in, i, e, 4);
   }
 };
+
+template <>
+struct avx2_kernel<std::uint32_t> : avx2_kernel_u32<false> {};
 
 template <>
 struct avx2_kernel<std::uint16_t> {
@@ -201,6 +272,18 @@ const zvc_kernels* avx2_kernels() {
   return &t;
 }
 
+namespace {
+template <typename T>
+struct avx2_nt_kernel : avx2_kernel<T> {};
+template <>
+struct avx2_nt_kernel<std::uint32_t> : avx2_kernel_u32<true> {};
+}  // namespace
+
+const zvc_kernels* avx2_nt_kernels() {
+  static const zvc_kernels t = make_table<avx2_nt_kernel>();
+  return &t;
+}
+
 }  // namespace cdma::codec::zvc_detail
 
 #if defined(__clang__)
@@ -213,6 +296,7 @@ const zvc_kernels* avx2_kernels() {
 
 namespace cdma::codec::zvc_detail {
 const zvc_kernels* avx2_kernels() { return nullptr; }
+const zvc_kernels* avx2_nt_kernels() { return nullptr; }
 }  // namespace cdma::codec::zvc_detail
 
 #endif
