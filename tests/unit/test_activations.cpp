@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "workloads/activations/activation_source.h"
+#include "workloads/network/network.h"
 
 namespace wl = cdma::workloads;
 
@@ -151,6 +152,78 @@ TEST(RealActivations, DistinctImagesAndRepetition) {
   s.fill(l.offload_key, l.offload, 100, a.data(), 64);
   s.fill(l.offload_key, l.offload, 3 * per + 100, b.data(), 64);  // image 3 = image 0
   EXPECT_EQ(a, b);
+}
+
+// The Fashion-MNIST files hold the conv and fc outputs; the inputs of conv3, conv5 and fc6 are
+// the 2x2/2 max-pool outputs pool1..pool3, computed from conv2, conv4, conv5. Expected values
+// from NumPy on the same file (zero words, and the sum in float64 of the pooled float32):
+//   a = d[k][:, :, :2*(h//2), :2*(w//2)]; p = a.reshape(n, c, h//2, 2, w//2, 2).max(axis=(3, 5))
+TEST(RealActivations, FmnistPoolOutputsAreComputedFromTheConvOutputs) {
+  const std::string npz = std::string(CDMA_SHARED_DATA_DIR) + "/activations/fmnist_cnn/iter0100.npz";
+  wl::npz_activation_source s(npz);
+  const wl::network net = wl::make_network("fmnist_cnn", 16);
+  ASSERT_NO_THROW(s.validate(net));
+  EXPECT_NE(s.describe(net).find("computed by pooling tensors of the file: pool1, pool2, pool3"), std::string::npos)
+      << s.describe(net);
+  struct expect { const char* key; std::uint64_t elements, zeros; double sum; };
+  const expect want[] = {{"pool1", 16ull * 64 * 14 * 14, 55191, 59667.200471414602},
+                         {"pool2", 16ull * 128 * 7 * 7, 46318, 34493.366792171437},
+                         {"pool3", 16ull * 256 * 3 * 3, 21960, 9504.1182013218058}};
+  for (const expect& e : want) {
+    const wl::layer* l = nullptr;
+    for (const auto& x : net.layers)
+      if (x.offload_key == e.key) l = &x;
+    ASSERT_NE(l, nullptr) << e.key;
+    ASSERT_EQ(l->offload.elements(), e.elements) << e.key;
+    std::vector<float> v(e.elements);
+    s.fill(l->offload_key, l->offload, 0, reinterpret_cast<std::uint8_t*>(v.data()), v.size() * 4);
+    std::uint64_t zeros = 0;
+    double sum = 0;
+    for (float f : v) {
+      std::uint32_t b;
+      std::memcpy(&b, &f, 4);
+      zeros += b == 0;
+      sum += f;
+    }
+    EXPECT_EQ(zeros, e.zeros) << e.key;
+    EXPECT_NEAR(sum, e.sum, 1e-9 * e.sum) << e.key;
+  }
+}
+
+// MobileNetV2's files hold the 35 ReLU6 outputs; the 17 linear bottleneck outputs
+// (expanded_conv_project_BN, block_1..16_project_BN) that the next expand conv offloads are
+// not in them and cannot be computed: an error naming them, or dense data when asked.
+TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
+  const std::string npz = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
+  const wl::network net = wl::make_network("mobilenet_v2", 2);
+  {
+    wl::npz_activation_source s(npz);
+    try {
+      s.validate(net);
+      ADD_FAILURE() << "expected an activation_error";
+    } catch (const wl::activation_error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("layer 'block_1_expand' offloads tensor 'expanded_conv_project_BN'"), std::string::npos) << m;
+      EXPECT_NE(m.find("17 of 51 offloaded tensors"), std::string::npos) << m;
+      EXPECT_NE(m.find("--missing-activations dense"), std::string::npos) << m;
+    }
+  }
+  wl::real_activation_options o;
+  o.missing = wl::missing_policy_from_string("dense");
+  wl::npz_activation_source s(npz, o);
+  ASSERT_NO_THROW(s.validate(net));
+  EXPECT_NE(s.describe(net).find("17 tensors not in the file produced as dense synthetic data"), std::string::npos)
+      << s.describe(net);
+  for (const auto& l : net.layers) {
+    if (l.offload_key != "block_1_project_BN" && l.offload_key != "block_1_expand_relu") continue;
+    std::vector<std::uint32_t> v(static_cast<std::size_t>(l.offload.elements()));
+    s.fill(l.offload_key, l.offload, 0, reinterpret_cast<std::uint8_t*>(v.data()), v.size() * 4);
+    std::size_t zeros = 0;
+    for (auto b : v) zeros += b == 0;
+    if (l.offload_key == "block_1_project_BN") EXPECT_EQ(zeros, 0u);  // dense
+    else EXPECT_GT(zeros, v.size() / 10);                               // a real ReLU6 output
+  }
+  EXPECT_THROW(wl::missing_policy_from_string("synthetic"), wl::activation_error);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <set>
 #include <sys/stat.h>
 #include <dirent.h>
@@ -59,6 +61,13 @@ std::uint32_t float_bits(float f) {
   std::uint32_t v;
   std::memcpy(&v, &f, 4);
   return v;
+}
+
+/// A number as printf %g: 1e-300 stays 1e-300 (std::to_string would print 0.000000).
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
 }
 
 std::string shape_str(const std::vector<std::int64_t>& s) {
@@ -160,18 +169,76 @@ npy_array npz_activation_source::read_member(const std::string& where) const {
   return archive_ ? archive_->read(where) : read_npy(where);
 }
 
+real_activation_options::missing_policy missing_policy_from_string(const std::string& s) {
+  if (s == "error") return real_activation_options::missing_policy::error;
+  if (s == "dense") return real_activation_options::missing_policy::dense;
+  throw activation_error("missing_activations \"" + s + "\": expected error or dense");
+}
+
+npz_activation_source::tensor npz_activation_source::compute_pool(const derived_pool& d) {
+  const tensor& src = load(d.from);  // valid until the next load()
+  const std::int64_t images = src.shape[0], C = d.in.c, H = d.in.h, W = d.in.w, OH = d.out.h, OW = d.out.w;
+  const layer::pool_window& p = d.pool;
+  tensor t;
+  t.shape = {images, C, OH, OW};
+  t.data.resize(static_cast<std::size_t>(images * C * OH * OW) * 4);
+  const std::uint8_t* in = src.data.data();
+  std::uint8_t* out = t.data.data();
+  auto at = [](const std::uint8_t* b, std::int64_t i) {
+    float v;
+    std::memcpy(&v, b + i * 4, 4);
+    return v;
+  };
+  for (std::int64_t plane = 0; plane < images * C; ++plane) {
+    const std::uint8_t* ip = in + plane * H * W * 4;
+    for (std::int64_t oy = 0; oy < OH; ++oy)
+      for (std::int64_t ox = 0; ox < OW; ++ox) {
+        const std::int64_t y0 = std::max<std::int64_t>(0, oy * p.sh - p.ph);
+        const std::int64_t y1 = std::min<std::int64_t>(H, oy * p.sh - p.ph + p.kh);
+        const std::int64_t x0 = std::max<std::int64_t>(0, ox * p.sw - p.pw);
+        const std::int64_t x1 = std::min<std::int64_t>(W, ox * p.sw - p.pw + p.kw);
+        float v = 0;
+        if (p.max) {
+          v = at(ip, y0 * W + x0);  // a window always holds one input element (window_out)
+          for (std::int64_t y = y0; y < y1; ++y)
+            for (std::int64_t x = x0; x < x1; ++x) v = std::max(v, at(ip, y * W + x));
+        } else {
+          double sum = 0;
+          for (std::int64_t y = y0; y < y1; ++y)
+            for (std::int64_t x = x0; x < x1; ++x) sum += at(ip, y * W + x);
+          v = static_cast<float>(sum / static_cast<double>(p.kh * p.kw));
+        }
+        std::memcpy(out + ((plane * OH + oy) * OW + ox) * 4, &v, 4);
+      }
+  }
+  return t;
+}
+
 const npz_activation_source::tensor& npz_activation_source::load(const std::string& key) {
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
+  if (auto d = derived_.find(key); d != derived_.end()) {
+    tensor t = compute_pool(d->second);
+    if (cached_bytes_ + t.data.size() > opt_.cache_limit_bytes) {
+      cache_.clear();
+      cached_bytes_ = 0;
+    }
+    cached_bytes_ += t.data.size();
+    return cache_.emplace(key, std::move(t)).first->second;
+  }
   auto f = files_.find(key);
   if (f == files_.end()) throw activation_error(path_ + ": no tensor for layer key '" + key + "'");
   npy_array a = read_member(f->second);
   if (a.descr != "<f4" && a.descr != "=f4" && a.descr != ">f4")
     throw activation_error(path_ + ":" + f->second + ": dtype " + a.descr +
                            " is not supported; expected float32 ('<f4')");
-  if ((a.shape.size() != 4 && a.shape.size() != 2) || a.shape[0] < 1)
+  if (a.shape.size() != 4 && a.shape.size() != 2)
     throw activation_error(path_ + ":" + f->second + ": shape " + shape_str(a.shape) +
                            " is not NCHW; expected 4 dimensions (or N x C for fully connected)");
+  if (std::find_if(a.shape.begin(), a.shape.end(), [](std::int64_t d) { return d < 1; }) != a.shape.end())
+    throw activation_error(path_ + ":" + f->second + ": shape " + shape_str(a.shape) +
+                           " has a zero dimension (an empty tensor); expected at least one image of N x C x H x W "
+                           "(or N x C) float32 with every dimension >= 1");
   if (cached_bytes_ + a.data.size() > opt_.cache_limit_bytes) {
     cache_.clear();
     cached_bytes_ = 0;
@@ -195,21 +262,62 @@ void npz_activation_source::validate(const network& net) const {
                            "'; a name map can rename tensors)");
   }
   int images = -1;
-  for (const layer& l : net.layers) {
-    if (l.offload_key.empty()) continue;
-    if (!files_.count(l.offload_key))
-      throw activation_error(path_ + ": layer '" + l.name + "' offloads tensor '" + l.offload_key +
-                             "', which the file does not hold");
-    const tensor& t = self->load(l.offload_key);
+  self->derived_.clear();
+  self->dense_.clear();
+  self->offloaded_bytes_ = 0;
+  std::map<std::string, const layer*> producer;  // output key -> layer
+  for (const layer& l : net.layers) producer.emplace(l.output_key, &l);
+  // Checks a held tensor against the shape a layer expects; counts its images.
+  auto check_held = [&](const std::string& key, const tensor_shape& want, const std::string& who) {
+    const tensor& t = self->load(key);
     std::int64_t c = t.shape[1], h = 1, w = 1;
     if (t.shape.size() == 4) { h = t.shape[2]; w = t.shape[3]; }
-    if (c != l.offload.c || h != l.offload.h || w != l.offload.w)
-      throw activation_error(path_ + ": tensor '" + l.offload_key + "' has shape " +
-                             shape_str(t.shape) + " but layer '" + l.name + "' expects N x " +
-                             std::to_string(l.offload.c) + "x" + std::to_string(l.offload.h) +
-                             "x" + std::to_string(l.offload.w));
+    if (c != want.c || h != want.h || w != want.w)
+      throw activation_error(path_ + ": tensor '" + key + "' has shape " + shape_str(t.shape) + " but " + who +
+                             " expects N x " + std::to_string(want.c) + "x" + std::to_string(want.h) + "x" +
+                             std::to_string(want.w));
     const int n = static_cast<int>(t.shape[0]);
     images = images < 0 ? n : std::min(images, n);
+  };
+  std::vector<std::string> missing;
+  std::string first_missing_layer;
+  std::size_t offloaded = 0;
+  for (const layer& l : net.layers) {
+    if (l.offload_key.empty()) continue;
+    ++offloaded;
+    self->offloaded_bytes_ += l.offload.bytes();
+    const std::string& k = l.offload_key;
+    if (files_.count(k)) {
+      check_held(k, l.offload, "layer '" + l.name + "'");
+      continue;
+    }
+    if (derived_.count(k) || dense_.count(k)) continue;
+    // A pool output the file does not hold: computed from the pool's input when that is held
+    // (or computed itself).
+    auto p = producer.find(k);
+    if (p != producer.end() && p->second->kind == layer_kind::pool && p->second->pool.derivable &&
+        !p->second->input_key.empty() &&
+        (files_.count(p->second->input_key) || derived_.count(p->second->input_key))) {
+      const layer& pl = *p->second;
+      if (files_.count(pl.input_key)) check_held(pl.input_key, pl.input, "pool layer '" + pl.name + "' (input)");
+      self->derived_[k] = derived_pool{pl.input_key, pl.pool, pl.input, pl.output};
+      continue;
+    }
+    if (missing.empty()) first_missing_layer = l.name;
+    missing.push_back(k);
+    if (opt_.missing == real_activation_options::missing_policy::dense) self->dense_[k] = l.offload.bytes();
+  }
+  if (!missing.empty() && opt_.missing == real_activation_options::missing_policy::error) {
+    std::ostringstream m;
+    m << path_ << ": layer '" << first_missing_layer << "' offloads tensor '" << missing.front()
+      << "', which the file does not hold (" << missing.size() << " of " << offloaded
+      << " offloaded tensors are not in the file and cannot be computed from it: ";
+    for (std::size_t i = 0; i < missing.size() && i < 4; ++i) m << (i ? ", " : "") << missing[i];
+    if (missing.size() > 4) m << ", ...";
+    m << "; a pool layer's output is computed from its input when the file holds that. Set "
+         "missing_activations to dense (--missing-activations dense) to produce the missing tensors as "
+         "dense synthetic data, or give a file holding them)";
+    throw activation_error(m.str());
   }
   if (images > 0) self->images_ = images;
   self->distinct_ = std::min(self->images_, net.batch);
@@ -218,6 +326,8 @@ void npz_activation_source::validate(const network& net) const {
 void npz_activation_source::fill(const std::string& key, const tensor_shape& shape,
                                  std::uint64_t offset, std::uint8_t* out, std::size_t len) {
   if (key.empty()) return fill_input_image(0, offset, out, len);
+  // A missing tensor produced dense (missing_activations = dense): values in [1/256, 1].
+  if (dense_.count(key)) return fill_input_image(hash_key(key), offset, out, len);
   const tensor& t = load(key);
   const std::uint64_t per_image = static_cast<std::uint64_t>(shape.c) * shape.h * shape.w * 4;
   const std::uint64_t in_file = static_cast<std::uint64_t>(t.shape[0]);
@@ -245,6 +355,19 @@ std::string npz_activation_source::describe(const network& net) const {
     << (distinct_ == 1 ? "image" : "images");
   if (net.batch > distinct_) o << ", repeated to batch " << net.batch;
   o << "); the network input image is synthetic (dense)";
+  if (!derived_.empty()) {
+    o << "; computed by pooling tensors of the file: ";
+    std::size_t i = 0;
+    for (const auto& kv : derived_) o << (i++ ? ", " : "") << kv.first;
+  }
+  if (!dense_.empty()) {
+    std::uint64_t b = 0;
+    for (const auto& kv : dense_) b += kv.second;
+    o << "; " << dense_.size() << " tensors not in the file produced as dense synthetic data ("
+      << std::fixed << std::setprecision(1)
+      << (offloaded_bytes_ ? 100.0 * static_cast<double>(b) / static_cast<double>(offloaded_bytes_) : 0.0)
+      << " % of the offloaded bytes; missing_activations = dense)";
+  }
   return o.str();
 }
 
@@ -253,7 +376,7 @@ std::string npz_activation_source::describe(const network& net) const {
 namespace {
 void check_density(double d, const std::string& what) {
   if (!(d >= 0.0 && d <= 1.0))
-    throw activation_error(what + " " + std::to_string(d) +
+    throw activation_error(what + " " + num(d) +
                            " is out of range; expected a fraction of nonzero elements in [0, 1]");
 }
 }  // namespace
@@ -265,7 +388,7 @@ synthetic_activation_source::synthetic_activation_source(const synthetic_params&
   check_density(p_.density, "synthetic density");
   for (const auto& kv : p_.layer_density) check_density(kv.second, "synthetic density of '" + kv.first + "'");
   if (!(p_.mean_zero_run == 0 || p_.mean_zero_run >= 1.0) || !std::isfinite(p_.mean_zero_run))
-    throw activation_error("synthetic mean zero-run length " + std::to_string(p_.mean_zero_run) +
+    throw activation_error("synthetic mean zero-run length (zero_run) " + num(p_.mean_zero_run) +
                            " is out of range; expected 0 (independent zeros) or >= 1 (elements)");
   if (p_.cluster_segment < 1) throw activation_error("synthetic cluster_segment must be >= 1 element");
 }
@@ -282,10 +405,9 @@ void synthetic_activation_source::validate(const network& net) const {
     const double d = density_of(l.offload_key);
     if (d <= 0.0 || d >= 1.0) continue;
     if (p_.mean_zero_run < (1.0 - d) / d)
-      throw activation_error("synthetic mean zero-run length " + std::to_string(p_.mean_zero_run) +
+      throw activation_error("synthetic mean zero-run length (zero_run) " + num(p_.mean_zero_run) +
                              " is too short for tensor '" + l.offload_key + "' (layer '" + l.name +
-                             "') of density " + std::to_string(d) + ": needs >= (1 - d) / d = " +
-                             std::to_string((1.0 - d) / d));
+                             "') of density " + num(d) + ": needs >= (1 - d) / d = " + num((1.0 - d) / d));
   }
 }
 
@@ -365,7 +487,7 @@ std::string synthetic_activation_source::describe(const network& net) const {
 std::map<std::string, double> training_profile_densities(const std::string& csv, double progress,
                                                          const network& net) {
   if (!(progress >= 0.0 && progress <= 1.0))
-    throw activation_error("training progress " + std::to_string(progress) + " is out of range; expected 0..1");
+    throw activation_error("training progress " + num(progress) + " is out of range; expected 0..1");
   std::ifstream in(csv);
   if (!in) throw activation_error(csv + ": cannot open the density profile (expected CSV "
                                   "iteration,epoch,layer,zero_fraction,...)");
@@ -374,6 +496,9 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
   int c_iter = -1, c_layer = -1, c_zero = -1;
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::pair<double, double>>> curves;  // layer -> (iteration, zero fraction)
+  std::map<std::pair<std::string, double>, std::size_t> row_of;           // (layer, iteration) -> line
+  const std::string form = " (expected rows iteration,epoch,layer,zero_fraction: one row per layer and "
+                           "iteration, iteration a number >= 0, zero_fraction in [0, 1])";
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -403,10 +528,17 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       if (u1 != cols[static_cast<std::size_t>(c_iter)].size() || u2 != cols[static_cast<std::size_t>(c_zero)].size())
         throw std::invalid_argument("trailing characters");
     } catch (const std::exception&) {
-      throw activation_error(where + "iteration and zero_fraction must be numbers");
+      throw activation_error(where + "iteration and zero_fraction must be numbers" + form);
     }
     if (!(z >= 0 && z <= 1)) throw activation_error(where + "zero_fraction must be in [0, 1]");
+    if (!std::isfinite(it) || it < 0)
+      throw activation_error(where + "iteration " + cols[static_cast<std::size_t>(c_iter)] + " is negative" + form);
+    if (it == 0) it = 0;  // -0 is iteration 0
     const std::string& name = cols[static_cast<std::size_t>(c_layer)];
+    const auto dup = row_of.emplace(std::make_pair(name, it), lineno);
+    if (!dup.second)
+      throw activation_error(where + "layer " + name + " at iteration " + cols[static_cast<std::size_t>(c_iter)] +
+                             " is listed twice (first on line " + std::to_string(dup.first->second) + ")" + form);
     if (!curves.count(name)) order.push_back(name);
     curves[name].emplace_back(it, z);
   }

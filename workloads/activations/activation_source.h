@@ -46,7 +46,18 @@ struct real_activation_options {
   /// Decoded tensors kept in memory at most (bytes); the cache is emptied when it would grow
   /// beyond. A tensor holds only the images in the file, never the batch.
   std::uint64_t cache_limit_bytes = 1ull << 30;
+  /// What to do with an offloaded tensor that the file does not hold and that cannot be
+  /// computed from one it holds (a pool output is computed from its stored input):
+  /// `error` (validate() throws, naming every such tensor) or `dense`: the tensor is produced as
+  /// dense synthetic data, every element nonzero (e.g. MobileNetV2's linear bottleneck outputs,
+  /// which are not ReLU outputs and hold practically no zeros), and describe() says how many
+  /// tensors and bytes are synthetic.
+  enum class missing_policy { error, dense };
+  missing_policy missing = missing_policy::error;
 };
+
+/// "error" / "dense" -> missing_policy; throws activation_error naming the value otherwise.
+real_activation_options::missing_policy missing_policy_from_string(const std::string& s);
 
 /// Reads a name map: a JSON object {"name in file": "layer key", ...}. Throws
 /// activation_error naming the file.
@@ -58,6 +69,13 @@ std::map<std::string, std::string> load_name_map(const std::string& path);
 /// a name matching no layer is an error naming the file, the name and the network. A batch
 /// of N is assembled from the images available: image n of the batch is image n mod images
 /// (repeated when there are fewer images than N); distinct_images() = min(images, N).
+///
+/// An offloaded tensor the file does not hold: if it is the output of a pool layer of a
+/// layer file (layer::pool.derivable) whose input tensor the file holds (or can itself
+/// compute), it is computed from that input, per image: max pooling exactly; average pooling
+/// summed in double and rounded to float (zeros exact; values within 1 ulp of a framework's).
+/// (This makes every offloaded tensor of the Fashion-MNIST CNN real: its files hold the conv
+/// and fc outputs, not pool1..pool3.) Otherwise see real_activation_options::missing.
 class npz_activation_source : public activation_source {
 public:
   /// Throws npy_error / activation_error (unreadable, empty, not a zip) naming the path.
@@ -74,7 +92,10 @@ public:
 
 private:
   struct tensor { std::vector<std::int64_t> shape; std::vector<std::uint8_t> data; };
+  /// A tensor computed from a held one by a pool layer.
+  struct derived_pool { std::string from; layer::pool_window pool; tensor_shape in, out; };
   const tensor& load(const std::string& key);
+  tensor compute_pool(const derived_pool& d);
   npy_array read_member(const std::string& file_name) const;
   std::string path_;
   real_activation_options opt_;
@@ -84,6 +105,9 @@ private:
   std::unique_ptr<npz_archive> archive_;     ///< set for a .npz
   std::map<std::string, std::string> files_; ///< layer key -> member name (npz) or .npy path
   std::map<std::string, tensor> cache_;
+  std::map<std::string, derived_pool> derived_;  ///< pool outputs computed from held tensors
+  std::map<std::string, std::uint64_t> dense_;   ///< missing tensors produced dense -> bytes per batch
+  std::uint64_t offloaded_bytes_ = 0;            ///< every offloaded tensor of the validated network
 };
 
 /// Synthetic activations.

@@ -573,6 +573,7 @@ class layer_file_loader {
         l.output_key = jl["key"].get<std::string>();
       }
       l.input = tensor_shape{N, x.s.c, x.s.h, x.s.w};
+      if (inputs.size() == 1 && x.layer >= 0) l.input_key = net.layers[static_cast<std::size_t>(x.layer)].output_key;
       l.relu = get_bool(jl, "relu", false);
       chw y;
       bool is_layer = true;
@@ -621,7 +622,22 @@ class layer_file_loader {
           y.h = window_out(x.s.h, k.first, s.first, p.first, 1, ceil);
           y.w = window_out(x.s.w, k.second, s.second, p.second, 1, ceil);
           window = k.first * k.second;
+          l.pool.kh = k.first;
+          l.pool.kw = k.second;
+          l.pool.sh = s.first;
+          l.pool.sw = s.second;
+          l.pool.ph = p.first;
+          l.pool.pw = p.second;
         }
+        l.pool.max = op == "max";
+        l.pool.global = get_bool(jl, "global", false);
+        if (l.pool.global) {
+          l.pool.kh = x.s.h;
+          l.pool.kw = x.s.w;
+        }
+        l.pool.derivable = (l.pool.max && l.pool.ph < l.pool.kh && l.pool.pw < l.pool.kw) || l.pool.global ||
+                           (l.pool.ph == 0 && l.pool.pw == 0 && (y.h - 1) * l.pool.sh + l.pool.kh <= x.s.h &&
+                            (y.w - 1) * l.pool.sw + l.pool.kw <= x.s.w);
         flops = static_cast<double>(window) * static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
       } else if (type == "fc") {
         l.kind = layer_kind::fc;

@@ -63,6 +63,24 @@ struct layer {
   /// fp32 parameter bytes of the layer: conv kernel kh * kw * (cin / groups) * cout (+ cout bias)
   /// times 4. BatchNorm parameters (a few per channel) are not counted.
   std::uint64_t weight_bytes = 0;
+  /// Pooling window of a pool layer read from a layer file (kind == pool; Keras graphs fold
+  /// pooling into the conv blocks and leave this unset): output element (y, x) of a channel
+  /// covers input rows y * sh - ph .. y * sh - ph + kh - 1 and the columns likewise, clipped to
+  /// the input (padding never wins a max; see `derivable`). Lets a real-activation source
+  /// compute a pool output that its file does not hold from the pool's stored input.
+  struct pool_window {
+    bool max = true;      ///< max pooling; false: average
+    bool global = false;  ///< one window over the whole H x W
+    std::int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
+    /// True when the pooled values follow from the input alone, without a framework
+    /// convention: always for max pooling; for average pooling only without padding and with
+    /// every window inside the input (frameworks differ on counting padded elements).
+    bool derivable = false;
+  };
+  pool_window pool;
+  /// output_key of the layer whose output this layer reads, when it reads exactly one layer's
+  /// output ("" = the network input, a concatenation, or unknown: Keras graphs).
+  std::string input_key;
 };
 
 struct network {
