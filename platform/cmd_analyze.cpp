@@ -9,7 +9,7 @@
 // ratio = tensor bytes / those bytes. A 4-D tensor is taken as NCHW (the file layout) and
 // transposed to NHWC; other ranks have one layout, reported under both names.
 // Exit status: 0 ok, 2 bad options or at least one unreadable input (named on stderr; the
-// other inputs are still analysed).
+// other inputs are still analysed), 3 the --json file could not be written.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "platform/command.h"
+#include "platform/outputs.h"
 #include "tlm/codec/codec.h"
 #include "tlm/codec/window.h"
 #include "workloads/io/npy.h"
@@ -155,7 +156,8 @@ int analyze_command(const std::vector<std::string>& args) {
                "  --json FILE      also write the results as JSON\n"
                "  --window BYTES   window size of the windowed framing (default 4096)\n"
                "  --codecs LIST    comma-separated subset of raw,zvc,rle,zlib,lz4,zstd (default all)\n\n"
-               "Exit status: 0 ok, 2 bad options or an unreadable input (the others are analysed).\n";
+               "Exit status: 0 ok, 2 bad options or an unreadable input (the others are analysed),\n"
+               "3 the --json file could not be written (e.g. a full disk; nothing partial is left).\n";
         return 0;
       } else if (a == "--json") {
         json_path = value("--json");
@@ -185,10 +187,12 @@ int analyze_command(const std::vector<std::string>& args) {
     }
   }
   if (paths.empty()) return usage_error("analyze: expected at least one PATH (.npy, .npz or folder)");
-  std::ofstream json_out;
   if (!json_path.empty()) {
-    json_out.open(json_path);
-    if (!json_out) return usage_error("analyze: cannot write --json file '" + json_path + "'");
+    try {
+      check_output_path(json_path, "--json");  // written (via FILE.tmp) once the analysis is done
+    } catch (const std::exception& e) {
+      return usage_error(std::string("analyze: ") + e.what());
+    }
   }
 
   // Expand folders (sorted, recursive); keep explicit files as given.
@@ -293,11 +297,12 @@ int analyze_command(const std::vector<std::string>& args) {
     }
     j["files"].push_back(jf);
   }
-  if (json_out.is_open()) {
-    json_out << j.dump(2) << "\n";
-    if (!json_out) {
-      std::cerr << "cdma-vp analyze: error writing " << json_path << "\n";
-      failed = true;
+  if (!json_path.empty()) {
+    try {
+      write_output_file(json_path, j.dump(2) + "\n", "--json", "analysis done but not saved");
+    } catch (const output_error& e) {
+      std::cerr << "cdma-vp analyze: error: " << e.what() << "\n";
+      return 3;
     }
   }
   return failed ? 2 : 0;

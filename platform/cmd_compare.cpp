@@ -74,10 +74,7 @@ int compare_command(const std::vector<std::string>& args) {
       return 0;
     }
     cfg.resolve(vm);
-    if (!json_path.empty()) {
-      std::ofstream probe(json_path, std::ios::app);
-      if (!probe) return usage_error("cannot write --json " + json_path);
-    }
+    if (!json_path.empty()) check_output_path(json_path, "--json");
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
@@ -131,10 +128,8 @@ int compare_command(const std::vector<std::string>& args) {
   j["speed_ratio_lt_over_at"] = ratio;
   j["cpu_ratio_lt_over_at"] = cpu_ratio;
   if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << j.dump(2) << "\n";
     try {
-      close_checked(f, json_path, "--json");  // a full disk shows at close, not at <<
+      write_output_file(json_path, j.dump(2) + "\n", "--json", "results computed but not saved");
     } catch (const std::exception& e) {
       std::cerr << "cdma-vp: error: " << e.what() << "\n";
       return 3;  // as cdma-vp run: the comparison ran, its output was lost

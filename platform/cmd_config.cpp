@@ -1,5 +1,7 @@
 // cdma-vp config: shows the effective configuration (--dump), the parameter table (--list)
 // or the presets (--presets). Takes the same --preset / --config / --param options as run.
+#include <cerrno>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <boost/program_options.hpp>
@@ -15,17 +17,25 @@ namespace {
 int config_command(const std::vector<std::string>& args) {
   config_options o;
   po::options_description opts("cdma-vp config options");
-  opts.add_options()("help,h", "print this help")("dump", "print the effective configuration as JSON (default)")
+  std::string dump_file;
+  opts.add_options()("help,h", "print this help")("dump", "print the effective configuration as JSON (default); "
+                                                   "the activation source is resolved (a path or synthetic) so that "
+                                                   "--config with the dump reproduces the run")
+      ("output", po::value(&dump_file), "FILE: write the dump there instead of standard output (also as the "
+                                         "one positional argument: cdma-vp config --dump FILE)")
       ("list", "list every parameter with its kind, value and meaning")("presets", "list the presets");
   add_config_options(opts, o);
   po::variables_map vm;
   try {
-    const po::positional_options_description no_positional;  // stray words are errors
-    po::store(po::command_line_parser(args).options(opts).positional(no_positional).run(), vm);
+    po::positional_options_description positional;  // one word: the dump's output file
+    positional.add("output", 1);
+    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
-      std::cout << "Usage: cdma-vp config [--dump | --list | --presets] [--preset NAME | --config FILE] "
-                   "[--param name=value ...]\n\n" << opts;
+      std::cout << "Usage: cdma-vp config [--dump [FILE] | --list | --presets] [--preset NAME | --config FILE] "
+                   "[--param name=value ...]\n\n" << opts
+                << "\nExit status: 0 ok, 2 bad input (or FILE cannot be opened), 3 the dump could not be written\n"
+                   "(e.g. a full disk; nothing is left behind).\n";
       return 0;
     }
     if (vm.count("presets")) {
@@ -34,18 +44,44 @@ int config_command(const std::vector<std::string>& args) {
       return 0;
     }
     o.resolve(vm);
+    if (!dump_file.empty()) {
+      if (vm.count("list")) throw std::runtime_error("--list prints to standard output; FILE is for --dump");
+      check_output_path(dump_file, "config --dump");
+    }
+    // What a run would use: the path of the shipped sample, or synthetic.
+    o.config.activations = resolve_activations(o.config);
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
+  // Write errors (a full disk, /dev/full, a closed pipe) are exit 3 naming the file.
+  auto stdout_failed = [] {
+    std::cout.flush();
+    if (std::cout) return 0;
+    std::cerr << "cdma-vp: error: standard output: write failed" << (errno ? std::string(": ") + std::strerror(errno) : "")
+              << "\n";
+    return 3;
+  };
   if (vm.count("list")) {
+    errno = 0;
     std::cout << std::left << std::setw(30) << "parameter" << std::setw(10) << "kind" << std::setw(22)
               << "value" << "meaning\n";
     for (const auto& p : describe_params(o.config))
       std::cout << std::setw(30) << p.name << std::setw(10) << p.kind << std::setw(22) << p.value << p.doc << "\n";
+    return stdout_failed();
+  }
+  const std::string text = to_json(o.config).dump(2) + "\n";
+  if (!dump_file.empty()) {
+    try {
+      write_output_file(dump_file, text, "config --dump");
+    } catch (const output_error& e) {
+      std::cerr << "cdma-vp: error: " << e.what() << "\n";
+      return 3;
+    }
     return 0;
   }
-  std::cout << to_json(o.config).dump(2) << "\n";
-  return 0;
+  errno = 0;
+  std::cout << text;
+  return stdout_failed();
 }
 
 const command_registrar reg({"config", "show the effective configuration (--dump), parameters (--list), presets",

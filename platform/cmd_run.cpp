@@ -38,7 +38,9 @@ int run_command(const std::vector<std::string>& args) {
                 << opts
                 << "\nParameters (--param, config files): cdma-vp config --list\n"
                    "Exit status: 0 ok, 1 prefetched data did not match, 2 bad input, 3 an I/O\n"
-                   "error during the run or while writing the outputs (e.g. a full disk).\n";
+                   "error during the run or while writing the outputs (e.g. a full disk; the summary is\n"
+                   "printed, every other output is still written, and no partial file is left: outputs\n"
+                   "are written to FILE.tmp and renamed into place once complete).\n";
       return 0;
     }
     o.cfg.resolve(vm);
@@ -63,7 +65,9 @@ int run_command(const std::vector<std::string>& args) {
   try {
     o.out.write_all(rep, std::cout);
   } catch (const std::exception& e) {  // the run itself succeeded (summary above)
-    std::cerr << "cdma-vp: error: " << e.what() << "\n";
+    std::string m = e.what();  // one line per output that failed
+    for (std::size_t at = 0; (at = m.find('\n', at)) != std::string::npos; at += 16) m.insert(at + 1, "cdma-vp: error: ");
+    std::cerr << "cdma-vp: error: " << m << "\n";
     return 3;
   }
   return rep.ok() || !rep.config.verify ? 0 : 1;

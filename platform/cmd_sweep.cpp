@@ -67,8 +67,9 @@ std::string shell_quote(const std::string& s) {
   return o + "'";
 }
 
-/// Checks every combination's configuration in-process, so a bad key fails before any run.
-void check_config(const std::vector<std::string>& args) {
+/// Checks every combination's configuration in-process, so a bad key fails before any run;
+/// returns it (activations as given, not resolved).
+platform_config check_config(const std::vector<std::string>& args) {
   config_options o;
   output_options out;
   po::options_description d;
@@ -78,6 +79,24 @@ void check_config(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
   o.resolve(vm);
+  resolve_activations(o.config);  // a file combined with synthetic-data options: refused now
+  return o.config;
+}
+
+/// Grid keys that shape synthetic activations: a grid over one of them compares synthetic
+/// data, so every row runs with activations=synthetic (never the shipped real sample, which
+/// the default would pick for inception_v3 in the row where the value equals its default).
+bool synthetic_key(std::string k) {
+  if (k.rfind("platform.", 0) == 0) k = k.substr(9);
+  return k == "density" || k == "zero_run" || k == "density_profile" || k == "training_progress" || k == "seed";
+}
+
+/// A CSV cell: quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string o = "\"";
+  for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
 }
 
 json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string>& pass) {
@@ -120,7 +139,10 @@ int spawn_run(const std::string& exe, const std::vector<std::string>& args, cons
 }
 
 /// Reads run_K.json of every planned run and writes sweep.csv (+ plots). Returns failures.
-int merge(const std::string& dir, bool plot, std::ostream& log) {
+/// `statuses`: run index -> status of the runs of this process (else read from run_K.status).
+/// Throws output_error if sweep.csv cannot be written.
+int merge(const std::string& dir, bool plot, std::ostream& log,
+          const std::map<std::size_t, std::string>& statuses = {}) {
   std::ifstream pf(dir + "/sweep.plan.json");
   if (!pf) throw config_error(dir + "/sweep.plan.json: not found; expected a folder made by cdma-vp sweep");
   json plan;
@@ -129,11 +151,13 @@ int merge(const std::string& dir, bool plot, std::ostream& log) {
   } catch (const std::exception& e) {
     throw config_error(dir + "/sweep.plan.json: not valid JSON (" + e.what() + ")");
   }
-  std::ofstream csv(dir + "/sweep.csv");
-  if (!csv) throw std::runtime_error(dir + "/sweep.csv: cannot open for writing");
+  if (!plan.is_object() || !plan.contains("grid") || !plan.contains("runs"))
+    throw config_error(dir + "/sweep.plan.json: not a sweep plan (expected the keys grid and runs)");
+  std::ostringstream csv;
   csv << "run";
   for (const auto& a : plan["grid"]) csv << ",grid:" << a["name"].get<std::string>();
-  csv << ",status,network,batch,oracle_s,vdnn_s,cdma_s,speedup,compression_ratio,verified_bytes\n";
+  // activations: the source each run used (a path, or synthetic), from its effective config.
+  csv << ",status,network,batch,activations,oracle_s,vdnn_s,cdma_s,speedup,compression_ratio,verified_bytes\n";
   csv.precision(12);
   int failed = 0;
   for (std::size_t k = 0; k < plan["runs"].size(); ++k) {
@@ -153,9 +177,9 @@ int merge(const std::string& dir, bool plot, std::ostream& log) {
     if (!ok) {
       ++failed;
       std::string status = "failed";
-      std::ifstream sf(dir + "/run_" + std::to_string(k) + ".status");
-      if (sf) sf >> status;
-      csv << "," << status << ",,,,,,,,\n";
+      if (auto st = statuses.find(k); st != statuses.end()) status = st->second;
+      else if (std::ifstream sf(dir + "/run_" + std::to_string(k) + ".status"); sf) sf >> status;
+      csv << "," << status << ",,,,,,,,,\n";
       log << "run " << k << " failed (see " << dir << "/run_" << k << ".log)\n";
       continue;
     }
@@ -166,12 +190,16 @@ int merge(const std::string& dir, bool plot, std::ostream& log) {
       return o.str();
     };
     const auto& st = r["step_time_s"];
-    csv << ",ok," << r["network"].get<std::string>() << "," << r["batch"] << "," << num(st.value("oracle", nlohmann::json()))
+    const json& rc = r.value("config", json::object());
+    const std::string acts = rc.is_object() && rc.value("activations", json()).is_string()
+                                 ? rc["activations"].get<std::string>() : std::string();
+    csv << ",ok," << csv_field(r["network"].get<std::string>()) << "," << r["batch"] << "," << csv_field(acts) << ","
+        << num(st.value("oracle", nlohmann::json()))
         << "," << num(st.value("vdnn", nlohmann::json())) << "," << num(st.value("cdma", nlohmann::json())) << ","
         << num(r.value("speedup_cdma_over_vdnn", nlohmann::json())) << ","
         << num(r.value("compression_ratio", nlohmann::json())) << "," << r["verified_bytes"] << "\n";
   }
-  csv.close();
+  write_output_file(dir + "/sweep.csv", csv.str(), "sweep");
   log << "sweep table written to " << dir << "/sweep.csv (" << plan["runs"].size() - failed << " ok, "
       << failed << " failed)\n";
   if (plot) {
@@ -205,7 +233,12 @@ int sweep_command(const std::vector<std::string>& args) {
                      "       cdma-vp sweep --merge DIR [--no-plot]\n\n"
                      "Runs every combination of the grid as a separate `cdma-vp run` (NAME is any parameter\n"
                      "of `cdma-vp config --list`), --jobs at once (default: cores), then writes DIR/sweep.csv\n"
-                     "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n";
+                     "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n"
+                     "The column activations names each run's source (a path, or synthetic). A grid over a\n"
+                     "synthetic-data key (density, zero_run, density_profile, training_progress, seed) runs\n"
+                     "every row on synthetic data (activations=synthetic; with an activations file: an error).\n"
+                     "Exit status: 0 ok, 1 a run failed, 2 bad input (nothing run), 3 a file of the sweep\n"
+                     "(plan, Slurm script, status, sweep.csv) could not be written.\n";
         return 0;
       } else if (a == "--grid") {
         grid.push_back(parse_grid(value("--grid")));
@@ -237,21 +270,25 @@ int sweep_command(const std::vector<std::string>& args) {
     if (grid.empty()) throw config_error("no --grid given; expected e.g. --grid 'pcie.gen=3,4,5'");
     if (out.empty()) throw config_error("--out DIR is required");
     json plan = make_plan(grid, pass);
-    for (const auto& r : plan["runs"]) check_config(r["args"].get<std::vector<std::string>>());
-    if (!slurm.empty()) {
-      const bool existed = std::ifstream(slurm).good();
-      {
-        std::ofstream s(slurm, std::ios::app);
-        if (!s) throw std::runtime_error("--emit-slurm " + slurm + ": cannot open for writing");
-      }
-      if (!existed) std::remove(slurm.c_str());
+    std::string synthetic_grid;  // the first grid key of synthetic data, if any
+    for (const auto& g : grid)
+      if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
+    for (auto& r : plan["runs"]) {
+      auto a = r["args"].get<std::vector<std::string>>();
+      const platform_config c = check_config(a);
+      if (synthetic_grid.empty() || c.activations == "synthetic") continue;
+      if (!c.activations.empty())  // even in a row where the grid value equals the default
+        throw config_error("activations \"" + c.activations + "\" (real activations) cannot be combined with --grid " +
+                           synthetic_grid + " (an option of synthetic activations); drop one of them, or use "
+                           "activations=synthetic");
+      a.push_back("--param");
+      a.push_back("activations=synthetic");
+      r["args"] = a;
     }
+    if (!slurm.empty()) check_output_path(slurm, "--emit-slurm");
     if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
       throw std::runtime_error("--out " + out + ": cannot create the folder: " + std::strerror(errno));
-    std::ofstream pf(out + "/sweep.plan.json");
-    if (!pf) throw std::runtime_error(out + "/sweep.plan.json: cannot open for writing");
-    pf << plan.dump(2) << "\n";
-    pf.close();
+    write_output_file(out + "/sweep.plan.json", plan.dump(2) + "\n", "--out");
     const std::size_t n = plan["runs"].size();
     // Results of an earlier plan in the same folder must not be merged into this one.
     for (std::size_t k = 0; k < n; ++k)
@@ -259,8 +296,7 @@ int sweep_command(const std::vector<std::string>& args) {
         std::remove((out + "/run_" + std::to_string(k) + ext).c_str());
     const std::string exe = self_exe();
     if (!slurm.empty()) {
-      std::ofstream s(slurm);
-      if (!s) throw std::runtime_error("--emit-slurm " + slurm + ": cannot open for writing");
+      std::ostringstream s;
       s << "#!/bin/bash\n#SBATCH --job-name=cdma-vp-sweep\n#SBATCH --array=0-" << n - 1
         << "\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << out << "/run_%a.log\n"
         << "# One task per grid combination; afterwards: cdma-vp sweep --merge " << out << "\n"
@@ -272,11 +308,14 @@ int sweep_command(const std::vector<std::string>& args) {
       }
       s << "  *) echo \"unknown task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n"
         << "\"$CDMA_VP\" run \"${ARGS[@]}\" -q --json " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.json\n";
+      write_output_file(slurm, s.str(), "--emit-slurm");
       std::cout << "Slurm job-array script with " << n << " tasks written to " << slurm
                 << "; after the jobs: cdma-vp sweep --merge " << out << "\n";
       return 0;
     }
     std::map<pid_t, std::size_t> running;
+    std::map<std::size_t, std::string> statuses;
+    std::string status_error;
     std::size_t next = 0;
     while (next < n || !running.empty()) {
       while (next < n && running.size() < jobs) {
@@ -293,12 +332,21 @@ int sweep_command(const std::vector<std::string>& args) {
       const std::size_t k = running[pid];
       running.erase(pid);
       const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-      std::ofstream(out + "/run_" + std::to_string(k) + ".status")
-          << (ok ? "ok" : WIFEXITED(st) ? "failed(exit=" + std::to_string(WEXITSTATUS(st)) + ")"
-                                         : "failed(signal=" + std::to_string(WTERMSIG(st)) + ")");
+      statuses[k] = ok ? "ok" : WIFEXITED(st) ? "failed(exit=" + std::to_string(WEXITSTATUS(st)) + ")"
+                                              : "failed(signal=" + std::to_string(WTERMSIG(st)) + ")";
+      try {  // for a later --merge; this process keeps the statuses in memory
+        write_output_file(out + "/run_" + std::to_string(k) + ".status", statuses[k], "sweep");
+      } catch (const output_error& e) {
+        if (status_error.empty()) status_error = e.what();
+      }
       std::cerr << "run " << k + 1 << " of " << n << (ok ? " done" : " FAILED") << "\n";
     }
-    return merge(out, plot, std::cout) ? 1 : 0;
+    const int failed = merge(out, plot, std::cout, statuses);
+    if (!status_error.empty()) throw output_error(status_error);
+    return failed ? 1 : 0;
+  } catch (const output_error& e) {  // results (runs) exist; what records them could not be written
+    std::cerr << "cdma-vp: error: " << e.what() << "\n";
+    return 3;
   } catch (const config_error& e) {
     return usage_error(e.what());
   } catch (const po::error& e) {

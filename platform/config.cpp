@@ -1,6 +1,8 @@
 #include "platform/config.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -63,12 +65,15 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
           [&ref] { return json(static_cast<long long>(ref)); }};
 }
 
+/// A plain number in [lo, hi] (or (lo, hi] with lo_open); `unit` (e.g. "bytes/cycle") is
+/// named in the message. -0 is read as 0.
 param number(const std::string& name, double& ref, double lo, double hi, const std::string& doc,
-             bool lo_open = false) {
+             bool lo_open = false, const std::string& unit = "") {
   return {name, "number", doc,
-          [&ref, name, lo, hi, lo_open](const json& v, const std::string& where) {
+          [&ref, name, lo, hi, lo_open, unit](const json& v, const std::string& where) {
             std::ostringstream e;
-            e << "a number in " << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+            e << "a number " << (unit.empty() ? "" : "of " + unit + " ") << "in " << (lo_open ? "(" : "[") << lo
+              << ", " << hi << "]";
             double x = 0;
             if (v.is_number()) x = v.get<double>();
             else if (v.is_string() && where == "--param") {  // a file must use JSON numbers
@@ -78,7 +83,7 @@ param number(const std::string& name, double& ref, double lo, double hi, const s
               if (pos != s.size()) fail(where, name, v, e.str());
             } else fail(where, name, v, e.str());
             if (!(x >= lo && x <= hi) || (lo_open && x == lo)) fail(where, name, v, e.str());
-            ref = x;
+            ref = x == 0 ? 0.0 : x;  // -0 is 0 (never printed as "-0")
           },
           [&ref] { return json(ref); }};
 }
@@ -138,13 +143,18 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
                const std::string& example, Parse parse, Format format, const std::string& doc) {
   return {name, kind, doc,
           [&ref, name, lo, hi, example, parse, format](const json& v, const std::string& where) {
+            const std::string range = "from " + format(static_cast<T>(lo)) + " to " + format(static_cast<T>(hi));
             std::ostringstream e;
-            e << example << ", from " << format(static_cast<T>(lo)) << " to " << format(static_cast<T>(hi));
+            e << example << ", " << range;
             double x = 0;
+            const std::string t = text(v, where, name, e.str());
             try {
-              x = static_cast<double>(parse(text(v, where, name, e.str())));
+              x = static_cast<double>(parse(t));
             } catch (const quantity_error& q) {
-              fail(where, name, v, e.str() + " (" + q.what() + ")");
+              // The parser's reason (unknown unit, no number, ...) and the range, without nesting.
+              std::string why = q.what();
+              if (why.rfind("'" + t + "': ", 0) == 0) why.erase(0, t.size() + 4);
+              throw config_error(where + ": " + name + " = " + v.dump() + ": " + why + "; allowed " + range);
             }
             if (!(x >= lo && x <= hi)) fail(where, name, v, e.str());
             ref = static_cast<T>(x);
@@ -153,10 +163,15 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
 }
 
 /// Times must carry their unit in configuration ("500" could mean ps or ns): a bare number
-/// is refused.
+/// is refused, except 0 (zero time in any unit).
 ps_t parse_time_with_unit(const std::string& s) {
-  if (s.find_first_of("pnums") == std::string::npos)
-    throw quantity_error("'" + s + "' has no unit; expected a time such as \"400 ns\" (units ps, ns, us, ms, s)");
+  if (s.find_first_of("pnums") == std::string::npos) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() && v == 0.0 && std::string(end).find_first_not_of(" \t") == std::string::npos) return 0;
+    throw quantity_error("'" + s + "' has no unit; expected a time such as \"400 ns\" (units ps, ns, us, ms, s; "
+                         "only 0 needs no unit)");
+  }
   return parse_time_ps(s);
 }
 
@@ -164,10 +179,12 @@ param time_p(const std::string& n, ps_t& r, double lo, double hi, const std::str
   return quantity(n, "time", r, lo, hi, "a time with its unit such as \"400 ns\"", parse_time_with_unit,
                   format_time, doc);
 }
-/// Bandwidths from 1 MB/s (below, a step would take hours of simulated time and the run would
-/// look hung) to 1 PB/s.
+/// Bandwidths from 100 MB/s to 1 PB/s. Below 100 MB/s (slower than any GPU or host memory, or
+/// PCIe Gen1 x1 at 250 MB/s) one step of a shipped network takes hours of simulated time: not a
+/// real platform, most likely a unit typo.
+constexpr double min_rate_Bps = 1e8;
 param rate_p(const std::string& n, double& r, const std::string& doc) {
-  return quantity(n, "rate", r, 1e6, 1e15, "a bandwidth from 1 MB/s to 1 PB/s such as \"12.8 GB/s\"",
+  return quantity(n, "rate", r, min_rate_Bps, 1e15, "a bandwidth such as \"12.8 GB/s\"",
                   parse_rate_Bps, format_rate, doc);
 }
 template <typename T>
@@ -193,10 +210,14 @@ std::vector<param> table(platform_config& c) {
       integer("batch", c.batch, 1, 1 << 20, "batch size"),
       string("codec", c.codec, codecs, "codec of the cDMA step"),
       string("policy", c.policy, {"all", "conv"}, "vDNN offload policy of the vDNN and cDMA steps"),
-      string("activations", c.activations, {}, ".npz with real activations; empty: shipped sample or synthetic"),
+      string("activations", c.activations, {},
+             "real activations (.npz, .npy or a directory of .npy), or synthetic; empty: the shipped sample "
+             "for inception_v3, synthetic otherwise (a synthetic-data option away from its default: synthetic)"),
       number("density", c.synthetic_density, 0.0, 1.0, "nonzero fraction of synthetic activations"),
       boolean("verify", c.verify, "compare every prefetched byte with what was offloaded"),
       string("name_map", c.name_map, {}, "JSON {\"name in file\": \"layer key\"} renaming the tensors of activations"),
+      string("missing_activations", c.missing_activations, {"error", "dense"},
+             "offloaded tensors the activations file does not hold (pool outputs are computed from their input): error, or dense synthetic data"),
       number("zero_run", c.mean_zero_run, 0.0, 1e9, "synthetic: mean zero-run length in elements (clustered zeros); 0 = independent"),
       string("density_profile", c.density_profile, {}, "synthetic: per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)"),
       number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training"),
@@ -212,7 +233,7 @@ std::vector<param> table(platform_config& c) {
                "global LT quantum (tlm_global_quantum)"),
       // GPU compute (roofline)
       string("gpu.name", c.gpu.name, {}, "GPU name for reports"),
-      quantity("gpu.peak_flops", "flops", c.gpu.peak_flops, 1e6, 1e18, "a throughput such as \"7 TFLOP/s\"",
+      quantity("gpu.peak_flops", "flops", c.gpu.peak_flops, 1e9, 1e18, "a throughput such as \"7 TFLOP/s\"",
                parse_flops, format_flops, "peak fp32 FLOP/s"),
       number("gpu.flop_efficiency", c.gpu.flop_efficiency, 0.0, 1.0, "fraction of peak FLOP/s kernels reach", true),
       number("gpu.bw_efficiency", c.gpu.bw_efficiency, 0.0, 1.0, "fraction of peak DRAM bandwidth kernels reach", true),
@@ -269,7 +290,7 @@ std::vector<param> table(platform_config& c) {
       time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link latency"),
       time_p("pcie.rc_latency", c.pcie.rc_latency_ps, 0, 1e9, "root-complex latency each way"),
       bytes_p("pcie.cpl_bytes", c.pcie.cpl_bytes, 0, 4096, "completion size (0: RCB/MPS rule)"),
-      integer("pcie.tags", c.pcie.tags, 1, 1 << 14, "read tags (outstanding MRd)"),
+      integer("pcie.tags", c.pcie.tags, 1, 1024, "read tags (outstanding MRd; 10-bit tags: up to 1024)"),
       integer("pcie.ack_every", c.pcie.ack_every, 1, 1 << 16, "TLPs per ACK DLLP"),
       integer("pcie.updatefc_every", c.pcie.updatefc_every, 1, 1 << 16, "TLPs per UpdateFC DLLP"),
       integer("pcie.ph_credits", c.pcie.ph_credits, 0, 1 << 20, "posted header credits (0: unlimited)"),
@@ -282,8 +303,9 @@ std::vector<param> table(platform_config& c) {
       bytes_p("cdma.window", c.engine.window_bytes, 64, 1 << 30, "uncompressed bytes per compression window"),
       integer("cdma.compression_units", c.engine.compression_units, 1, 1024, "units on the offload path"),
       integer("cdma.decompression_units", c.engine.decompression_units, 1, 1024, "units on the prefetch path"),
-      number("cdma.unit_bytes_per_cycle", c.engine.unit_bytes_per_cycle, 0.0, 1e6, "throughput of one unit, bytes/cycle", true),
-      quantity("cdma.clock", "frequency", c.engine.clock_hz, 1e3, 1e12, "a frequency such as \"1 GHz\"",
+      number("cdma.unit_bytes_per_cycle", c.engine.unit_bytes_per_cycle, 1e-3, 1e6,
+             "throughput of one unit, bytes/cycle (unit rate x cdma.clock: at least 1 MB/s)", false, "bytes/cycle"),
+      quantity("cdma.clock", "frequency", c.engine.clock_hz, 1e6, 1e12, "a frequency such as \"1 GHz\"",
                parse_frequency_hz, format_frequency, "unit clock"),
       integer("cdma.pipeline_latency_cycles", c.engine.pipeline_latency_cycles, 0, 1 << 20, "per-window unit latency, cycles"),
       integer("cdma.max_outstanding", c.engine.max_outstanding, 1, 1 << 20, "windows in flight"),
@@ -292,11 +314,11 @@ std::vector<param> table(platform_config& c) {
              {{"dma", unit_placement::dma}, {"memory_controller", unit_placement::memory_controller}},
              "compression units at the engine (dma) or beside the DRAM channels (memory_controller)"),
       quantity("cdma.xbar_bandwidth", "rate", c.engine.xbar_Bps, 0.0, 1e15,
-               "0 (unlimited) or a bandwidth from 1 MB/s such as \"64 GB/s\"",
+               "0 (unlimited) or a bandwidth from 100 MB/s such as \"64 GB/s\"",
                [](const std::string& v) {
                  const double b = parse_rate_Bps(v);
-                 if (b != 0.0 && b < 1e6)
-                   throw quantity_error("'" + v + "' is below 1 MB/s; expected 0 (unlimited) or a bandwidth from 1 MB/s");
+                 if (b != 0.0 && b < min_rate_Bps)
+                   throw quantity_error("'" + v + "' is below 100 MB/s; expected 0 (unlimited) or a bandwidth from 100 MB/s");
                  return b;
                },
                [](double v) { return v > 0 ? format_rate(v) : std::string("0"); },
@@ -446,6 +468,69 @@ void apply_override(platform_config& cfg, const std::string& a) {
   cfg = next;
 }
 
+namespace {
+
+std::string g(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+/// The PCIe cross-parameter rules of link_params::validate(), stated with configuration keys.
+void validate_pcie_credits(const pcie::link_params& p) {
+  if (p.cpl_bytes != 0 && (p.cpl_bytes % p.rcb != 0 || p.cpl_bytes > p.mps))
+    throw config_error("pcie.cpl_bytes = " + std::to_string(p.cpl_bytes) + " B: expected 0 (completion size by the "
+                       "RCB/MPS rule) or a multiple of pcie.rcb (" + std::to_string(p.rcb) +
+                       " B) that is <= pcie.mps (" + std::to_string(p.mps) + " B)");
+  const std::uint64_t n = p.updatefc_every;
+  // A finite credit pool must hold one UpdateFC batch of the largest TLP (else the transmitter
+  // could wait for credits the receiver never returns).
+  const std::pair<const char*, std::uint32_t> headers[] = {
+      {"pcie.ph_credits", p.ph_credits}, {"pcie.nph_credits", p.nph_credits}, {"pcie.cplh_credits", p.cplh_credits}};
+  for (const auto& [key, v] : headers)
+    if (v != 0 && v < n)
+      throw config_error(std::string(key) + " = " + std::to_string(v) + ": expected 0 (unlimited) or >= " +
+                         "pcie.updatefc_every (" + std::to_string(n) + "): a finite pool must hold one UpdateFC batch");
+  const std::pair<const char*, std::uint32_t> data[] = {{"pcie.pd_credits", p.pd_credits},
+                                                         {"pcie.cpld_credits", p.cpld_credits}};
+  for (const auto& [key, v] : data) {
+    if (v == 0 || v >= n * pcie::data_credits(p.mps)) continue;
+    std::string fits;
+    for (std::uint64_t m = 128; m <= 4096; m *= 2)
+      if (v >= n * pcie::data_credits(m)) fits += (fits.empty() ? "" : ", ") + std::to_string(m);
+    throw config_error("pcie.mps = " + std::to_string(p.mps) + " B does not fit " + key + " = " + std::to_string(v) +
+                       ": a finite data-credit pool must hold pcie.updatefc_every x mps / 16 = " + std::to_string(n) +
+                       " x " + std::to_string(p.mps) + " / 16 = " + std::to_string(n * pcie::data_credits(p.mps)) +
+                       " credits; expected " +
+                       (fits.empty() ? std::string("no pcie.mps fits") : "pcie.mps one of " + fits + " B") + ", or " +
+                       key + " = 0 (unlimited) or >= " + std::to_string(n * pcie::data_credits(p.mps)));
+  }
+}
+
+/// Every rate a run depends on has a floor (see min_rate_Bps): efficiencies at least 1 % of
+/// peak, a compression unit at least 100 MB/s, its pipeline latency at most 1 ms per window.
+void validate_rates(const platform_config& c) {
+  const std::pair<const char*, double> effs[] = {{"gpu.flop_efficiency", c.gpu.flop_efficiency},
+                                                  {"gpu.bw_efficiency", c.gpu.bw_efficiency},
+                                                  {"gpu_mem.efficiency", c.gpu_mem.efficiency}};
+  for (const auto& [key, v] : effs)
+    if (v < 0.01)
+      throw config_error(std::string(key) + " = " + g(v) + ": expected a fraction of peak in [0.01, 1] (at least 1 %; "
+                         "below, kernel and transfer times grow without bound)");
+  const double unit_Bps = c.engine.unit_bytes_per_cycle * c.engine.clock_hz;
+  if (unit_Bps < min_rate_Bps)
+    throw config_error("cdma.unit_bytes_per_cycle x cdma.clock = " + g(c.engine.unit_bytes_per_cycle) +
+                       " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " + g(unit_Bps) +
+                       " B/s per compression unit: expected at least 100 MB/s");
+  const double latency_s = static_cast<double>(c.engine.pipeline_latency_cycles) / c.engine.clock_hz;
+  if (latency_s > 1e-3)
+    throw config_error("cdma.pipeline_latency_cycles / cdma.clock = " + std::to_string(c.engine.pipeline_latency_cycles) +
+                       " cycles / " + g(c.engine.clock_hz) + " Hz = " + g(latency_s) +
+                       " s per window: expected at most 1 ms");
+}
+
+}  // namespace
+
 void validate(const platform_config& c) {
   auto pow2 = [](std::uint64_t v) { return v && !(v & (v - 1)); };
   const int lanes[] = {1, 2, 4, 8, 12, 16, 32};
@@ -456,11 +541,18 @@ void validate(const platform_config& c) {
   if (c.pcie.rcb != 64 && c.pcie.rcb != 128) throw config_error("pcie.rcb = " + std::to_string(c.pcie.rcb) + ": expected 64 or 128");
   if (c.engine.window_bytes % 4 != 0)
     throw config_error("cdma.window = " + std::to_string(c.engine.window_bytes) + ": expected a multiple of 4 bytes");
+  validate_pcie_credits(c.pcie);
+  validate_rates(c);
   try {
     c.pcie.validate();
     c.gpu_mem.validate();
   } catch (const std::invalid_argument& e) {
-    throw config_error(std::string("invalid platform parameter: ") + e.what());
+    // The models name their struct fields (link_params.mps); say the configuration keys.
+    std::string m = e.what();
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"link_params.", "pcie."},
+                                   {"gpu_memory_params.", "gpu_mem."}})
+      for (std::size_t at; (at = m.find(from)) != std::string::npos;) m.replace(at, from.size(), to);
+    throw config_error(std::string("invalid platform parameter: ") + m);
   }
 }
 

@@ -3,11 +3,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <chrono>
 #include <cstdio>
-#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 #include <utility>
 #include <iostream>
@@ -31,12 +35,16 @@ void add_config_options(po::options_description& d, config_options& o) {
       ("batch", po::value(&o.batch), "batch size >= 1 (default 32)")
       ("codec", po::value(&o.codec), "codec of the cDMA step: zvc (default) | rle | zlib | lz4 | zstd | none")
       ("activations", po::value(&o.activations),
-       ".npz with one NCHW float32 member per layer output (default for inception_v3: the "
-       "shipped chelsea.npz; other networks: synthetic)")
-      ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5)")
+       "PATH: real activations, a .npz with one NCHW float32 member per layer output (or a .npy / a "
+       "directory of .npy); or 'synthetic': always synthetic data. Default (empty): the shipped "
+       "chelsea.npz for inception_v3, synthetic for other networks, and synthetic whenever a "
+       "synthetic-data option (--density, --zero-run, --density-profile, --training-progress, --seed) "
+       "is set away from its default. The resolved source is recorded in the outputs")
+      ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5; -0 is read as 0)")
       ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv")
       ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
       ("name-map", po::value<std::string>(), "FILE.json: path of a JSON object {\"name in file\": \"layer key\", ...} renaming the tensors of --activations (= --param name_map=)")
+      ("missing-activations", po::value<std::string>(), "error (default) | dense: offloaded tensors that --activations neither holds nor can compute (pool outputs are computed from their input) are an error, or dense synthetic data (= --param missing_activations=)")
       ("zero-run", po::value<std::string>(), "synthetic activations: mean zero-run length in elements (clustered zeros); 0 = independent")
       ("density-profile", po::value<std::string>(), "synthetic per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)")
       ("training-progress", po::value<std::string>(), "0..1: point of --density-profile to use (default: end of training)")
@@ -63,7 +71,7 @@ void config_options::resolve(const po::variables_map& vm) {
   }
   if (vm.count("policy")) apply_override(config, "policy=" + policy);
   if (vm.count("no-verify")) config.verify = false;
-  for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"zero-run", "zero_run"},
+  for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"missing-activations", "missing_activations"}, {"zero-run", "zero_run"},
                                  {"density-profile", "density_profile"}, {"training-progress", "training_progress"},
                                  {"seed", "seed"}, {"layer-times", "layer_times"}, {"steps", "steps"}})
     if (vm.count(opt)) apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>());
@@ -78,7 +86,7 @@ void add_output_options(po::options_description& d, output_options& o) {
                                          "the effective config also goes to FILE's stem + .config.json")
       ("csv", po::value(&o.csv_path), "write one CSV row per layer to FILE")
       ("trace", po::value(&o.trace_path), "write a Chrome trace event JSON (open in Perfetto / chrome://tracing)")
-      ("vcd", po::value(&o.vcd_path), "write a VCD of irq, compute_busy, transfer_busy and link_busy_d2h/h2d (PCIe sampled once per quantum)")
+      ("vcd", po::value(&o.vcd_path), "write a VCD of irq, compute_busy, transfer_busy and link_busy_d2h/h2d (PCIe sampled once per quantum) to FILE (as named)")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr");
 }
 
@@ -90,20 +98,196 @@ std::string config_path_for(const std::string& json_path) {
   return stem + ".config.json";
 }
 
-/// Checks that `path` can be written without leaving anything behind: an existing file is
-/// opened for appending (unchanged), a new one is created and removed again.
 void probe(const std::string& path, const char* option) {
-  if (path.empty()) return;
+  if (!path.empty()) check_output_path(path, option);
+}
+
+std::string reason(int err) { return err ? std::string(": ") + std::strerror(err) : std::string(); }
+
+/// Writes all of buf to fd; returns 0 or the errno of the failed write.
+int write_all_fd(int fd, const char* buf, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, buf, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (w == 0) return EIO;
+    buf += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return 0;
+}
+
+/// An existing path that is not a regular file (a device, a FIFO): written in place.
+bool special_file(const std::string& path) {
+  struct ::stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+/// The file a write to `path` replaces: `path`, or the file a symbolic link points to (the
+/// link stays a link).
+std::string replaced_file(const std::string& path) {
+  struct ::stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      std::string r = real;
+      std::free(real);
+      return r;
+    }
+  return path;
+}
+
+/// Opens the temporary file beside `target` (or `target` itself when in place) with the mode
+/// of an existing `target`.
+int open_output(const std::string& tmp, const std::string& target) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  struct ::stat st {};
+  if (fd >= 0 && tmp != target && ::stat(target.c_str(), &st) == 0) (void)::fchmod(fd, st.st_mode & 07777);
+  return fd;
+}
+
+std::string failed(const std::string& option, const std::string& path, const char* what, int err,
+                   const std::string& note) {
+  return option + " " + path + ": " + what + reason(err) + (note.empty() ? "" : " (" + note + ")");
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty()) throw std::runtime_error(option + ": empty file name; expected a path");
   const bool existed = std::ifstream(path).good();
   {
+    errno = 0;
     std::ofstream f(path, std::ios::app);
-    if (!f)
-      throw std::runtime_error(std::string(option) + " " + path + ": cannot open for writing: " + std::strerror(errno));
+    if (!f) throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
   }
   if (!existed) std::remove(path.c_str());
 }
 
-}  // namespace
+void write_output_file(const std::string& path, const std::string& content, const std::string& option,
+                       const std::string& note) {
+  const bool in_place = special_file(path);
+  const std::string file = in_place ? path : replaced_file(path);
+  const std::string target = in_place ? path : file + ".tmp";
+  const int fd = open_output(target, file);
+  if (fd < 0) {
+    const int e = errno;
+    throw output_error(failed(option, path, in_place ? "cannot open for writing" : ("cannot create " + target).c_str(),
+                              e, note));
+  }
+  int e = write_all_fd(fd, content.data(), content.size());
+  if (::close(fd) != 0 && e == 0) e = errno;
+  if (e == 0 && !in_place && ::rename(target.c_str(), file.c_str()) != 0) {
+    e = errno;
+    ::unlink(target.c_str());
+    throw output_error(failed(option, path, ("cannot rename " + target + " to it").c_str(), e, note));
+  }
+  if (e != 0) {
+    if (!in_place) ::unlink(target.c_str());
+    throw output_error(failed(option, path, "write failed", e, note));
+  }
+}
+
+relayed_output::relayed_output(std::string path, std::string option, const std::string& suffix)
+    : path_(std::move(path)), option_(std::move(option)) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/cdma-vp-relay.XXXXXX";
+  if (!::mkdtemp(templ.data()))
+    throw output_error(failed(option_, path_, ("cannot create a temporary directory " + templ).c_str(), errno, ""));
+  dir_ = templ;
+  fifo_base_ = dir_ + "/out";
+  fifo_ = fifo_base_ + suffix;
+  auto fail = [this](const std::string& what) {
+    const int e = errno;
+    abandon();
+    throw output_error(failed(option_, path_, what.c_str(), e, ""));
+  };
+  if (::mkfifo(fifo_.c_str(), 0600) != 0) fail("cannot create the FIFO " + fifo_);
+  // The reader end first (non-blocking, so the open returns), then our own writer end, kept
+  // open until finish(): reads block until data comes instead of seeing end-of-file before the
+  // library opened its end, and end-of-file comes once both writers are closed.
+  rfd_ = ::open(fifo_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (rfd_ < 0) fail("cannot open the FIFO " + fifo_);
+  keep_wfd_ = ::open(fifo_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (keep_wfd_ < 0) fail("cannot open the FIFO " + fifo_);
+  in_place_ = special_file(path_);
+  file_ = in_place_ ? path_ : replaced_file(path_);
+  tmp_ = in_place_ ? path_ : file_ + ".tmp";
+  out_fd_ = open_output(tmp_, file_);
+  if (out_fd_ < 0) fail(in_place_ ? "cannot open for writing" : "cannot create " + tmp_);
+  thread_ = std::thread([this] { relay(); });
+}
+
+void relayed_output::relay() {
+  std::vector<char> buf(1 << 16);
+  for (;;) {
+    pollfd p{rfd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, 100);
+    if (r < 0 && errno != EINTR) {
+      read_errno_ = errno;
+      return;
+    }
+    if (r <= 0) {
+      if (stop_) return;
+      continue;
+    }
+    const ssize_t n = ::read(rfd_, buf.data(), buf.size());
+    if (n == 0) return;  // every writer closed: the whole file has been relayed
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      read_errno_ = errno;
+      return;
+    }
+    // After a failed write the rest is drained unwritten, so the library never blocks.
+    if (write_errno_ == 0) write_errno_ = write_all_fd(out_fd_, buf.data(), static_cast<std::size_t>(n));
+  }
+}
+
+std::string relayed_output::finish() {
+  if (done_) return "";
+  done_ = true;
+  if (keep_wfd_ >= 0) ::close(keep_wfd_);
+  keep_wfd_ = -1;
+  if (thread_.joinable()) thread_.join();
+  int e = write_errno_ ? write_errno_ : read_errno_;
+  if (::close(out_fd_) != 0 && e == 0) e = errno;
+  out_fd_ = -1;
+  std::string err;
+  if (e == 0 && !in_place_ && ::rename(tmp_.c_str(), file_.c_str()) != 0) {
+    e = errno;
+    err = failed(option_, path_, ("cannot rename " + tmp_ + " to it").c_str(), e, "results computed but not saved");
+  } else if (e != 0) {
+    err = failed(option_, path_, "write failed", e, "results computed but not saved");
+  }
+  if (e != 0 && !in_place_) ::unlink(tmp_.c_str());
+  if (rfd_ >= 0) ::close(rfd_);
+  rfd_ = -1;
+  ::unlink(fifo_.c_str());
+  ::rmdir(dir_.c_str());
+  return err;
+}
+
+void relayed_output::abandon() {
+  done_ = true;
+  stop_ = true;
+  if (keep_wfd_ >= 0) ::close(keep_wfd_);
+  keep_wfd_ = -1;
+  if (thread_.joinable()) thread_.join();
+  if (out_fd_ >= 0) {
+    ::close(out_fd_);
+    if (!in_place_) ::unlink(tmp_.c_str());
+  }
+  out_fd_ = -1;
+  if (rfd_ >= 0) ::close(rfd_);
+  rfd_ = -1;
+  if (!fifo_.empty()) ::unlink(fifo_.c_str());
+  if (!dir_.empty()) ::rmdir(dir_.c_str());
+}
+
+relayed_output::~relayed_output() {
+  if (!done_) abandon();
+}
 
 void output_options::check_writable() const {
   // Two outputs must not share a file (one would silently overwrite the other).
@@ -140,30 +324,45 @@ run_hooks output_options::hooks() const {
 }
 
 void output_options::write_all(const run_report& r, std::ostream& log) const {
+  const std::string lost = "results computed but not saved";
+  std::string errors;
+  auto attempt = [&](auto&& write) {
+    try {
+      write();
+    } catch (const output_error& e) {
+      errors += (errors.empty() ? "" : "\n") + std::string(e.what());
+    }
+  };
   if (!json_path.empty()) {
-    write_json(json_path, r);
+    attempt([&] {
+      write_json(json_path, r);
+      log << "results written to " << json_path << "\n";
+    });
     const std::string cp = config_path_for(json_path);
-    std::ofstream f(cp);
-    f << to_json(r.config).dump(2) << "\n";
-    close_checked(f, cp, "--json (effective config)");
-    log << "results written to " << json_path << " (effective configuration: " << cp << ")\n";
+    attempt([&] {
+      write_output_file(cp, to_json(r.config).dump(2) + "\n", "--json (effective config)", lost);
+      log << "effective configuration written to " << cp << "\n";
+    });
   }
-  if (!csv_path.empty()) {
-    write_csv(csv_path, r);
-    log << "per-layer CSV written to " << csv_path << "\n";
+  if (!csv_path.empty())
+    attempt([&] {
+      write_csv(csv_path, r);
+      log << "per-layer CSV written to " << csv_path << "\n";
+    });
+  if (!trace_path.empty())
+    attempt([&] {
+      write_output_file(trace_path, chrome_trace(r).dump() + "\n", "--trace", lost);
+      log << "trace written to " << trace_path << " (open it in https://ui.perfetto.dev)\n";
+    });
+  if (!vcd_path.empty()) {
+    if (r.vcd_error.empty()) log << "VCD written to " << vcd_path << "\n";
+    else errors += (errors.empty() ? "" : "\n") + r.vcd_error;
   }
-  if (!trace_path.empty()) {
-    std::ofstream f(trace_path);
-    f << chrome_trace(r).dump() << "\n";
-    close_checked(f, trace_path, "--trace");
-    log << "trace written to " << trace_path << " (open it in https://ui.perfetto.dev)\n";
-  }
-  if (!vcd_path.empty()) log << "VCD written to " << vcd_path << "\n";
+  if (!errors.empty()) throw output_error(errors);
 }
 
 void write_csv(const std::string& path, const run_report& r) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot open for writing (--csv)");
+  std::ostringstream f;
   f << "layer,offload_key,n,c,h,w,bytes,zero_fraction,compressed_bytes,ratio,forward_s,backward_s,"
        "vdnn_offload_s,vdnn_prefetch_s,vdnn_stall_s,cdma_offload_s,cdma_prefetch_s,cdma_stall_s,"
        "vdnn_dram_util_fwd,vdnn_dram_util_bwd,vdnn_read_GBps,cdma_dram_util_fwd,cdma_dram_util_bwd,"
@@ -190,7 +389,7 @@ void write_csv(const std::string& path, const run_report& r) {
     }
     f << "\n";
   }
-  close_checked(f, path, "--csv");
+  write_output_file(path, f.str(), "--csv", "results computed but not saved");
 }
 
 nlohmann::json chrome_trace(const run_report& r) {

@@ -1,5 +1,8 @@
 #include "platform/platform.h"
 
+#include <cstdio>
+#include "platform/outputs.h"
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -17,6 +20,30 @@ namespace cdma::platform {
 
 std::string default_activations_path() {
   return std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
+}
+
+std::string resolve_activations(const platform_config& cfg) {
+  if (cfg.activations == "synthetic") return cfg.activations;
+  // A synthetic-data option set away from its default asks for synthetic activations: it
+  // replaces the shipped InceptionV3 sample, and contradicts an explicit activations file.
+  const platform_config defaults;
+  std::vector<std::string> synthetic_keys;
+  if (cfg.synthetic_density != defaults.synthetic_density) synthetic_keys.push_back("density");
+  if (cfg.mean_zero_run != defaults.mean_zero_run) synthetic_keys.push_back("zero_run");
+  if (cfg.density_profile != defaults.density_profile) synthetic_keys.push_back("density_profile");
+  if (cfg.training_progress != defaults.training_progress) synthetic_keys.push_back("training_progress");
+  if (cfg.seed != defaults.seed) synthetic_keys.push_back("seed");
+  if (!cfg.activations.empty()) {
+    if (synthetic_keys.empty()) return cfg.activations;
+    std::string keys;
+    for (const auto& k : synthetic_keys) keys += (keys.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("activations \"" + cfg.activations + "\" (real activations) cannot be combined with " +
+                                keys + " (options of synthetic activations); drop one of them, or use "
+                                "activations=synthetic");
+  }
+  if (synthetic_keys.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
+    return default_activations_path();
+  return "synthetic";
 }
 
 double run_report::compression_ratio() const {
@@ -136,27 +163,14 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   const workloads::vdnn_policy policy = workloads::policy_from_string(cfg.policy);
 
   std::unique_ptr<workloads::activation_source> src;
-  std::string path = cfg.activations;
-  // A synthetic-data option set away from its default asks for synthetic activations: it
-  // replaces the shipped InceptionV3 sample, and contradicts an explicit activations file.
-  const platform_config defaults;
-  std::vector<std::string> synthetic_keys;
-  if (cfg.synthetic_density != defaults.synthetic_density) synthetic_keys.push_back("density");
-  if (cfg.mean_zero_run != defaults.mean_zero_run) synthetic_keys.push_back("zero_run");
-  if (cfg.density_profile != defaults.density_profile) synthetic_keys.push_back("density_profile");
-  if (cfg.training_progress != defaults.training_progress) synthetic_keys.push_back("training_progress");
-  if (cfg.seed != defaults.seed) synthetic_keys.push_back("seed");
-  if (!path.empty() && !synthetic_keys.empty()) {
-    std::string keys;
-    for (const auto& k : synthetic_keys) keys += (keys.empty() ? "" : ", ") + k;
-    throw std::invalid_argument("activations \"" + path + "\" (real activations) cannot be combined with " + keys +
-                                " (options of synthetic activations); drop one of them");
-  }
-  if (path.empty() && synthetic_keys.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
-    path = default_activations_path();
+  // The resolved source is what rep.config (the .config.json written with the results)
+  // records, so re-running that configuration reproduces the run.
+  cfg.activations = resolve_activations(cfg);
+  const std::string path = cfg.activations == "synthetic" ? std::string() : cfg.activations;
   if (!path.empty()) {
     workloads::real_activation_options ro;
     if (!cfg.name_map.empty()) ro.name_map = workloads::load_name_map(cfg.name_map);
+    ro.missing = workloads::missing_policy_from_string(cfg.missing_activations);
     src = std::make_unique<workloads::npz_activation_source>(path, ro);
   } else {
     workloads::synthetic_params sp;
@@ -173,6 +187,32 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
 
   rep.times = workloads::roofline_times(rep.net, cfg.gpu);
   if (!cfg.layer_times.empty()) rep.times = workloads::apply_time_table(cfg.layer_times, rep.net, rep.times);
+  // A layer kernel beyond the bound (workloads::max_layer_time_ms) would make the simulation
+  // walk hours of simulated time (DRAM refresh, quantum syncs): refuse it, naming the rates.
+  for (std::size_t i = 0; i < rep.times.size(); ++i)
+    for (const bool fwd : {true, false}) {
+      const ps_t t = fwd ? rep.times[i].forward : rep.times[i].backward;
+      if (static_cast<double>(t) <= workloads::max_layer_time_ms * 1e9) continue;
+      char b[160];
+      std::snprintf(b, sizeof b, "%s kernel time %.6g s by the roofline exceeds the bound of %g ms per layer",
+                    fwd ? "forward" : "backward", ps_to_s(t), workloads::max_layer_time_ms);
+      throw std::invalid_argument("layer '" + rep.net.layers[i].name + "': " + b +
+                                  " (no real GPU layer takes that long); expected larger gpu.peak_flops x "
+                                  "gpu.flop_efficiency and gpu_mem.peak_bandwidth x gpu.bw_efficiency, or the "
+                                  "layer's time in a --layer-times table");
+    }
+  {
+    double step_ms = 0;
+    for (const auto& t : rep.times) step_ms += (ps_to_s(t.forward) + ps_to_s(t.backward)) * 1e3;
+    if (step_ms > workloads::max_step_time_ms) {
+      char b[200];
+      std::snprintf(b, sizeof b, "the layer kernels of one training step add up to %.6g s (forward + backward, "
+                    "roofline and --layer-times); expected at most %g s per step", step_ms / 1e3,
+                    workloads::max_step_time_ms / 1e3);
+      throw std::invalid_argument(std::string(b) + " (no real training step takes that long, and the simulator would "
+                                  "walk that much simulated time three times)");
+    }
+  }
 
   workloads::vdnn_runtime_params rp;
   rp.window_bytes = cfg.engine.window_bytes;
@@ -291,10 +331,18 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     }
   };
   sc_core::sc_trace_file* vcd = nullptr;
+  // SystemC writes the VCD with unchecked stdio: it writes into a FIFO relayed to the file
+  // with every write checked (platform/outputs.h), so a full disk is reported, not ignored.
+  std::unique_ptr<relayed_output> vcd_out;
+  struct vcd_closer {  // closes SystemC's end on every exit path (the relay then finishes)
+    sc_core::sc_trace_file*& f;
+    ~vcd_closer() {
+      if (f) sc_core::sc_close_vcd_trace_file(f);
+    }
+  } close_vcd{vcd};
   if (!hooks.vcd_path.empty()) {
-    std::string base = hooks.vcd_path;
-    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".vcd") == 0) base.resize(base.size() - 4);
-    vcd = sc_core::sc_create_vcd_trace_file(base.c_str());
+    vcd_out = std::make_unique<relayed_output>(hooks.vcd_path, "--vcd", ".vcd");
+    vcd = sc_core::sc_create_vcd_trace_file(vcd_out->fifo_base().c_str());
     vcd->set_time_unit(1, sc_core::SC_PS);  // the model's resolution: no truncated stamps
     sc_core::sc_trace(vcd, t->irq, "irq");
     sc_core::sc_trace(vcd, t->runtime.compute_busy, "compute_busy");
@@ -320,7 +368,11 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     throw;
   }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  if (vcd) sc_core::sc_close_vcd_trace_file(vcd);
+  if (vcd) {
+    sc_core::sc_close_vcd_trace_file(vcd);
+    vcd = nullptr;
+    rep.vcd_error = vcd_out->finish();
+  }
   std::size_t violations = 0;
   std::string first;
   for (const auto& ck : t->checkers) {

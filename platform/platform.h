@@ -30,11 +30,19 @@ struct platform_config {
   std::string network = "inception_v3";
   int batch = 32;
   std::string codec = "zvc";              ///< codec of the cDMA step: "zvc" or "none" (raw)
-  std::string activations;                ///< .npz path; empty: the shipped sample (inception_v3) or synthetic
+  /// Activation source: a .npz / .npy / directory path, "synthetic" (always synthetic data), or
+  /// empty: the shipped sample for inception_v3, synthetic otherwise; a synthetic-data option
+  /// (density, zero_run, density_profile, training_progress, seed) away from its default also
+  /// selects synthetic data. run() records the resolved value (resolve_activations()).
+  std::string activations;
   double synthetic_density = 0.5;         ///< nonzero fraction when activations are synthetic
   std::string policy = "all";             ///< vDNN policy of the vDNN and cDMA steps
   // Workload options (issue 8; docs/workloads.md).
   std::string name_map;                   ///< JSON {"name in file": "layer key"} for `activations`
+  /// Offloaded tensors that the activations file neither holds nor can compute (pool outputs
+  /// are computed from their input): "error" (default) or "dense" (dense synthetic data; the
+  /// report says how many tensors and bytes). workloads::real_activation_options::missing.
+  std::string missing_activations = "error";
   double mean_zero_run = 0;               ///< synthetic clustering: mean zero-run length (elements), 0 = independent
   std::string density_profile;            ///< CSV density over training (iteration,epoch,layer,zero_fraction,...)
   double training_progress = -1;          ///< 0..1: point of density_profile to use; < 0: profile unused
@@ -78,6 +86,12 @@ struct platform_config {
 /// Path of the shipped InceptionV3 sample activations (workloads/data).
 std::string default_activations_path();
 
+/// The activation source `cfg` selects: the file path, or "synthetic" (see
+/// platform_config::activations). Throws std::invalid_argument naming the file and the keys
+/// when a file is combined with synthetic-data options away from their defaults. Does not
+/// touch the file system.
+std::string resolve_activations(const platform_config& cfg);
+
 /// Traffic of one direction of the link during one step.
 struct pcie_traffic { std::uint64_t payload_bytes = 0, wire_bytes = 0; };
 
@@ -112,6 +126,9 @@ struct run_report {
   std::uint64_t peak_rss_bytes = 0;        ///< peak resident memory of this process at the end
   double wall_s = 0;                       ///< wall-clock seconds of the simulation
   std::size_t protocol_checks = 0;         ///< transactions seen by protocol checkers (check_protocol)
+  /// Set when the VCD (run_hooks::vcd_path) could not be written: the message names the path
+  /// and the reason; the results are complete (nothing of the VCD is left behind).
+  std::string vcd_error;
   /// Compression ratio of the cDMA step: offloaded bytes / (data + metadata bytes moved).
   double compression_ratio() const;
   std::uint64_t verified_bytes() const;    ///< vDNN + cDMA prefetched bytes compared

@@ -1,4 +1,5 @@
 #include "platform/report.h"
+#include "platform/outputs.h"
 
 #include <cerrno>
 #include <cstring>
@@ -229,7 +230,7 @@ void close_checked(std::ofstream& f, const std::string& path, const char* option
   errno = 0;
   f.close();  // flushes: a full disk shows up here, not at the last <<
   if (f.fail())
-    throw std::runtime_error(std::string(option) + " " + path + ": write failed" +
+    throw output_error(std::string(option) + " " + path + ": write failed" +
                              (errno ? std::string(": ") + std::strerror(errno) : std::string()) +
                              " (results computed but not saved)");
 }
@@ -309,10 +310,7 @@ nlohmann::json to_json(const run_report& r) {
 }
 
 void write_json(const std::string& path, const run_report& r) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot open for writing (--json FILE): " + std::strerror(errno));
-  f << to_json(r).dump(2) << "\n";
-  close_checked(f, path, "--json");
+  write_output_file(path, to_json(r).dump(2) + "\n", "--json", "results computed but not saved");
 }
 
 }  // namespace cdma::platform

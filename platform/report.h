@@ -9,7 +9,7 @@
 
 namespace cdma::platform {
 
-/// Closes an output file and throws std::runtime_error naming the option, the path and the
+/// Closes an output file and throws output_error (a std::runtime_error) naming the option, the path and the
 /// reason (e.g. "No space left on device") if anything failed to be written.
 void close_checked(std::ofstream& f, const std::string& path, const char* option);
 
@@ -38,7 +38,8 @@ nlohmann::json transfer_histograms(const run_report& r);
 /// prefetch_s, stall_s}.
 nlohmann::json to_json(const run_report& r);
 
-/// Writes to_json(r) to `path`; throws std::runtime_error naming the path if it cannot.
+/// Writes to_json(r) to `path` (via PATH.tmp, platform/outputs.h write_output_file); throws
+/// output_error naming the path and the reason if it cannot.
 void write_json(const std::string& path, const run_report& r);
 
 }  // namespace cdma::platform

@@ -199,3 +199,51 @@ TEST_F(platform_test, an_output_that_cannot_be_written_completely_is_an_error_na
     EXPECT_NE(std::string(e.what()).find("--csv /dev/full: write failed"), std::string::npos) << e.what();
   }
 }
+
+// The shipped real data of the two other networks: the Fashion-MNIST files lack the pool
+// outputs (computed from the conv outputs), the MobileNetV2 files lack the 17 linear
+// bottleneck outputs (an error naming them, or dense data with missing_activations = dense).
+// (One simulation per test: a SystemC context elaborates once.)
+TEST_F(platform_test, shipped_fmnist_activations_run_with_computed_pool_outputs) {
+  platform_config cfg;
+  cfg.steps = "cdma";
+  cfg.network = "fmnist_cnn";
+  cfg.batch = 16;
+  cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/fmnist_cnn/iter1404.npz";
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_NE(rep.activations.find("16 distinct images"), std::string::npos) << rep.activations;
+  EXPECT_NE(rep.activations.find("pooling tensors of the file: pool1, pool2, pool3"), std::string::npos)
+      << rep.activations;
+  EXPECT_GT(rep.compression_ratio(), 1.5);
+}
+
+TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_them) {
+  platform_config cfg;
+  cfg.steps = "cdma";
+  cfg.network = "mobilenet_v2";
+  cfg.batch = 1;
+  cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
+  {
+    const std::string m = run_error(cfg);
+    EXPECT_NE(m.find("'expanded_conv_project_BN'"), std::string::npos) << m;
+    EXPECT_NE(m.find("17 of 51"), std::string::npos) << m;
+    EXPECT_NE(m.find("--missing-activations dense"), std::string::npos) << m;
+  }
+  cfg.missing_activations = "synthetic";
+  const std::string m = run_error(cfg);
+  EXPECT_NE(m.find("missing_activations"), std::string::npos) << m;
+}
+
+TEST_F(platform_test, shipped_mobilenet_activations_run_with_dense_missing_tensors) {
+  platform_config cfg;
+  cfg.steps = "cdma";
+  cfg.network = "mobilenet_v2";
+  cfg.batch = 1;
+  cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
+  cfg.missing_activations = "dense";
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_NE(rep.activations.find("17 tensors not in the file produced as dense synthetic data"), std::string::npos)
+      << rep.activations;
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -79,14 +80,21 @@ void validate(const gpu_params& g) {
 namespace {
 
 /// `flops` at `flops_per_s`, rounded up to a whole picosecond (the FLOP analogue of transfer_ps).
+/// ps as a double, saturated to the largest ps_t (no undefined float -> integer conversion).
+ps_t saturate_ps(double ps) {
+  constexpr double max_ps = 1.8e19;  // < 2^64
+  return ps >= max_ps || !(ps == ps) ? static_cast<ps_t>(max_ps) : static_cast<ps_t>(ps);
+}
+
 ps_t compute_ps(double flops, double flops_per_s) {
   if (flops <= 0.0) return 0;
-  return static_cast<ps_t>(std::ceil(flops * 1e12 / flops_per_s));
+  return saturate_ps(std::ceil(flops * 1e12 / flops_per_s));
 }
 
 ps_t kernel_ps(double flops, std::uint64_t bytes, const gpu_params& g) {
-  return std::max(compute_ps(flops, g.peak_flops * g.flop_efficiency),
-                  transfer_ps(bytes, g.dram_Bps * g.bw_efficiency));
+  const double bps = g.dram_Bps * g.bw_efficiency;
+  const ps_t mem = bytes == 0 || bps <= 0.0 ? 0 : saturate_ps(std::ceil(static_cast<double>(bytes) * 1e12 / bps));
+  return std::max(compute_ps(flops, g.peak_flops * g.flop_efficiency), mem);
 }
 
 }  // namespace
@@ -169,6 +177,14 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       if (!ok || used != v.size() || !std::isfinite(ms[k]) || ms[k] < 0)
         throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v +
                                "\" is not a number >= 0 (milliseconds)");
+      if (ms[k] > max_layer_time_ms) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%g", max_layer_time_ms);
+        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v + "\" of layer \"" + cols[0] +
+                               "\" is above " + b + " ms (10 s, more than any real GPU layer takes; the bound keeps "
+                               "simulated time finite); expected milliseconds in [0, " + b + "]");
+      }
+      if (ms[k] == 0) ms[k] = 0;  // -0 reads as 0
     }
     base[it->second].forward = static_cast<ps_t>(std::llround(ms[0] * 1e9));
     base[it->second].backward = static_cast<ps_t>(std::llround(ms[1] * 1e9));

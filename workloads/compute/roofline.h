@@ -77,11 +77,25 @@ struct layer_time {
 ///                  transfer_ps(forward_bytes, dram_Bps * bw_efficiency))
 ///   backward = the same with forward_flops * backward_flops_factor and
 ///              round(forward_bytes * backward_bytes_factor).
-/// Each term is rounded up to a whole picosecond. Throws gpu_params_error on invalid params.
+/// Each term is rounded up to a whole picosecond and saturates at the largest ps_t (absurd
+/// rates give a huge time, never an overflow). Throws gpu_params_error on invalid params.
 layer_time roofline_time(const layer& l, const gpu_params& g);
 
 /// Roofline times of every layer of `net`.
 std::vector<layer_time> roofline_times(const network& net, const gpu_params& g);
+
+/// Upper bound on one layer's forward or backward kernel time, milliseconds (10 s). No real
+/// GPU layer comes near it (the largest of the shipped networks, VGG-16's conv1_2 at batch
+/// 256 on a Titan X: 0.95 TFLOP forward, about 0.2 s forward and 0.4 s backward); beyond it
+/// the simulator would walk hours of simulated time (DRAM refresh, quantum synchronisation)
+/// and the run would look hung. A --layer-times entry above it is refused, and so is a
+/// roofline time above it (platform::run).
+constexpr double max_layer_time_ms = 1e4;
+/// Upper bound on the kernel time of one training step (forward + backward of every layer),
+/// milliseconds (60 s): about 12 x the largest step of the paper's workloads (VGG-16 at batch
+/// 256 on a Titan X: 4.95 s oracle step). The simulator spends about 0.5 s of wall time per
+/// simulated second (DRAM refresh) in each of the three steps: this keeps a run to minutes.
+constexpr double max_step_time_ms = 6e4;
 
 /// A bad per-layer time table; the message names the file and line and the expected form.
 class layer_time_error : public std::runtime_error {
@@ -91,11 +105,11 @@ class layer_time_error : public std::runtime_error {
 
 /// Reads a per-layer time table measured by the user (CSV, header `layer,forward_ms,backward_ms`,
 /// then one row per layer: layer name as in the network (layer.name), forward and backward
-/// kernel time of the whole batch in milliseconds, >= 0; blank lines and lines starting with
+/// kernel time of the whole batch in milliseconds, in [0, max_layer_time_ms]; blank lines and lines starting with
 /// '#' are skipped) and returns `base` with the listed layers' times replaced (ms rounded to
 /// the nearest ps). Layers not listed keep their `base` (roofline) time. Throws
 /// layer_time_error naming the file and line for: unreadable file, wrong header, wrong column
-/// count, a number that does not parse or is negative, a layer name the network does not
+/// count, a number that does not parse, is negative or above max_layer_time_ms, a layer name the network does not
 /// have, a layer listed twice.
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
                                          std::vector<layer_time> base);

@@ -1,0 +1,431 @@
+// Bad input and failed outputs: clear errors naming the file, key or value and the expected
+// form; exit 2 for bad input, 3 for an output that could not be written after (or around) a
+// run; never a silent wrong result, a truncated file left behind, or a run that never ends.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+#include "platform/config.h"
+#include "platform/outputs.h"
+#include "platform/platform.h"
+#include "support/sc_fixture.h"
+#include "workloads/activations/activation_source.h"
+#include "workloads/compute/roofline.h"
+
+using namespace cdma::platform;
+using nlohmann::json;
+namespace wl = cdma::workloads;
+
+namespace {
+
+std::string tmp(const std::string& name) {
+  return std::string(::testing::TempDir()) + "cdma_bad_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& p) {
+  struct ::stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+/// Runs `cdma-vp args` through bash (so args may hold redirections); `prefix` runs first in
+/// the same shell (e.g. "trap '' XFSZ; ulimit -f 0;"). Returns the exit status.
+int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr,
+        const std::string& prefix = "") {
+  const std::string o = tmp("stdout"), e = tmp("stderr");
+  const std::string script = prefix + " exec " + std::string(CDMA_VP_EXE) + " " + args;
+  const std::string cmd = "bash -c \"" + script + "\" >" + o + " 2>" + e;
+  const int rc = std::system(cmd.c_str());
+  if (out) *out = slurp(o);
+  if (err) *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/// The error message apply_override gives for `a` ("" and a failure if it accepts it).
+std::string override_error(const std::string& a) {
+  platform_config c = preset("titanx-gen3");
+  try {
+    apply_override(c, a);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << a << " was accepted";
+  return "";
+}
+
+/// Parentheses and brackets close in the right order.
+bool balanced(const std::string& s) {
+  std::string stack;
+  for (char ch : s) {
+    if (ch == '(' || ch == '[') stack += ch;
+    if (ch == ')' || ch == ']') {
+      if (stack.empty() || stack.back() != (ch == ')' ? '(' : '[')) return false;
+      stack.pop_back();
+    }
+  }
+  return stack.empty();
+}
+
+/// A v1.0 .npy header for float32 of `shape` (the data follows; none for an empty tensor).
+std::string npy_header(const std::string& shape) {
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+  h += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(h.size() & 0xFF);
+  out += static_cast<char>(h.size() >> 8);
+  return out + h;
+}
+
+class bad_input_run : public cdma::test::sc_fixture {};
+
+}  // namespace
+
+// ---- 1. the activation source -------------------------------------------------------------
+
+TEST(bad_input, activations_synthetic_is_explicit_and_the_default_rule_is_unchanged) {
+  platform_config c = preset("titanx-gen3");  // inception_v3
+  EXPECT_EQ(resolve_activations(c), default_activations_path());
+  c.synthetic_density = 0.5;  // exactly its default: still the shipped sample (documented rule)
+  EXPECT_EQ(resolve_activations(c), default_activations_path());
+  c.synthetic_density = 0.3;
+  EXPECT_EQ(resolve_activations(c), "synthetic");
+  apply_override(c, "activations=synthetic");
+  c.synthetic_density = 0.5;
+  EXPECT_EQ(resolve_activations(c), "synthetic");
+  c.activations = "";
+  c.network = "synthetic";
+  EXPECT_EQ(resolve_activations(c), "synthetic");
+  c.activations = "/data/acts.npz";
+  EXPECT_EQ(resolve_activations(c), "/data/acts.npz");
+  c.seed = 7;
+  try {
+    resolve_activations(c);
+    FAIL() << "a file with seed=7 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("/data/acts.npz"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("seed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("activations=synthetic"), std::string::npos) << e.what();
+  }
+}
+
+TEST(bad_input, outputs_record_the_resolved_source_and_a_dump_reproduces_the_run) {
+  const std::string j = tmp("src.json"), cj = tmp("src.config.json"), k = tmp("src2.json");
+  // Default InceptionV3: the shipped sample; the effective config names its path.
+  ASSERT_EQ(cli("run --batch 1 --steps oracle -q --json " + j), 0);
+  const json r = json::parse(std::ifstream(j));
+  EXPECT_EQ(r["config"]["activations"], default_activations_path());
+  EXPECT_EQ(json::parse(std::ifstream(cj))["activations"], default_activations_path());
+  EXPECT_EQ(r["activations"].get<std::string>().rfind("real: chelsea.npz", 0), 0u) << r["activations"];
+  // Re-running the written configuration uses the same source.
+  ASSERT_EQ(cli("run --config " + cj + " -q --json " + k), 0);
+  EXPECT_EQ(json::parse(std::ifstream(k))["activations"], r["activations"]);
+  // activations=synthetic with the default density: synthetic data, recorded as such.
+  ASSERT_EQ(cli("run --batch 1 --steps oracle -q --activations synthetic --json " + j), 0);
+  const json s = json::parse(std::ifstream(j));
+  EXPECT_EQ(s["activations"], "synthetic: density 0.5 (independent zeros), seed 1");
+  EXPECT_EQ(s["config"]["activations"], "synthetic");
+  // config --dump writes the resolved value.
+  std::string out;
+  ASSERT_EQ(cli("config --dump --density 0.3", &out), 0);
+  EXPECT_EQ(json::parse(out)["activations"], "synthetic");
+  ASSERT_EQ(cli("config --dump", &out), 0);
+  EXPECT_EQ(json::parse(out)["activations"], default_activations_path());
+}
+
+TEST(bad_input, a_sweep_over_a_synthetic_key_runs_every_row_on_synthetic_data) {
+  const std::string dir = tmp("sweep_density");
+  std::system(("rm -rf " + dir).c_str());
+  std::string out, err;
+  // InceptionV3 (the default network): without the rule the 0.5 row would be real data.
+  ASSERT_EQ(cli("sweep --grid density=0.3,0.5 --batch 1 --steps oracle --no-plot --jobs 1 --out " + dir, &out, &err),
+            0) << out << err;
+  std::ifstream csv(dir + "/sweep.csv");
+  std::string header, r0, r1;
+  std::getline(csv, header);
+  std::getline(csv, r0);
+  std::getline(csv, r1);
+  EXPECT_EQ(header, "run,grid:density,status,network,batch,activations,oracle_s,vdnn_s,cdma_s,speedup,"
+                    "compression_ratio,verified_bytes");
+  EXPECT_EQ(r0.rfind("0,0.3,ok,inception_v3,1,synthetic,", 0), 0u) << r0;
+  EXPECT_EQ(r1.rfind("1,0.5,ok,inception_v3,1,synthetic,", 0), 0u) << r1;
+  const json run1 = json::parse(std::ifstream(dir + "/run_1.json"));
+  EXPECT_EQ(run1["activations"], "synthetic: density 0.5 (independent zeros), seed 1");
+  // Without a synthetic key in the grid, the column names the real sample.
+  const std::string dir2 = tmp("sweep_codec");
+  std::system(("rm -rf " + dir2).c_str());
+  ASSERT_EQ(cli("sweep --grid codec=zvc --batch 1 --steps oracle --no-plot --out " + dir2), 0);
+  std::ifstream csv2(dir2 + "/sweep.csv");
+  std::getline(csv2, header);
+  std::getline(csv2, r0);
+  EXPECT_EQ(r0.rfind("0,zvc,ok,inception_v3,1," + default_activations_path() + ",", 0), 0u) << r0;
+  // With an activations file given, a density grid is the conflict error, before any run.
+  const std::string dir3 = tmp("sweep_conflict");
+  std::system(("rm -rf " + dir3).c_str());
+  EXPECT_EQ(cli("sweep --grid density=0.3,0.5 --activations " + default_activations_path() + " --out " + dir3, nullptr,
+                &err), 2);
+  EXPECT_NE(err.find("cannot be combined with density"), std::string::npos) << err;
+  EXPECT_FALSE(exists(dir3));
+  // Also when every grid value equals the default (no row would otherwise notice).
+  EXPECT_EQ(cli("sweep --grid density=0.5 --activations " + default_activations_path() + " --out " + dir3, nullptr,
+                &err), 2);
+  EXPECT_NE(err.find("cannot be combined with --grid density"), std::string::npos) << err;
+  EXPECT_FALSE(exists(dir3));
+}
+
+// ---- 2 and 3. outputs that cannot be written ----------------------------------------------
+
+TEST(bad_input, config_dump_write_errors_are_exit_3_naming_the_file) {
+  std::string err;
+  EXPECT_EQ(cli("config --dump /dev/full", nullptr, &err), 3);
+  EXPECT_NE(err.find("config --dump /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  EXPECT_EQ(cli("config --dump >/dev/full", nullptr, &err), 3);
+  EXPECT_NE(err.find("standard output: write failed: No space left on device"), std::string::npos) << err;
+  // A file that cannot be opened is bad input (nothing written), as for --json.
+  EXPECT_EQ(cli("config --dump /nonexistent-dir/x.json", nullptr, &err), 2);
+  EXPECT_NE(err.find("/nonexistent-dir/x.json: cannot open for writing: No such file or directory"),
+            std::string::npos) << err;
+  // analyze --json: the same rule.
+  EXPECT_EQ(cli("analyze " + default_activations_path() + " --json /dev/full", nullptr, &err), 3);
+  EXPECT_NE(err.find("--json /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  // A dump to a file is the same JSON as on standard output.
+  const std::string f = tmp("dump.json");
+  std::string out;
+  ASSERT_EQ(cli("config --dump " + f + " --preset a100-gen4"), 0);
+  ASSERT_EQ(cli("config --dump --preset a100-gen4", &out), 0);
+  EXPECT_EQ(json::parse(std::ifstream(f)), json::parse(out));
+}
+
+TEST(bad_input, sweep_files_that_cannot_be_written_are_exit_3_and_leave_nothing) {
+  const std::string dir = tmp("sweep_full");
+  std::system(("rm -rf " + dir).c_str());
+  std::string err;
+  EXPECT_EQ(cli("sweep --grid pcie.gen=3,4 --network synthetic --out " + dir + " --emit-slurm /dev/full", nullptr, &err),
+            3);
+  EXPECT_NE(err.find("--emit-slurm /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  // sweep.csv that cannot be replaced (a directory is in the way): exit 3 naming it.
+  ASSERT_TRUE(exists(dir + "/sweep.plan.json"));
+  ::mkdir((dir + "/sweep.csv").c_str(), 0755);
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", nullptr, &err), 3);
+  EXPECT_NE(err.find(dir + "/sweep.csv: cannot open for writing: Is a directory"), std::string::npos) << err;
+  EXPECT_FALSE(exists(dir + "/sweep.csv.tmp"));
+  // A file size limit of 1 KiB (SIGXFSZ ignored: EFBIG) fails the write of the plan of 12 runs
+  // (about 2 KiB; the message on stderr fits): exit 3, no empty or cut sweep.plan.json (which
+  // used to fail later as a JSON parse error), no .tmp.
+  std::system(("rm -rf " + dir).c_str());
+  EXPECT_EQ(cli("sweep --grid pcie.gen=1,2,3,4,5,6 --grid codec=none,zvc --network synthetic --no-plot --out " + dir,
+                nullptr, &err, "trap '' XFSZ; ulimit -f 1;"), 3);
+  EXPECT_NE(err.find(dir + "/sweep.plan.json: write failed: File too large"), std::string::npos) << err;
+  EXPECT_FALSE(exists(dir + "/sweep.plan.json"));
+  EXPECT_FALSE(exists(dir + "/sweep.plan.json.tmp"));
+}
+
+TEST(bad_input, a_vcd_that_cannot_be_written_is_exit_3_and_the_other_outputs_are_kept) {
+  const std::string j = tmp("vcdfull.json");
+  std::remove(j.c_str());
+  std::string out, err;
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --vcd /dev/full --json " + j, &out, &err), 3);
+  EXPECT_NE(err.find("--vcd /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  EXPECT_NE(out.find("oracle (no transfers)"), std::string::npos) << out;  // the summary is printed
+  EXPECT_TRUE(json::parse(std::ifstream(j))["step_time_s"]["oracle"].is_number());
+  // --trace and --json on /dev/full: the reason is named.
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --trace /dev/full", nullptr, &err), 3);
+  EXPECT_NE(err.find("--trace /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --json /dev/full", nullptr, &err), 3);
+  EXPECT_NE(err.find("--json /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  // A VCD written to a file is complete: it ends with the final time stamp.
+  const std::string v = tmp("ok.vcd");
+  ASSERT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --vcd " + v), 0);
+  const std::string text = slurp(v);
+  EXPECT_NE(text.find("$enddefinitions"), std::string::npos) << text.substr(0, 400);
+  EXPECT_NE(text.find(" irq "), std::string::npos) << text.substr(0, 400);
+  const std::string last = text.substr(text.find_last_of('\n', text.size() - 2) + 1);
+  ASSERT_FALSE(last.empty());
+  EXPECT_EQ(last[0], '#') << last;  // SystemC's closing time stamp: nothing was cut off
+  EXPECT_GT(std::stoull(last.substr(1)), 0ull) << last;
+  EXPECT_FALSE(exists(v + ".tmp"));
+}
+
+TEST(bad_input, outputs_that_fail_midway_leave_no_truncated_file_and_keep_an_older_one) {
+  // 1 KiB file size limit: the JSON results (several KiB) and the trace fail with EFBIG.
+  const std::string j = tmp("trunc.json"), cfgj = tmp("trunc.config.json"), t = tmp("trunc.trace.json");
+  std::ofstream(j) << "older results\n";
+  std::remove(cfgj.c_str());
+  std::remove(t.c_str());
+  std::string out, err;
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --json " + j + " --trace " + t, &out, &err,
+                "trap '' XFSZ; ulimit -f 1;"), 3);
+  EXPECT_NE(err.find("--json " + j + ": write failed: File too large"), std::string::npos) << err;
+  EXPECT_NE(err.find("--trace " + t + ": write failed: File too large"), std::string::npos) << err;
+  EXPECT_EQ(slurp(j), "older results\n");  // untouched, not truncated
+  EXPECT_FALSE(exists(j + ".tmp"));
+  EXPECT_FALSE(exists(t));
+  EXPECT_FALSE(exists(t + ".tmp"));
+}
+
+// ---- 4. messages ----------------------------------------------------------------------------
+
+TEST(bad_input, config_messages_name_the_key_and_the_expected_form) {
+  // A time with an unknown unit: one level of parentheses, the reason and the range.
+  const std::string parsec = override_error("pcie.latency=1 parsec");
+  EXPECT_TRUE(balanced(parsec)) << parsec;
+  EXPECT_NE(parsec.find("pcie.latency = \"1 parsec\": unknown unit 'parsec'"), std::string::npos) << parsec;
+  EXPECT_NE(parsec.find("allowed from 0 ns to 1 ms"), std::string::npos) << parsec;
+  // A bare 0 is zero time; any other bare number still needs its unit.
+  platform_config c = preset("titanx-gen3");
+  apply_override(c, "pcie.latency=0");
+  EXPECT_EQ(c.pcie.latency_ps, 0u);
+  EXPECT_NE(override_error("pcie.latency=500").find("has no unit"), std::string::npos);
+  // MPS 4096 with the measured host's finite posted-data credits (192 credits of 16 B, UpdateFC
+  // every TLP): 4096 / 16 = 256 credits > 192; 2048 / 16 = 128 fits.
+  const std::string mps = override_error("pcie.mps=4096");
+  EXPECT_NE(mps.find("pcie.mps = 4096 B"), std::string::npos) << mps;
+  EXPECT_NE(mps.find("pcie.pd_credits = 192"), std::string::npos) << mps;
+  EXPECT_NE(mps.find("one of 128, 256, 512, 1024, 2048 B"), std::string::npos) << mps;
+  EXPECT_EQ(mps.find("link_params"), std::string::npos) << mps;
+  // density -0 is read as 0 (never kept as a negative zero).
+  apply_override(c, "density=-0");
+  EXPECT_EQ(c.synthetic_density, 0.0);
+  EXPECT_FALSE(std::signbit(c.synthetic_density));
+}
+
+TEST_F(bad_input_run, zero_run_is_printed_with_its_exponent) {
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.mean_zero_run = 1e-300;
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "zero_run 1e-300 was accepted";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("zero_run) 1e-300 is out of range"), std::string::npos) << m;
+    EXPECT_EQ(m.find("0.000000"), std::string::npos) << m;
+  }
+}
+
+TEST_F(bad_input_run, a_tensor_with_a_zero_dimension_is_named_as_such) {
+  const std::string dir = tmp("npy_dir");
+  ::mkdir(dir.c_str(), 0755);
+  // syn_1: the first offloaded tensor of the synthetic network (N x 16 x 32 x 32), no images.
+  std::ofstream(dir + "/syn_1.npy", std::ios::binary) << npy_header("(0, 16, 32, 32)");
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.activations = dir;
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "an empty tensor was accepted";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("shape 0x16x32x32 has a zero dimension"), std::string::npos) << m;
+    EXPECT_EQ(m.find("not NCHW"), std::string::npos) << m;
+  }
+}
+
+// ---- 5. the density profile ---------------------------------------------------------------
+
+TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) {
+  const auto net = wl::make_network("synthetic", 1);
+  auto error = [&](const std::string& text) {
+    const std::string p = tmp("profile.csv");
+    std::ofstream(p) << text;
+    try {
+      wl::training_profile_densities(p, 1.0, net);
+    } catch (const wl::activation_error& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << text;
+    return std::string();
+  };
+  const std::string p = tmp("profile.csv");
+  const std::string dup = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,0.5\n10,1,conv1,0.6\n10,1,conv1,0.7\n");
+  EXPECT_NE(dup.find(p + ":4: layer conv1 at iteration 10 is listed twice (first on line 3)"), std::string::npos) << dup;
+  EXPECT_NE(dup.find("iteration,epoch,layer,zero_fraction"), std::string::npos) << dup;
+  const std::string neg = error("iteration,epoch,layer,zero_fraction\n-5,0,conv1,0.5\n");
+  EXPECT_NE(neg.find(p + ":2: iteration -5 is negative"), std::string::npos) << neg;
+  // The same iteration for two layers is fine: layer 0.4 zero -> density 0.6 at the end.
+  std::ofstream(p) << "iteration,epoch,layer,zero_fraction\n0,0,a,0.5\n0,0,b,0.4\n";
+  const auto d = wl::training_profile_densities(p, 1.0, net);
+  EXPECT_DOUBLE_EQ(d.at("syn_4"), 0.6);  // last layer -> last profile layer b
+}
+
+// ---- 6. times without an upper bound ------------------------------------------------------
+
+TEST(bad_input, layer_times_above_ten_seconds_are_refused_naming_file_line_and_value) {
+  const auto net = wl::make_network("synthetic", 1);
+  const auto base = wl::roofline_times(net, wl::titan_x_maxwell());
+  const std::string p = tmp("times.csv");
+  for (const char* v : {"1e300", "1e5", "10000.001"}) {
+    std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_2,1,2\nsyn_conv_1," << v << ",1\n";
+    try {
+      wl::apply_time_table(p, net, base);
+      FAIL() << v;
+    } catch (const wl::layer_time_error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(p + ":3: forward_ms \"" + v + "\""), std::string::npos) << m;
+      EXPECT_NE(m.find("above 10000 ms"), std::string::npos) << m;
+    }
+  }
+  std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,10000,0\n";  // the bound itself is allowed
+  EXPECT_EQ(wl::apply_time_table(p, net, base)[0].forward, 10000ull * 1000000000ull);
+}
+
+TEST_F(bad_input_run, a_step_beyond_the_bound_is_refused_before_simulating) {
+  // 10 s forward + 10 s backward for each of the 4 layers = 80 s of kernels > 60 s per step.
+  const std::string p = tmp("times80.csv");
+  std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,1e4,1e4\nsyn_conv_2,1e4,1e4\n"
+                      "syn_conv_3,1e4,1e4\nsyn_conv_4,1e4,1e4\n";
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.layer_times = p;
+  try {
+    cdma::platform::run(cfg);
+    FAIL() << "80 s of kernels per step was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("add up to 80 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at most 60 s per step"), std::string::npos) << e.what();
+  }
+  // Roofline: at 1 GFLOP/s x 0.7 the synthetic network's largest layer at batch 32 (2 x 32 x
+  // 32 x 32 x 128 x 64 x 9 = 4.8 GFLOP forward) takes about 6.9 s forward and 13.8 s backward.
+  platform_config slow;
+  slow.network = "synthetic";
+  slow.gpu.peak_flops = 1e9;
+  try {
+    cdma::platform::run(slow);
+    FAIL() << "a 13.8 s backward kernel was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("layer 'syn_conv_4': backward kernel time 13.8"), std::string::npos) << m;
+    EXPECT_NE(m.find("gpu.peak_flops"), std::string::npos) << m;
+  }
+}
+
+TEST(bad_input, every_rate_has_a_floor_named_with_its_unit) {
+  EXPECT_NE(override_error("host_mem.bandwidth=1 MB/s").find("from 100 MB/s to 1e+06 GB/s"), std::string::npos);
+  EXPECT_NE(override_error("cdma.xbar_bandwidth=1 MB/s").find("below 100 MB/s"), std::string::npos);
+  EXPECT_NE(override_error("cdma.unit_bytes_per_cycle=1e-300").find("bytes/cycle in [0.001, 1e+06]"),
+            std::string::npos);
+  // 0.05 bytes/cycle x 1 GHz = 50 MB/s per unit.
+  const std::string unit = override_error("cdma.unit_bytes_per_cycle=0.05");
+  EXPECT_NE(unit.find("= 5e+07 B/s per compression unit: expected at least 100 MB/s"), std::string::npos) << unit;
+  EXPECT_NE(override_error("gpu.flop_efficiency=1e-300").find("gpu.flop_efficiency = 1e-300: expected a fraction of "
+                                                              "peak in [0.01, 1]"), std::string::npos);
+  EXPECT_NE(override_error("gpu_mem.efficiency=0.001").find("gpu_mem.efficiency = 0.001"), std::string::npos);
+  EXPECT_NE(override_error("gpu.peak_flops=1e8 FLOP/s").find("from 1 GFLOP/s"), std::string::npos)
+      << override_error("gpu.peak_flops=1e8 FLOP/s");
+}
