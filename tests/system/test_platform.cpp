@@ -218,12 +218,20 @@ TEST_F(platform_test, shipped_fmnist_activations_run_with_computed_pool_outputs)
   EXPECT_GT(rep.compression_ratio(), 1.5);
 }
 
-TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_them) {
+namespace {
+/// The cDMA step of MobileNetV2 at batch 1 on the shipped chelsea.npz (35 ReLU6 outputs).
+platform_config mobilenet_on_shipped_data() {
   platform_config cfg;
   cfg.steps = "cdma";
   cfg.network = "mobilenet_v2";
   cfg.batch = 1;
   cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
+  return cfg;
+}
+}  // namespace
+
+TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_them) {
+  platform_config cfg = mobilenet_on_shipped_data();
   {
     const std::string m = run_error(cfg);
     EXPECT_NE(m.find("'expanded_conv_project_BN'"), std::string::npos) << m;
@@ -236,11 +244,7 @@ TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_the
 }
 
 TEST_F(platform_test, shipped_mobilenet_activations_run_with_dense_missing_tensors) {
-  platform_config cfg;
-  cfg.steps = "cdma";
-  cfg.network = "mobilenet_v2";
-  cfg.batch = 1;
-  cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
+  platform_config cfg = mobilenet_on_shipped_data();
   cfg.missing_activations = "dense";
   const auto rep = cdma::platform::run(cfg);
   EXPECT_TRUE(rep.ok());
