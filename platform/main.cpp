@@ -1,5 +1,6 @@
 // cdma-vp: the command-line front end of the platform. Dispatches to the sub-commands
 // registered in platform/cmd_*.cpp; with no command (or only options) it runs `run`.
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <systemc>
@@ -45,5 +46,9 @@ int sc_main(int argc, char** argv) {
 // (SYSTEMC_DISABLE_COPYRIGHT_MESSAGE already set in the environment wins).
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  // A file size limit (ulimit -f) or a closed pipe makes the write fail (EFBIG / EPIPE) instead
+  // of killing the process: the outputs report it (exit 3) and the others are still written.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

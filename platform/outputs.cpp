@@ -156,21 +156,37 @@ std::string failed(const std::string& option, const std::string& path, const cha
 
 void check_output_path(const std::string& path, const std::string& option) {
   if (path.empty()) throw std::runtime_error(option + ": empty file name; expected a path");
-  const bool existed = std::ifstream(path).good();
+  // An existing file is checked with access(): opening a FIFO would block until the other
+  // end opens it (a reader for a write, a writer for a read).
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw std::runtime_error(option + " " + path + ": cannot open for writing: Is a directory");
+    if (::access(path.c_str(), W_OK) != 0)
+      throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
+    return;
+  }
   {
     errno = 0;
     std::ofstream f(path, std::ios::app);
     if (!f) throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
   }
-  if (!existed) std::remove(path.c_str());
+  std::remove(path.c_str());
 }
 
 void write_output_file(const std::string& path, const std::string& content, const std::string& option,
                        const std::string& note) {
-  const bool in_place = special_file(path);
+  bool in_place = special_file(path);
   const std::string file = in_place ? path : replaced_file(path);
-  const std::string target = in_place ? path : file + ".tmp";
-  const int fd = open_output(target, file);
+  std::string target = in_place ? path : file + ".tmp";
+  int fd = open_output(target, file);
+  if (fd < 0 && !in_place && (errno == EACCES || errno == EPERM || errno == EROFS) &&
+      ::access(file.c_str(), W_OK) == 0) {
+    // No temporary file possible beside an existing writable file (e.g. a read-only
+    // directory): write the file in place, as before temporary files were used.
+    in_place = true;
+    target = file;
+    fd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  }
   if (fd < 0) {
     const int e = errno;
     throw output_error(failed(option, path, in_place ? "cannot open for writing" : ("cannot create " + target).c_str(),

@@ -349,7 +349,9 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     sc_core::sc_trace(vcd, t->runtime.transfer_busy, "transfer_busy");
     sc_core::sc_trace(vcd, t->link_busy_d2h, "link_busy_d2h");
     sc_core::sc_trace(vcd, t->link_busy_h2d, "link_busy_h2d");
-    t->link_sample = sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS);
+    // Sampled once per quantum, at least 1 us apart: one wake per sample, so a tiny quantum
+    // (e.g. 1 ps) would otherwise make a traced run practically endless.
+    t->link_sample = sc_core::sc_time(std::max(cfg.quantum_ns, 1000.0), sc_core::SC_NS);
     top* tp = t.get();
     sc_core::sc_spawn([tp] { tp->sample_link(); }, "link_busy_sampler");
   }

@@ -429,3 +429,50 @@ TEST(bad_input, every_rate_has_a_floor_named_with_its_unit) {
   EXPECT_NE(override_error("gpu.peak_flops=1e8 FLOP/s").find("from 1 GFLOP/s"), std::string::npos)
       << override_error("gpu.peak_flops=1e8 FLOP/s");
 }
+
+namespace {
+// Breaker findings on the output handling (session 4): the process itself must turn a file
+// size limit into exit 3 (no shell trap here), keep writing an existing file whose directory
+// forbids the temporary file, and not block on a FIFO output that has a reader.
+TEST(bad_input, size_limits_read_only_directories_and_fifos_are_handled) {
+  const std::string c = tmp("xfsz.csv"), j = tmp("xfsz.json");
+  std::remove(c.c_str());
+  std::remove(j.c_str());
+  std::string err;
+  // 1 KiB limit: the per-layer CSV of the synthetic network (~0.6 KiB) fits, its JSON does not.
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --csv " + c + " --json " + j, nullptr, &err,
+                "ulimit -f 1;"),
+            3);
+  EXPECT_NE(err.find("--json " + j + ": write failed: File too large"), std::string::npos) << err;
+  EXPECT_TRUE(exists(c));
+  EXPECT_FALSE(exists(j + ".tmp"));
+  // An existing writable file in a directory where no temporary file can be created (as
+  // nobody: root ignores the directory's mode): written in place, exit 0.
+  const std::string d = tmp("rodir");
+  ASSERT_EQ(std::system(("rm -rf " + d + " && mkdir " + d + " && touch " + d + "/out.csv && chmod 666 " + d +
+                         "/out.csv && chmod 555 " + d).c_str()),
+            0);
+  const std::string as_nobody = ::geteuid() == 0 ? "exec setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const std::string o = tmp("rodir_stdout");
+  EXPECT_EQ(std::system(("bash -c \"" + as_nobody + std::string(CDMA_VP_EXE) +
+                         " run --network synthetic --batch 1 --steps oracle -q --csv " + d + "/out.csv\" > " + o +
+                         " 2>&1")
+                            .c_str()),
+            0)
+      << slurp(o);
+  EXPECT_NE(slurp(d + "/out.csv").find("layer"), std::string::npos);
+  (void)std::system(("chmod 755 " + d + " && rm -rf " + d).c_str());
+  // A FIFO output with a reader: written in place, the reader gets the CSV (no open for
+  // reading in the path check, which used to block).
+  const std::string f = tmp("out.fifo"), got = tmp("fifo_got");
+  std::remove(f.c_str());
+  ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0);
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --csv " + f, nullptr, &err,
+                "(timeout 60 cat " + f + " > " + got + " &);"),
+            0)
+      << err;
+  for (int i = 0; i < 50 && slurp(got).find("syn_conv_4") == std::string::npos; ++i) ::usleep(100000);
+  EXPECT_NE(slurp(got).find("syn_conv_4"), std::string::npos);
+  std::remove(f.c_str());
+}
+}  // namespace

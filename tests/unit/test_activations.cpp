@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -224,6 +226,29 @@ TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
     else EXPECT_GT(zeros, v.size() / 10);                               // a real ReLU6 output
   }
   EXPECT_THROW(wl::missing_policy_from_string("synthetic"), wl::activation_error);
+}
+
+// A ceil-mode pool whose stride exceeds its kernel keeps (Caffe's output rule) a last window
+// that starts beyond the input: such an output cannot be computed (it would read outside the
+// input), so it is not derivable; an ordinary 2x2/2 max pool is.
+TEST(RealActivations, APoolWindowStartingOutsideTheInputIsNotDerivable) {
+  const std::string path = ::testing::TempDir() + "/cdma_pool_ceil_net.json";
+  std::ofstream(path) << R"({"name": "pool_ceil", "input": [2, 5, 5], "layers": [
+    {"name": "c1", "type": "conv", "filters": 2, "kernel": 1, "relu": true},
+    {"name": "p1", "type": "pool", "op": "max", "kernel": 1, "stride": 3, "ceil": true},
+    {"name": "c2", "type": "conv", "filters": 2, "kernel": 1, "relu": true},
+    {"name": "p2", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
+    {"name": "fc", "type": "fc", "units": 2}]})";
+  const wl::network net = wl::make_network(path, 1);
+  ASSERT_EQ(net.layers.size(), 5u);
+  // p1: span 5 - 1 = 4, ceil(4 / 3) + 1 = 3 outputs; the last window starts at 2 x 3 = 6 >= 5.
+  EXPECT_EQ(net.layers[1].output.h, 3);
+  EXPECT_FALSE(net.layers[1].pool.derivable);
+  EXPECT_EQ(net.layers[1].input_key, "c1");
+  // p2 on c2 (3x3): floor((3 - 2) / 2) + 1 = 1 output, window rows 0..1: derivable.
+  EXPECT_EQ(net.layers[3].output.h, 1);
+  EXPECT_TRUE(net.layers[3].pool.derivable);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -197,6 +197,9 @@ npz_activation_source::tensor npz_activation_source::compute_pool(const derived_
         const std::int64_t y1 = std::min<std::int64_t>(H, oy * p.sh - p.ph + p.kh);
         const std::int64_t x0 = std::max<std::int64_t>(0, ox * p.sw - p.pw);
         const std::int64_t x1 = std::min<std::int64_t>(W, ox * p.sw - p.pw + p.kw);
+        if (y0 >= y1 || x0 >= x1)  // layer::pool_window::derivable excludes this; never read outside
+          throw activation_error(path_ + ": pool output '" + d.from + "' -> window (" + std::to_string(oy) + ", " +
+                                 std::to_string(ox) + ") holds no input element; cannot compute it");
         float v = 0;
         if (p.max) {
           v = at(ip, y0 * W + x0);  // a window always holds one input element (window_out)

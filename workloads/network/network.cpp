@@ -635,7 +635,12 @@ class layer_file_loader {
           l.pool.kh = x.s.h;
           l.pool.kw = x.s.w;
         }
-        l.pool.derivable = (l.pool.max && l.pool.ph < l.pool.kh && l.pool.pw < l.pool.kw) || l.pool.global ||
+        // A window that starts beyond the input (ceil mode without padding, stride > kernel:
+        // the Caffe output rule keeps it) holds no input element: not derivable.
+        const bool windows_start_inside = (y.h - 1) * l.pool.sh - l.pool.ph < x.s.h &&
+                                          (y.w - 1) * l.pool.sw - l.pool.pw < x.s.w;
+        l.pool.derivable = (windows_start_inside && l.pool.ph < l.pool.kh && l.pool.pw < l.pool.kw &&
+                            (l.pool.max || l.pool.global)) ||
                            (l.pool.ph == 0 && l.pool.pw == 0 && (y.h - 1) * l.pool.sh + l.pool.kh <= x.s.h &&
                             (y.w - 1) * l.pool.sw + l.pool.kw <= x.s.w);
         flops = static_cast<double>(window) * static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);

@@ -73,8 +73,9 @@ struct layer {
     bool global = false;  ///< one window over the whole H x W
     std::int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
     /// True when the pooled values follow from the input alone, without a framework
-    /// convention: always for max pooling; for average pooling only without padding and with
-    /// every window inside the input (frameworks differ on counting padded elements).
+    /// convention: for max (and global) pooling when every window starts inside the input and
+    /// the padding is smaller than the kernel; for average pooling only without padding and
+    /// with every window inside the input (frameworks differ on counting padded elements).
     bool derivable = false;
   };
   pool_window pool;
