@@ -173,6 +173,21 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     ro.missing = workloads::missing_policy_from_string(cfg.missing_activations);
     src = std::make_unique<workloads::npz_activation_source>(path, ro);
   } else {
+    // Options of real activations have no meaning here: refuse them rather than ignore them.
+    if (!cfg.name_map.empty() || cfg.missing_activations != "error")
+      throw std::invalid_argument(std::string(!cfg.name_map.empty() ? "name_map" : "missing_activations") +
+                                  " applies to real activations (an activations file), but this run uses "
+                                  "synthetic data; drop it or give activations = FILE");
+    if (cfg.training_progress != -1.0 && (cfg.training_progress < 0.0 || cfg.density_profile.empty())) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", cfg.training_progress);
+      throw std::invalid_argument(
+          std::string("training_progress ") + v +
+          (cfg.density_profile.empty() ? " picks a point of a density profile, but no density_profile "
+                                         "(--density-profile CSV) is given"
+                                       : " is out of range; expected 0..1 (a point of the density profile), or -1 "
+                                         "(unset: the end of training)"));
+    }
     workloads::synthetic_params sp;
     sp.density = cfg.synthetic_density;
     sp.mean_zero_run = cfg.mean_zero_run;

@@ -476,3 +476,23 @@ TEST(bad_input, size_limits_read_only_directories_and_fifos_are_handled) {
   std::remove(f.c_str());
 }
 }  // namespace
+
+namespace {
+// Options that only mean something for the other activation source are refused, not ignored.
+TEST(bad_input, options_of_the_other_activation_source_are_refused) {
+  std::string err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --missing-activations dense", nullptr, &err), 2);
+  EXPECT_NE(err.find("missing_activations applies to real activations"), std::string::npos) << err;
+  EXPECT_EQ(cli("run --activations synthetic --steps oracle -q --name-map /nonexistent.json", nullptr, &err), 2);
+  EXPECT_NE(err.find("name_map applies to real activations"), std::string::npos) << err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --training-progress 0.5", nullptr, &err), 2);
+  EXPECT_NE(err.find("training_progress 0.5 picks a point of a density profile, but no density_profile"),
+            std::string::npos)
+      << err;
+  const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress -0.5",
+                nullptr, &err),
+            2);
+  EXPECT_NE(err.find("training_progress -0.5 is out of range; expected 0..1"), std::string::npos) << err;
+}
+}  // namespace
