@@ -305,14 +305,45 @@ relayed_output::~relayed_output() {
   if (!done_) abandon();
 }
 
+namespace {
+/// The file `path` names, for comparing two output paths: symbolic links and "." / ".."
+/// resolved (realpath of the file, or of its directory when the file does not exist yet).
+std::string canonical_output(const std::string& path, int depth = 0) {
+  if (char* r = ::realpath(path.c_str(), nullptr)) {
+    std::string s = r;
+    std::free(r);
+    return s;
+  }
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // A link to a file that does not exist yet: the file it will create.
+  char link[4096];
+  const ssize_t n = depth < 8 ? ::readlink(path.c_str(), link, sizeof link - 1) : -1;
+  if (n > 0) {
+    const std::string to(link, static_cast<std::size_t>(n));
+    return canonical_output(to[0] == '/' ? to : dir + "/" + to, depth + 1);
+  }
+  if (char* r = ::realpath(dir.c_str(), nullptr)) {
+    std::string s = std::string(r) + "/" + base;
+    std::free(r);
+    return s;
+  }
+  return path;
+}
+}  // namespace
+
 void output_options::check_writable() const {
-  // Two outputs must not share a file (one would silently overwrite the other).
+  // Two outputs must not share a file (one would silently overwrite the other), however the
+  // paths are spelled ("a.json", "./a.json", a symbolic link); devices such as /dev/null may be
+  // shared.
   const std::pair<std::string, const char*> outs[] = {
       {json_path, "--json"}, {json_path.empty() ? "" : config_path_for(json_path), "--json (effective config)"},
       {csv_path, "--csv"}, {trace_path, "--trace"}, {vcd_path, "--vcd"}};
   for (std::size_t i = 0; i < std::size(outs); ++i)
     for (std::size_t j = i + 1; j < std::size(outs); ++j)
-      if (!outs[i].first.empty() && outs[i].first == outs[j].first)
+      if (!outs[i].first.empty() && !outs[j].first.empty() && !special_file(outs[i].first) &&
+          canonical_output(outs[i].first) == canonical_output(outs[j].first))
         throw std::runtime_error(std::string(outs[i].second) + " and " + outs[j].second + " name the same file " +
                                  outs[i].first + "; expected different files");
   probe(json_path, "--json");

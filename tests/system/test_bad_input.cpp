@@ -496,3 +496,25 @@ TEST(bad_input, options_of_the_other_activation_source_are_refused) {
   EXPECT_NE(err.find("training_progress -0.5 is out of range; expected 0..1"), std::string::npos) << err;
 }
 }  // namespace
+
+namespace {
+// Two outputs naming one file however spelled (breaker: "./a.json", a symbolic link) are
+// refused before the run; /dev/null may take several outputs.
+TEST(bad_input, two_outputs_naming_one_file_are_refused_however_spelled) {
+  const std::string a = tmp("same.json"), link = tmp("same_link.json");
+  std::remove(a.c_str());
+  std::remove(link.c_str());
+  const std::string dir = a.substr(0, a.find_last_of('/')), base = a.substr(a.find_last_of('/') + 1);
+  std::string err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json " + a + " --csv " + dir + "/./" + base, nullptr,
+                &err),
+            2);
+  EXPECT_NE(err.find("--json and --csv name the same file"), std::string::npos) << err;
+  ASSERT_EQ(::symlink(base.c_str(), link.c_str()), 0);  // dangling until the run writes a
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json " + a + " --csv " + link, nullptr, &err), 2);
+  EXPECT_NE(err.find("--json and --csv name the same file"), std::string::npos) << err;
+  EXPECT_FALSE(exists(a));
+  std::remove(link.c_str());
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json /dev/null --csv /dev/null", nullptr, &err), 0) << err;
+}
+}  // namespace
