@@ -60,24 +60,26 @@ void config_options::resolve(const po::variables_map& vm) {
     throw config_error("--preset and --config both given; a config file names its preset with \"preset\"");
   config = !config_file.empty() ? load_config_file(config_file)
                                 : cdma::platform::preset(vm.count("preset") ? preset : preset_names().front());
-  if (vm.count("network")) apply_override(config, "network=" + network);
-  if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch));
-  if (vm.count("codec")) apply_override(config, "codec=" + codec);
-  if (vm.count("activations")) apply_override(config, "activations=" + activations);
+  if (vm.count("network")) apply_override(config, "network=" + network, false);
+  if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch), false);
+  if (vm.count("codec")) apply_override(config, "codec=" + codec, false);
+  if (vm.count("activations")) apply_override(config, "activations=" + activations, false);
   if (vm.count("density")) {
     char b[64];
     std::snprintf(b, sizeof b, "%.17g", density);
-    apply_override(config, std::string("density=") + b);
+    apply_override(config, std::string("density=") + b, false);
   }
-  if (vm.count("policy")) apply_override(config, "policy=" + policy);
+  if (vm.count("policy")) apply_override(config, "policy=" + policy, false);
   if (vm.count("no-verify")) config.verify = false;
   for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"missing-activations", "missing_activations"}, {"zero-run", "zero_run"},
                                  {"density-profile", "density_profile"}, {"training-progress", "training_progress"},
                                  {"seed", "seed"}, {"layer-times", "layer_times"}, {"steps", "steps"}})
-    if (vm.count(opt)) apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>());
-  if (vm.count("mode")) apply_override(config, "mode=" + vm["mode"].as<std::string>());
+    if (vm.count(opt)) apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>(), false);
+  if (vm.count("mode")) apply_override(config, "mode=" + vm["mode"].as<std::string>(), false);
   if (vm.count("check-protocol")) config.check_protocol = true;
-  for (const auto& p : params) apply_override(config, p);
+  for (const auto& p : params) apply_override(config, p, false);
+  // The rules across parameters once, after every option: their order does not matter.
+  validate(config);
 }
 
 void add_output_options(po::options_description& d, output_options& o) {

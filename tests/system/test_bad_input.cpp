@@ -518,3 +518,23 @@ TEST(bad_input, two_outputs_naming_one_file_are_refused_however_spelled) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json /dev/null --csv /dev/null", nullptr, &err), 0) << err;
 }
 }  // namespace
+
+namespace {
+// The rules across parameters are checked once after every option (breaker: a clock override
+// before the unit width was refused with the old width in the message).
+TEST(bad_input, rules_across_parameters_do_not_depend_on_the_order_of_the_options) {
+  std::string err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz' --param "
+                "cdma.unit_bytes_per_cycle=100",
+                nullptr, &err),
+            0)
+      << err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.unit_bytes_per_cycle=100 --param "
+                "'cdma.clock=1 MHz'",
+                nullptr, &err),
+            0)
+      << err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz'", nullptr, &err), 2);
+  EXPECT_NE(err.find("32 bytes/cycle x 1e+06 Hz"), std::string::npos) << err;
+}
+}  // namespace
