@@ -94,7 +94,11 @@ void add_output_options(po::options_description& d, output_options& o) {
 
 namespace {
 
+/// FILE.config.json beside FILE.json; "" when FILE is a device or a FIFO (e.g. /dev/stdout:
+/// no file is created in /dev; the results JSON holds the configuration too).
 std::string config_path_for(const std::string& json_path) {
+  struct ::stat st {};
+  if (::stat(json_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return "";
   std::string stem = json_path;
   if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
   return stem + ".config.json";
@@ -349,7 +353,8 @@ void output_options::check_writable() const {
         throw std::runtime_error(std::string(outs[i].second) + " and " + outs[j].second + " name the same file " +
                                  outs[i].first + "; expected different files");
   probe(json_path, "--json");
-  if (!json_path.empty()) probe(config_path_for(json_path), "--json (effective config)");
+  if (!json_path.empty() && !config_path_for(json_path).empty())
+    probe(config_path_for(json_path), "--json (effective config)");
   probe(csv_path, "--csv");
   probe(trace_path, "--trace");
   probe(vcd_path, "--vcd");
@@ -388,7 +393,7 @@ void output_options::write_all(const run_report& r, std::ostream& log) const {
       log << "results written to " << json_path << "\n";
     });
     const std::string cp = config_path_for(json_path);
-    attempt([&] {
+    if (!cp.empty()) attempt([&] {
       write_output_file(cp, to_json(r.config).dump(2) + "\n", "--json (effective config)", lost);
       log << "effective configuration written to " << cp << "\n";
     });

@@ -516,6 +516,7 @@ TEST(bad_input, two_outputs_naming_one_file_are_refused_however_spelled) {
   EXPECT_FALSE(exists(a));
   std::remove(link.c_str());
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json /dev/null --csv /dev/null", nullptr, &err), 0) << err;
+  EXPECT_FALSE(exists("/dev/null.config.json"));  // no effective-config file beside a device
 }
 }  // namespace
 

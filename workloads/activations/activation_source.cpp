@@ -366,7 +366,8 @@ std::string npz_activation_source::describe(const network& net) const {
   if (!dense_.empty()) {
     std::uint64_t b = 0;
     for (const auto& kv : dense_) b += kv.second;
-    o << "; " << dense_.size() << " tensors not in the file produced as dense synthetic data ("
+    o << "; " << dense_.size() << (dense_.size() == 1 ? " tensor" : " tensors")
+      << " not in the file produced as dense synthetic data ("
       << std::fixed << std::setprecision(1)
       << (offloaded_bytes_ ? 100.0 * static_cast<double>(b) / static_cast<double>(offloaded_bytes_) : 0.0)
       << " % of the offloaded bytes; missing_activations = dense)";
