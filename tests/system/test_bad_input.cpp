@@ -64,6 +64,18 @@ std::string override_error(const std::string& a) {
   return "";
 }
 
+/// The message of the E that run(cfg) throws ("" and a failure naming `what` if it runs).
+template <typename E = std::exception>
+std::string run_error(const platform_config& cfg, const std::string& what) {
+  try {
+    cdma::platform::run(cfg);
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << what << " was accepted";
+  return "";
+}
+
 /// Parentheses and brackets close in the right order.
 bool balanced(const std::string& s) {
   std::string stack;
@@ -307,14 +319,9 @@ TEST_F(bad_input_run, zero_run_is_printed_with_its_exponent) {
   cfg.network = "synthetic";
   cfg.batch = 1;
   cfg.mean_zero_run = 1e-300;
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "zero_run 1e-300 was accepted";
-  } catch (const std::exception& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("zero_run) 1e-300 is out of range"), std::string::npos) << m;
-    EXPECT_EQ(m.find("0.000000"), std::string::npos) << m;
-  }
+  const std::string m = run_error(cfg, "zero_run 1e-300");
+  EXPECT_NE(m.find("zero_run) 1e-300 is out of range"), std::string::npos) << m;
+  EXPECT_EQ(m.find("0.000000"), std::string::npos) << m;
 }
 
 TEST_F(bad_input_run, a_tensor_with_a_zero_dimension_is_named_as_such) {
@@ -326,14 +333,9 @@ TEST_F(bad_input_run, a_tensor_with_a_zero_dimension_is_named_as_such) {
   cfg.network = "synthetic";
   cfg.batch = 1;
   cfg.activations = dir;
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "an empty tensor was accepted";
-  } catch (const std::exception& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("shape 0x16x32x32 has a zero dimension"), std::string::npos) << m;
-    EXPECT_EQ(m.find("not NCHW"), std::string::npos) << m;
-  }
+  const std::string m = run_error(cfg, "an empty tensor");
+  EXPECT_NE(m.find("shape 0x16x32x32 has a zero dimension"), std::string::npos) << m;
+  EXPECT_EQ(m.find("not NCHW"), std::string::npos) << m;
 }
 
 // ---- 5. the density profile ---------------------------------------------------------------
@@ -393,26 +395,17 @@ TEST_F(bad_input_run, a_step_beyond_the_bound_is_refused_before_simulating) {
   cfg.network = "synthetic";
   cfg.batch = 1;
   cfg.layer_times = p;
-  try {
-    cdma::platform::run(cfg);
-    FAIL() << "80 s of kernels per step was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("add up to 80 s"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("at most 60 s per step"), std::string::npos) << e.what();
-  }
+  const std::string step = run_error<std::invalid_argument>(cfg, "80 s of kernels per step");
+  EXPECT_NE(step.find("add up to 80 s"), std::string::npos) << step;
+  EXPECT_NE(step.find("at most 60 s per step"), std::string::npos) << step;
   // Roofline: at 1 GFLOP/s x 0.7 the synthetic network's largest layer at batch 32 (2 x 32 x
   // 32 x 32 x 128 x 64 x 9 = 4.8 GFLOP forward) takes about 6.9 s forward and 13.8 s backward.
   platform_config slow;
   slow.network = "synthetic";
   slow.gpu.peak_flops = 1e9;
-  try {
-    cdma::platform::run(slow);
-    FAIL() << "a 13.8 s backward kernel was accepted";
-  } catch (const std::invalid_argument& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("layer 'syn_conv_4': backward kernel time 13.8"), std::string::npos) << m;
-    EXPECT_NE(m.find("gpu.peak_flops"), std::string::npos) << m;
-  }
+  const std::string m = run_error<std::invalid_argument>(slow, "a 13.8 s backward kernel");
+  EXPECT_NE(m.find("layer 'syn_conv_4': backward kernel time 13.8"), std::string::npos) << m;
+  EXPECT_NE(m.find("gpu.peak_flops"), std::string::npos) << m;
 }
 
 TEST(bad_input, every_rate_has_a_floor_named_with_its_unit) {
