@@ -52,6 +52,13 @@ int cli(const std::string& args, std::string* out = nullptr, std::string* err = 
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/// Runs `cdma-vp args` and expects exit status `code` with `needle` in its stderr.
+void expect_cli_error(const std::string& args, int code, const std::string& needle) {
+  std::string err;
+  EXPECT_EQ(cli(args, nullptr, &err), code) << args << "\n" << err;
+  EXPECT_NE(err.find(needle), std::string::npos) << args << "\n" << err;
+}
+
 /// The error message apply_override gives for `a` ("" and a failure if it accepts it).
 std::string override_error(const std::string& a) {
   platform_config c = preset("titanx-gen3");
@@ -201,18 +208,14 @@ TEST(bad_input, a_sweep_over_a_synthetic_key_runs_every_row_on_synthetic_data) {
 // ---- 2 and 3. outputs that cannot be written ----------------------------------------------
 
 TEST(bad_input, config_dump_write_errors_are_exit_3_naming_the_file) {
-  std::string err;
-  EXPECT_EQ(cli("config --dump /dev/full", nullptr, &err), 3);
-  EXPECT_NE(err.find("config --dump /dev/full: write failed: No space left on device"), std::string::npos) << err;
-  EXPECT_EQ(cli("config --dump >/dev/full", nullptr, &err), 3);
-  EXPECT_NE(err.find("standard output: write failed: No space left on device"), std::string::npos) << err;
+  expect_cli_error("config --dump /dev/full", 3, "config --dump /dev/full: write failed: No space left on device");
+  expect_cli_error("config --dump >/dev/full", 3, "standard output: write failed: No space left on device");
   // A file that cannot be opened is bad input (nothing written), as for --json.
-  EXPECT_EQ(cli("config --dump /nonexistent-dir/x.json", nullptr, &err), 2);
-  EXPECT_NE(err.find("/nonexistent-dir/x.json: cannot open for writing: No such file or directory"),
-            std::string::npos) << err;
+  expect_cli_error("config --dump /nonexistent-dir/x.json", 2,
+                   "/nonexistent-dir/x.json: cannot open for writing: No such file or directory");
   // analyze --json: the same rule.
-  EXPECT_EQ(cli("analyze " + default_activations_path() + " --json /dev/full", nullptr, &err), 3);
-  EXPECT_NE(err.find("--json /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  expect_cli_error("analyze " + default_activations_path() + " --json /dev/full", 3,
+                   "--json /dev/full: write failed: No space left on device");
   // A dump to a file is the same JSON as on standard output.
   const std::string f = tmp("dump.json");
   std::string out;
@@ -225,14 +228,13 @@ TEST(bad_input, sweep_files_that_cannot_be_written_are_exit_3_and_leave_nothing)
   const std::string dir = tmp("sweep_full");
   std::system(("rm -rf " + dir).c_str());
   std::string err;
-  EXPECT_EQ(cli("sweep --grid pcie.gen=3,4 --network synthetic --out " + dir + " --emit-slurm /dev/full", nullptr, &err),
-            3);
-  EXPECT_NE(err.find("--emit-slurm /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  expect_cli_error("sweep --grid pcie.gen=3,4 --network synthetic --out " + dir + " --emit-slurm /dev/full", 3,
+                   "--emit-slurm /dev/full: write failed: No space left on device");
   // sweep.csv that cannot be replaced (a directory is in the way): exit 3 naming it.
   ASSERT_TRUE(exists(dir + "/sweep.plan.json"));
   ::mkdir((dir + "/sweep.csv").c_str(), 0755);
-  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", nullptr, &err), 3);
-  EXPECT_NE(err.find(dir + "/sweep.csv: cannot open for writing: Is a directory"), std::string::npos) << err;
+  expect_cli_error("sweep --merge " + dir + " --no-plot", 3,
+                   dir + "/sweep.csv: cannot open for writing: Is a directory");
   EXPECT_FALSE(exists(dir + "/sweep.csv.tmp"));
   // A file size limit of 1 KiB (SIGXFSZ ignored: EFBIG) fails the write of the plan of 12 runs
   // (about 2 KiB; the message on stderr fits): exit 3, no empty or cut sweep.plan.json (which
@@ -254,10 +256,10 @@ TEST(bad_input, a_vcd_that_cannot_be_written_is_exit_3_and_the_other_outputs_are
   EXPECT_NE(out.find("oracle (no transfers)"), std::string::npos) << out;  // the summary is printed
   EXPECT_TRUE(json::parse(std::ifstream(j))["step_time_s"]["oracle"].is_number());
   // --trace and --json on /dev/full: the reason is named.
-  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --trace /dev/full", nullptr, &err), 3);
-  EXPECT_NE(err.find("--trace /dev/full: write failed: No space left on device"), std::string::npos) << err;
-  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --json /dev/full", nullptr, &err), 3);
-  EXPECT_NE(err.find("--json /dev/full: write failed: No space left on device"), std::string::npos) << err;
+  expect_cli_error("run --network synthetic --batch 1 --steps oracle -q --trace /dev/full", 3,
+                   "--trace /dev/full: write failed: No space left on device");
+  expect_cli_error("run --network synthetic --batch 1 --steps oracle -q --json /dev/full", 3,
+                   "--json /dev/full: write failed: No space left on device");
   // A VCD written to a file is complete: it ends with the final time stamp.
   const std::string v = tmp("ok.vcd");
   ASSERT_EQ(cli("run --network synthetic --batch 1 --steps oracle -q --vcd " + v), 0);
@@ -473,20 +475,15 @@ TEST(bad_input, size_limits_read_only_directories_and_fifos_are_handled) {
 namespace {
 // Options that only mean something for the other activation source are refused, not ignored.
 TEST(bad_input, options_of_the_other_activation_source_are_refused) {
-  std::string err;
-  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --missing-activations dense", nullptr, &err), 2);
-  EXPECT_NE(err.find("missing_activations applies to real activations"), std::string::npos) << err;
-  EXPECT_EQ(cli("run --activations synthetic --steps oracle -q --name-map /nonexistent.json", nullptr, &err), 2);
-  EXPECT_NE(err.find("name_map applies to real activations"), std::string::npos) << err;
-  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --training-progress 0.5", nullptr, &err), 2);
-  EXPECT_NE(err.find("training_progress 0.5 picks a point of a density profile, but no density_profile"),
-            std::string::npos)
-      << err;
+  expect_cli_error("run --network synthetic --steps oracle -q --missing-activations dense", 2,
+                   "missing_activations applies to real activations");
+  expect_cli_error("run --activations synthetic --steps oracle -q --name-map /nonexistent.json", 2,
+                   "name_map applies to real activations");
+  expect_cli_error("run --network synthetic --steps oracle -q --training-progress 0.5", 2,
+                   "training_progress 0.5 picks a point of a density profile, but no density_profile");
   const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
-  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress -0.5",
-                nullptr, &err),
-            2);
-  EXPECT_NE(err.find("training_progress -0.5 is out of range; expected 0..1"), std::string::npos) << err;
+  expect_cli_error("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress -0.5",
+                   2, "training_progress -0.5 is out of range; expected 0..1");
 }
 }  // namespace
 
@@ -499,13 +496,11 @@ TEST(bad_input, two_outputs_naming_one_file_are_refused_however_spelled) {
   std::remove(link.c_str());
   const std::string dir = a.substr(0, a.find_last_of('/')), base = a.substr(a.find_last_of('/') + 1);
   std::string err;
-  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json " + a + " --csv " + dir + "/./" + base, nullptr,
-                &err),
-            2);
-  EXPECT_NE(err.find("--json and --csv name the same file"), std::string::npos) << err;
+  expect_cli_error("run --network synthetic --steps oracle -q --json " + a + " --csv " + dir + "/./" + base, 2,
+                   "--json and --csv name the same file");
   ASSERT_EQ(::symlink(base.c_str(), link.c_str()), 0);  // dangling until the run writes a
-  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json " + a + " --csv " + link, nullptr, &err), 2);
-  EXPECT_NE(err.find("--json and --csv name the same file"), std::string::npos) << err;
+  expect_cli_error("run --network synthetic --steps oracle -q --json " + a + " --csv " + link, 2,
+                   "--json and --csv name the same file");
   EXPECT_FALSE(exists(a));
   std::remove(link.c_str());
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json /dev/null --csv /dev/null", nullptr, &err), 0) << err;
@@ -528,7 +523,7 @@ TEST(bad_input, rules_across_parameters_do_not_depend_on_the_order_of_the_option
                 nullptr, &err),
             0)
       << err;
-  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz'", nullptr, &err), 2);
-  EXPECT_NE(err.find("32 bytes/cycle x 1e+06 Hz"), std::string::npos) << err;
+  expect_cli_error("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz'", 2,
+                   "32 bytes/cycle x 1e+06 Hz");
 }
 }  // namespace
