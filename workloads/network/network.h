@@ -71,6 +71,8 @@ struct layer {
   struct pool_window {
     bool max = true;      ///< max pooling; false: average
     bool global = false;  ///< one window over the whole H x W
+    /// Kernel, stride and padding (each side) in elements of H and W, from the layer file's
+    /// "kernel", "stride", "pad" (global: the whole input, stride 1, no padding).
     std::int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
     /// True when the pooled values follow from the input alone, without a framework
     /// convention: for max (and global) pooling when every window starts inside the input and
