@@ -175,14 +175,19 @@ void gpu_memory_controller::account(unsigned id, bool rd, std::uint64_t len, ps_
 ps_t gpu_memory_controller::at_ps(const sc_time& delay) {
   if (ps_resolution_ < 0)
     ps_resolution_ = sc_get_time_resolution() == sc_time(1, SC_PS) ? 1 : 0;
-  if (ps_resolution_) return static_cast<ps_t>(sc_time_stamp().value() + delay.value());
+  if (ps_resolution_) {
+    // Inside service_method() the time is the activation's (read once there).
+    const ps_t now = in_service_ ? service_now_ : static_cast<ps_t>(sc_time_stamp().value());
+    return now + static_cast<ps_t>(delay.value());
+  }
   return now_ps(delay);
 }
 
 sc_time gpu_memory_controller::delay_to(ps_t abs_ps) {
   if (ps_resolution_ < 0)
     ps_resolution_ = sc_get_time_resolution() == sc_time(1, SC_PS) ? 1 : 0;
-  if (ps_resolution_) return sc_time::from_value(abs_ps - sc_time_stamp().value());
+  if (ps_resolution_)
+    return sc_time::from_value(abs_ps - (in_service_ ? service_now_ : sc_time_stamp().value()));
   return to_sc(abs_ps) - sc_time_stamp();
 }
 
@@ -327,8 +332,9 @@ void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when, std
 
 void gpu_memory_controller::service_method() {
   ev_at_ = ~ps_t{0};  // the notification that woke this process is consumed
-  in_service_ = true;
   const ps_t now = at_ps();
+  service_now_ = now;
+  in_service_ = true;
   // 1. Channels whose wake-up is due: issue their commands up to now; their completions
   //    become responses (none due before now, see schedule_wake()).
   while (!wakes_.empty() && wakes_.top().first <= now) {
@@ -372,8 +378,8 @@ void gpu_memory_controller::service_method() {
   while (!wakes_.empty() && wake_at_[wakes_.top().second] != wakes_.top().first) wakes_.pop();
   if (!wakes_.empty()) notify_at(wakes_.top().first);
   if (!resp_heap_.empty()) notify_at(resp_heap_.top().time);
-  in_service_ = false;
   if (ev_at_ != ~ps_t{0}) ev_.notify(delay_to(ev_at_));
+  in_service_ = false;
 }
 
 // ---- DMI and debug --------------------------------------------------------------------------

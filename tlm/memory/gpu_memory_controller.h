@@ -239,6 +239,7 @@ private:
   sc_core::sc_event ev_;          ///< wakes service_method (channel wake-ups and responses)
   ps_t ev_at_ = ~ps_t{0};         ///< time ev_ is armed for (~0: not armed)
   bool in_service_ = false;       ///< service_method() is running (it arms ev_ at its end)
+  ps_t service_now_ = 0;          ///< simulated time of the running service_method() (ps)
 
   dram_traffic all_;
   std::map<unsigned, dram_traffic> per_init_;

@@ -22,6 +22,7 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
   if (spec.banks() > 256)  // the scheduler's sort key carries the bank in 8 bits
     throw std::invalid_argument("dram channel: at most 256 banks per channel, the spec has " +
                                 std::to_string(spec.banks()));
+  for (auto& l : by_cmd_) l = key_order(spec.banks());
   for (unsigned f = 0; f < spec.banks(); ++f) {
     bg_tab_.push_back(static_cast<std::uint8_t>(f / spec.banks_per_group));
     ba_tab_.push_back(static_cast<std::uint8_t>(f % spec.banks_per_group));
@@ -44,6 +45,7 @@ void channel::refresh_candidate(unsigned flat) {
   dirty_[flat] = 0;
   cand& c = cand_[flat];
   if (b.q.empty()) {
+    if (c.key != ~0ull) by_cmd_[c.cmd & 3u].erase(c.key);
     c.local = kIdle;
     c.key = ~0ull;
     return;
@@ -55,10 +57,16 @@ void channel::refresh_candidate(unsigned flat) {
   else if (b.open_row == q.r.row) cmd = q.r.write ? command::WR : command::RD;
   else cmd = command::PRE;
   const bool col = cmd == command::RD || cmd == command::WR;
+  const std::uint64_t key = (col ? 0 : (1ull << 63)) | (q.seq << 8) | flat;
+  const auto cmd8 = static_cast<std::uint8_t>(cmd);
+  if (key != c.key || cmd8 != c.cmd) {  // keep the per-command age lists
+    if (c.key != ~0ull) by_cmd_[c.cmd & 3u].erase(c.key);
+    by_cmd_[cmd8 & 3u].insert(key);
+  }
   c.arrival = q.r.arrival;
   c.qi = static_cast<std::uint32_t>(qi);
-  c.cmd = static_cast<std::uint8_t>(cmd);
-  c.key = (col ? 0 : (1ull << 63)) | (q.seq << 8) | flat;
+  c.cmd = cmd8;
+  c.key = key;
   c.local = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival);
 }
 
@@ -83,7 +91,10 @@ void channel::update_group(command cmd, unsigned flat, ps_t t) {
 void channel::pick_requests() {
   for (unsigned f : dirty_list_) refresh_candidate(f);
   dirty_list_.clear();
-  cb_ = chk_.channel_wide();
+  if (!cb_valid_) {  // the channel-wide bounds change only when a command is recorded
+    cb_ = chk_.channel_wide();
+    cb_valid_ = true;
+  }
   req_ = choice{};
   bound_ = kNever;
   if (queued_ == 0) return;
@@ -110,16 +121,43 @@ void channel::pick_requests() {
   } else {
     // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
     // command that can issue first (ties: column commands, then age): the minimum of the
-    // key (time, not a column command, age), unique since ages are. One branch-free pass
-    // over 128-bit keys (time << 64 | key); the key's low 8 bits carry the bank.
+    // key (time, not a column command, age), unique since ages are. Per command type c the
+    // banks issue at max(cb[c], local): every bank with local <= cb[c] issues at cb[c], the
+    // type's earliest possible time, and the oldest of them wins the type; so the type's
+    // age-ordered list is walked oldest first up to the first such bank, and only if there
+    // is none the whole list gives the minimum (local, key). The types' winners are then
+    // compared on 128-bit keys (time << 64 | key; the key's low 8 bits carry the bank).
     using u128 = unsigned __int128;
     u128 best = ~u128{0};
-    for (unsigned f = 0; f < nb; ++f) {
-      const cand& c = cand_[f];
-      const ps_t et = et_of(c);  // kIdle for a bank without requests (key ~0: never taken)
-      const u128 k = (static_cast<u128>(et) << 64) | c.key;
-      best = k < best ? k : best;
-      bnd = std::min(bnd, et + to_col_[c.cmd & 3u]);
+    for (unsigned t = 0; t < 4; ++t) {
+      const key_order& l = by_cmd_[t];
+      const std::size_t n = l.size();
+      if (n == 0) continue;
+      const ps_t cbt = cb_.b[t];
+      ps_t et = kNever;
+      std::uint64_t key = ~0ull;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t k = l[i];
+        const ps_t loc = cand_[k & 0xffu].local;
+        if (loc <= cbt) {
+          et = cbt;
+          key = k;
+          break;
+        }
+        if (loc < et) {  // keys ascend: the first of equal locals has the smaller key
+          et = loc;
+          key = k;
+        }
+      }
+      const u128 kk = (static_cast<u128>(et) << 64) | key;
+      best = kk < best ? kk : best;
+      bnd = std::min(bnd, et + to_col_[t]);
+    }
+    if (check_pick_) {
+      ps_t rb = kNever;
+      const u128 ref = pick_reference(rb);
+      ++picks_checked_;
+      if (ref != best || rb != bnd) ++pick_mismatches_;
     }
     bt = static_cast<ps_t>(best >> 64);
     if (bt >= kIdle) return;  // cannot happen with queued requests
@@ -129,7 +167,26 @@ void channel::pick_requests() {
   bound_ = bnd;
 }
 
+unsigned __int128 channel::pick_reference(ps_t& bnd) const {
+  using u128 = unsigned __int128;
+  u128 best = ~u128{0};
+  bnd = kNever;
+  for (unsigned f = 0; f < static_cast<unsigned>(cand_.size()); ++f) {
+    const cand& c = cand_[f];
+    const ps_t et = std::max(cb_.b[c.cmd & 3u], c.local);  // kIdle for a bank without requests
+    const u128 k = (static_cast<u128>(et) << 64) | c.key;
+    best = k < best ? k : best;
+    bnd = std::min(bnd, et + to_col_[c.cmd & 3u]);
+  }
+  return best;
+}
+
 void channel::finish_pick() {
+  if (policy_ == page_policy::open && !(ref_due_ != kNever && ref_due_ <= req_.time)) {
+    cache_ = req_;  // no override applies (the common case)
+    cached_ = true;
+    return;
+  }
   choice best = req_;
   if (policy_ == page_policy::closed) {
     // Closed page: a bank with an open row and no queued request for that row precharges.
@@ -211,6 +268,7 @@ void channel::pick_after_submit(unsigned flat) {
 void channel::issue(const choice& c) {
   const unsigned bg = bg_of(c.bank), ba = ba_of(c.bank);
   chk_.record_issue(c.cmd, bg, ba, c.time, c.not_before);
+  cb_valid_ = false;
   clock_ = std::max(clock_, c.time);
   bank_state& b = banks_[c.bank];
   // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
@@ -276,6 +334,7 @@ void channel::advance(ps_t until) {
         clock_ = std::max(clock_, ref_due_ + (n - 1) * refi_);
         ref_due_ += n * refi_;
         cached_ = false;
+        cb_valid_ = false;
         continue;
       }
     }

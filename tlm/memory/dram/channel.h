@@ -18,6 +18,7 @@
 
 #include "tlm/core/units.h"
 #include "tlm/memory/dram/dram_spec.h"
+#include "tlm/memory/dram/key_order.h"
 #include "tlm/memory/dram/timing_checker.h"
 
 namespace cdma::dram {
@@ -79,6 +80,13 @@ public:
   page_policy policy() const { return policy_; }
   scheduler sched() const { return sched_; }
 
+  /// Self-check of the FR-FCFS pick (tests): when on, every pick is also computed by the
+  /// reference scan over all banks (the previous implementation) and a differing choice or
+  /// completion bound is counted in pick_mismatches() (must stay 0). Off by default.
+  void set_check_pick(bool on) { check_pick_ = on; }
+  std::uint64_t pick_mismatches() const { return pick_mismatches_; }
+  std::uint64_t picks_checked() const { return picks_checked_; }
+
 private:
   struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
   struct bank_state {
@@ -107,6 +115,9 @@ private:
     std::uint8_t cmd = 0;       ///< command (ACT, PRE, RD, WR)
   };
   void refresh_candidate(unsigned flat);
+  /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
+  /// (time << 64 | key) and sets `bnd` to the completion bound before min_done_.
+  unsigned __int128 pick_reference(ps_t& bnd) const;
   void mark_dirty(unsigned flat) {
     if (!dirty_[flat]) {
       dirty_[flat] = 1;
@@ -148,6 +159,14 @@ private:
   std::vector<bank_state> banks_;
   std::vector<std::uint8_t> bg_tab_, ba_tab_;  ///< per flat bank: bank group, bank in group
   std::vector<cand> cand_;             ///< per flat bank (see above)
+  /// Per candidate command (ACT, PRE, RD, WR): the keys of the banks whose candidate is that
+  /// command, ascending (= oldest first: within one command type the keys differ only in
+  /// age and bank). Kept by refresh_candidate(). A FR-FCFS pick walks each list oldest first
+  /// and stops at the first bank whose bank-local time does not exceed the command's
+  /// channel-wide bound: that bank issues at the bound, the earliest time of any bank of the
+  /// type, and is the oldest such bank; only when no bank of the type is that early does
+  /// the walk cover the whole list (minimum of bank-local time, then key).
+  key_order by_cmd_[4];
   std::vector<std::uint8_t> dirty_;
   std::vector<unsigned> dirty_list_;
   ps_t tRRD_L_ps_, tCCD_L_ps_;
@@ -163,8 +182,11 @@ private:
   choice req_;                    ///< best request command (no refresh / closed-page override)
   choice cache_;                  ///< the next command
   timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
+  bool cb_valid_ = false;         ///< cb_ is the checker's present channel_wide()
   ps_t bound_ = kNever;           ///< completion_bound() before min_done_
   std::vector<completion> done_;
+  bool check_pick_ = false;
+  std::uint64_t pick_mismatches_ = 0, picks_checked_ = 0;
 };
 
 }  // namespace cdma::dram

@@ -111,21 +111,6 @@ timing_checker::channel_bounds timing_checker::channel_wide() const {
   return cb;
 }
 
-ps_t timing_checker::bank_local(command cmd, unsigned bg, unsigned b, ps_t not_before) const {
-  const bank_hist& bk = bank_[idx(bg, b)];
-  const group_hist& gr = group_[bg];
-  st t;
-  switch (cmd) {
-    case command::ACT: t = std::max({bk.pre + tRP_, bk.act + tRC_, gr.act + tRRD_L_}); break;
-    case command::PRE:
-      t = std::max({bk.act + tRAS_, bk.rd + tRTP_, bk.wr + tWL_ + burst_ + tWR_});
-      break;
-    default: t = std::max(bk.act + tRCD_, gr.col + tCCD_L_); break;
-  }
-  const ps_t tb = t < 0 ? 0 : static_cast<ps_t>(t);
-  return std::max(tb, not_before);
-}
-
 unsigned timing_checker::record(command cmd, unsigned bg, unsigned b, ps_t tp, rule binding) {
   const st t = static_cast<st>(tp);
   unsigned bad = 0;

@@ -51,7 +51,21 @@ public:
   }
   /// The bank and bank-group part of earliest_fast() (changes only when a command is issued
   /// to that bank or, for tRRD_L / tCCD_L, to its bank group), max'ed with `not_before`.
-  ps_t bank_local(command cmd, unsigned bank_group, unsigned bank, ps_t not_before) const;
+  /// (Inline: called for every candidate the scheduler recomputes.)
+  ps_t bank_local(command cmd, unsigned bank_group, unsigned bank, ps_t not_before) const {
+    const bank_hist& bk = bank_[idx(bank_group, bank)];
+    const group_hist& gr = group_[bank_group];
+    st t;
+    switch (cmd) {
+      case command::ACT: t = std::max({bk.pre + tRP_, bk.act + tRC_, gr.act + tRRD_L_}); break;
+      case command::PRE:
+        t = std::max({bk.act + tRAS_, bk.rd + tRTP_, bk.wr + tWL_ + burst_ + tWR_});
+        break;
+      default: t = std::max(bk.act + tRCD_, gr.col + tCCD_L_); break;
+    }
+    const ps_t tb = t < 0 ? 0 : static_cast<ps_t>(t);
+    return std::max(tb, not_before);
+  }
   /// Records `cmd` issued at `t`, counting every violated rule; `binding` is the rule that set
   /// t (counted in binding()). Returns the number of rules violated (0 when legal).
   unsigned record(command cmd, unsigned bank_group, unsigned bank, ps_t t,
