@@ -9,7 +9,15 @@
 //  * l2: 32 windows (128 KiB) sampled evenly across the whole data set and copied into one
 //    contiguous buffer, processed over and over: source and destination stay in L2 (512 KiB),
 //    as in the engine, which stages each window in a 4 KiB buffer (data set name
-//    "<data>@l2"). This measures the kernels, not the memory.
+//    "<data>@l2"). This measures the kernels, not the memory (only roughly: the memcpy and codec
+//    passes together touch about 400 KiB of a 512 KiB L2 shared with the SMT sibling).
+//  * engine: the regime of tlm/cdma/cdma_engine.cpp, on the whole data set: per window, the TLM
+//    read copies the input (compressed window for prefetch, uncompressed for offload) into the
+//    engine's resident in_buf_, compress_window / decompress_window runs in_buf_ -> out_buf_
+//    (framing and raw fallback included), and the TLM write copies out_buf_ into the destination
+//    store (data set name "<data>@engine"; see bm_engine_decompress). Reported in a second
+//    table: the codec call alone and the whole per-window loop, each against memcpy and zstd-1
+//    measured the same way.
 // Throughput is uncompressed bytes per CPU second; at the end a table gives each codec's
 // throughput as a ratio to that memcpy, per data set and regime, using the MEDIAN of the
 // repetitions (--benchmark_repetitions=N; the machine may be shared).
@@ -36,7 +44,10 @@
 
 #include <time.h>
 
+#include <x86intrin.h>
+
 #include "tlm/codec/codec.h"
+#include "tlm/codec/window.h"
 #include "tlm/codec/zvc.h"
 #include "workloads/io/npy.h"
 
@@ -46,12 +57,14 @@ using namespace cdma::codec;
 constexpr std::size_t kWindow = 4096;
 constexpr std::size_t kSynthBytes = 32u << 20;
 constexpr std::size_t kL2Windows = 32;  // l2 regime: 128 KiB of source
+constexpr int kEnginePasses = 5;        // engine regime: passes per repetition
 
 struct dataset {
   std::string name;
   std::string path;       // .npz, or empty for synthetic
   double density = 0;     // synthetic
   dataset* l2_of = nullptr;  // l2 regime: sample of this (streaming) data set
+  dataset* engine_of = nullptr;  // engine regime: the same bytes as this (streaming) data set
   std::vector<std::uint8_t> data;
   bool loaded = false;
 };
@@ -62,6 +75,7 @@ std::vector<std::unique_ptr<dataset>>& datasets() {
 }
 
 const std::vector<std::uint8_t>& load(dataset& d) {
+  if (d.engine_of) return load(*d.engine_of);  // same bytes, not copied
   if (d.loaded) return d.data;
   d.loaded = true;
   if (d.l2_of) {
@@ -288,6 +302,229 @@ void bm_decompress(benchmark::State& st, dataset* d, const codec_case* cc) {
   if (std::memcmp(dst_ptr, src.data(), src.size()) != 0) st.SkipWithError("round trip mismatch");
 }
 
+// ---- engine regime ("<data>@engine") ----------------------------------------------------------
+// What tlm/cdma/cdma_engine.cpp (LT) does per 4 KiB window, on the whole data set (>= 32 MiB,
+// far beyond L2/L3):
+//   prefetch: TLM read of the window's compressed bytes from the host store into the engine's
+//             resident in_buf_ (a memcpy in the memory target), codec::decompress_window(in_buf_
+//             -> resident out_buf_), TLM write of out_buf_ into the GPU store (a memcpy);
+//   offload:  TLM read of the window from the GPU store into in_buf_, codec::compress_window
+//             (in_buf_ -> out_buf_, raw fallback included), TLM write of the stored bytes to
+//             the host store, packed.
+// (The AT path, cdma_engine_at.cpp, does the same per window with a per-window buffer.)
+// The codec therefore always reads and writes cache-resident 4 KiB buffers; the memory streams
+// are the two copies around it. Each iteration runs the same loop with memcpy(out_buf, in_buf)
+// as the "codec" (the reference) and then with the codec, both timed in thread CPU time
+// ("loop" throughput: the whole per-window work of the engine), and the codec call alone is
+// timed with the TSC ("slot" throughput: the codec in the cache state the engine gives it).
+// Throughput is uncompressed bytes per second in both.
+
+// TSC: plain rdtsc (about 70 ticks = 29 ns each under this KVM; fenced reads cost 2-5x more
+// and would distort the loop); frequency calibrated once against CLOCK_MONOTONIC, and the
+// median cost of an empty start/stop pair is subtracted from every timed call. The call
+// column is therefore approximate (a 4 KiB ZVC call is 150-400 ns); the loop column is not.
+inline std::uint64_t tsc() { return __rdtsc(); }
+struct tsc_calibration {
+  double hz = 0;
+  double pair_overhead = 0;  // TSC ticks of an empty start/stop pair (median)
+  tsc_calibration() {
+    timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    const std::uint64_t t0 = tsc();
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 1e8);
+    const std::uint64_t t1 = tsc();
+    hz = double(t1 - t0) / ((b.tv_sec - a.tv_sec) + 1e-9 * (b.tv_nsec - a.tv_nsec));
+    std::vector<std::uint64_t> d(4001);
+    for (auto& x : d) {
+      const std::uint64_t s = tsc();
+      x = tsc() - s;
+    }
+    std::nth_element(d.begin(), d.begin() + 2000, d.end());
+    pair_overhead = double(d[2000]);
+  }
+};
+const tsc_calibration& tsc_cal() {
+  static const tsc_calibration c;
+  return c;
+}
+
+// loop: thread CPU seconds of all passes. Call: TSC ticks of every codec call, per pass; the
+// call time of a pass is the sum over windows of each window's MEDIAN over the passes (wall
+// time: a call hit by a preemption of the shared machine is an outlier there and dropped),
+// minus the empty-pair overhead per call.
+struct engine_clock {
+  double loop = 0;
+  std::vector<std::vector<std::uint32_t>> passes;
+  std::vector<std::uint32_t>* cur = nullptr;
+  void begin_pass(std::size_t windows) {
+    passes.emplace_back();
+    passes.back().reserve(windows);
+    cur = &passes.back();
+  }
+  void add_slot(std::uint64_t ticks) { cur->push_back(static_cast<std::uint32_t>(ticks)); }
+  double slot_seconds_per_pass() const {
+    if (passes.empty()) return 0;
+    double sum = 0;
+    std::vector<std::uint32_t> v(passes.size());
+    for (std::size_t k = 0; k < passes[0].size(); ++k) {
+      for (std::size_t i = 0; i < passes.size(); ++i) v[i] = passes[i][k];
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      sum += std::max(0.0, double(v[v.size() / 2]) - tsc_cal().pair_overhead);
+    }
+    return sum / tsc_cal().hz;
+  }
+};
+
+// The engine's two window buffers, 64-byte aligned, in one allocation with out_buf 2 KiB off
+// in_buf modulo 4 KiB. Placement matters on this CPU (Zen 3): with out_buf - in_buf = 16 mod
+// 4096 (what two consecutive 4 KiB std::vector allocations give) a 4 KiB memcpy(out_buf,
+// in_buf) runs 3x slower (14 vs 45 GB/s) and compress_window's raw fallback at density 1.0
+// (codec into scratch, then that memcpy) 5-10x slower (1.1-2 vs 9-11 GB/s), 4K aliasing of
+// the loads and stores; see docs/codecs.md "Engine regime".
+struct engine_buffers {
+  std::vector<std::uint8_t> mem;
+  std::uint8_t* in = nullptr;
+  std::uint8_t* out = nullptr;
+  engine_buffers(std::size_t in_cap, std::size_t out_cap) : mem(in_cap + out_cap + 8192 + 64) {
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(mem.data());
+    in = mem.data() + (64 - a % 64) % 64;
+    const std::size_t in_span = (in_cap + 4095) / 4096 * 4096;
+    out = in + in_span + 2048;
+  }
+};
+
+// One pass of the engine loop with memcpy(out_buf, in_buf, n) in the codec's slot.
+void engine_memcpy_pass(const std::vector<std::uint8_t>& src, std::uint8_t* in_buf,
+                        std::uint8_t* out_buf, std::vector<std::uint8_t>& dst, engine_clock& ck) {
+  ck.begin_pass(src.size() / kWindow + 1);
+  const double t0 = thread_cpu_seconds();
+  for (std::size_t off = 0; off < src.size(); off += kWindow) {
+    const std::size_t n = std::min(kWindow, src.size() - off);
+    std::memcpy(in_buf, src.data() + off, n);  // TLM read into in_buf_
+    benchmark::ClobberMemory();
+    const std::uint64_t s = tsc();
+    std::memcpy(out_buf, in_buf, n);  // the codec's slot
+    benchmark::ClobberMemory();
+    ck.add_slot(tsc() - s);
+    std::memcpy(dst.data() + off, out_buf, n);  // TLM write from out_buf_
+  }
+  benchmark::DoNotOptimize(dst.data());
+  benchmark::ClobberMemory();
+  ck.loop += thread_cpu_seconds() - t0;
+}
+
+void engine_report(benchmark::State& st, std::size_t bytes, const engine_clock& codec,
+                   const engine_clock& copy) {
+  const double b = double(st.iterations()) * double(bytes);
+  st.counters["codec_Bps"] = codec.loop > 0 ? b / codec.loop : 0;
+  st.counters["memcpy_Bps"] = copy.loop > 0 ? b / copy.loop : 0;
+  st.counters["x_memcpy"] = codec.loop > 0 ? copy.loop / codec.loop : 0;
+  const double cs = codec.slot_seconds_per_pass(), ms = copy.slot_seconds_per_pass();
+  st.counters["slot_Bps"] = cs > 0 ? double(bytes) / cs : 0;
+  st.counters["slot_memcpy_Bps"] = ms > 0 ? double(bytes) / ms : 0;
+  st.counters["x_memcpy_slot"] = cs > 0 ? ms / cs : 0;
+}
+
+// Reference row of the engine regime: the memcpy loop alone.
+void bm_engine_memcpy(benchmark::State& st, dataset* d) {
+  const auto& src = load(*d);
+  engine_buffers eb(kWindow, kWindow);
+  std::vector<std::uint8_t> dst(src.size());
+  engine_clock ck;
+  for (auto _ : st) engine_memcpy_pass(src, eb.in, eb.out, dst, ck);
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
+  engine_report(st, src.size(), ck, ck);
+}
+
+void bm_engine_compress(benchmark::State& st, dataset* d, const codec_case* cc) {
+  const auto& src = load(*d);
+  const auto c = cc->make();
+  // Engine buffers (cdma_engine::offload: in_buf_ of W bytes, out_buf_ of max(W, worst case)).
+  engine_buffers eb(kWindow, std::max(kWindow, c->max_compressed_size(kWindow)));
+  std::uint8_t* const in_buf = eb.in;
+  std::uint8_t* const out_buf = eb.out;
+  std::vector<std::uint8_t> stream(src.size()), copy(src.size());
+  std::size_t total = 0, windows = 0;
+  engine_clock ck, ref;
+  for (auto _ : st) {
+    engine_memcpy_pass(src, in_buf, out_buf, copy, ref);
+    ck.begin_pass(src.size() / kWindow + 1);
+    const double t0 = thread_cpu_seconds();
+    std::size_t pos = 0;
+    windows = 0;
+    for (std::size_t off = 0; off < src.size(); off += kWindow, ++windows) {
+      const std::size_t n = std::min(kWindow, src.size() - off);
+      std::memcpy(in_buf, src.data() + off, n);  // TLM read into in_buf_
+      benchmark::ClobberMemory();
+      const std::uint64_t s = tsc();
+      const window_entry e = compress_window(*c, in_buf, n, out_buf);
+      benchmark::ClobberMemory();
+      ck.add_slot(tsc() - s);
+      std::memcpy(stream.data() + pos, out_buf, e.bytes);  // TLM write, packed
+      pos += e.bytes;
+    }
+    total = pos;
+    benchmark::DoNotOptimize(stream.data());
+    benchmark::ClobberMemory();
+    ck.loop += thread_cpu_seconds() - t0;
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
+  engine_report(st, src.size(), ck, ref);
+  st.counters["ratio"] = double(src.size()) / double(total + windows * window_entry_bytes);
+}
+
+void bm_engine_decompress(benchmark::State& st, dataset* d, const codec_case* cc) {
+  const auto& src = load(*d);
+  const auto c = cc->make();
+  // The framed stream as the engine writes it (compress_window per window, raw fallback).
+  std::vector<std::uint8_t> stream(src.size());
+  std::vector<window_entry> ents;
+  std::vector<std::size_t> offs;
+  {
+    std::vector<std::uint8_t> out(std::max(kWindow, c->max_compressed_size(kWindow)));
+    std::size_t pos = 0;
+    for (std::size_t off = 0; off < src.size(); off += kWindow) {
+      const std::size_t n = std::min(kWindow, src.size() - off);
+      const window_entry e = compress_window(*c, src.data() + off, n, out.data());
+      std::memcpy(stream.data() + pos, out.data(), e.bytes);
+      ents.push_back(e);
+      offs.push_back(pos);
+      pos += e.bytes;
+    }
+    stream.resize(pos);
+  }
+  // cdma_engine::prefetch: in_buf_ of max(W, worst case), out_buf_ of W bytes.
+  engine_buffers eb(std::max(kWindow, c->max_compressed_size(kWindow)), kWindow);
+  std::uint8_t* const in_buf = eb.in;
+  std::uint8_t* const out_buf = eb.out;
+  std::vector<std::uint8_t> dst(src.size()), copy(src.size());
+  engine_clock ck, ref;
+  for (auto _ : st) {
+    engine_memcpy_pass(src, in_buf, out_buf, copy, ref);
+    ck.begin_pass(src.size() / kWindow + 1);
+    const double t0 = thread_cpu_seconds();
+    std::size_t k = 0;
+    for (std::size_t off = 0; off < src.size(); off += kWindow, ++k) {
+      const std::size_t n = std::min(kWindow, src.size() - off);
+      const window_entry& e = ents[k];
+      std::memcpy(in_buf, stream.data() + offs[k], e.bytes);  // TLM read into in_buf_
+      benchmark::ClobberMemory();
+      const std::uint64_t s = tsc();
+      decompress_window(*c, e, in_buf, e.bytes, out_buf, n);
+      benchmark::ClobberMemory();
+      ck.add_slot(tsc() - s);
+      std::memcpy(dst.data() + off, out_buf, n);  // TLM write from out_buf_
+    }
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+    ck.loop += thread_cpu_seconds() - t0;
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
+  engine_report(st, src.size(), ck, ref);
+  if (std::memcmp(dst.data(), src.data(), src.size()) != 0) st.SkipWithError("round trip mismatch");
+}
+
 // Prints, after the normal console output, a markdown table of GB/s and ratio to memcpy.
 class ratio_reporter : public benchmark::ConsoleReporter {
  public:
@@ -295,7 +532,9 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& r : runs) {
       if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
-      const std::string name = r.benchmark_name();  // data/codec/op
+      std::string name = r.benchmark_name();  // data/codec/op[/iterations:N]
+      if (const auto it_pos = name.find("/iterations:"); it_pos != std::string::npos)
+        name.erase(it_pos);
       // Codec runs: the timed codec passes and the paired memcpy ratio; memcpy runs: bytes/s.
       auto it = r.counters.find("codec_Bps");
       if (it == r.counters.end()) it = r.counters.find("bytes_per_second");
@@ -306,6 +545,10 @@ class ratio_reporter : public benchmark::ConsoleReporter {
       samples_[data][name.substr(a + 1)].push_back(it->second.value);
       const auto xm = r.counters.find("x_memcpy");
       if (xm != r.counters.end()) xsamples_[data][name.substr(a + 1)].push_back(xm->second.value);
+      for (const char* extra : {"slot_Bps", "x_memcpy_slot"}) {
+        const auto ex = r.counters.find(extra);
+        if (ex != r.counters.end()) esamples_[extra][data][name.substr(a + 1)].push_back(ex->second.value);
+      }
       const auto rt = r.counters.find("ratio");
       if (rt != r.counters.end()) ratio_[data][name.substr(a + 1, b - a - 1)] = rt->second.value;
       if (std::find(order_.begin(), order_.end(), data) == order_.end()) order_.push_back(data);
@@ -326,7 +569,14 @@ class ratio_reporter : public benchmark::ConsoleReporter {
       for (auto& [op, v] : ops) rows_[data][op] = median(v);
     for (auto& [data, ops] : xsamples_)
       for (auto& [op, v] : ops) xrows_[data][op] = median(v);
+    for (auto& [ctr, datas] : esamples_)
+      for (auto& [data, ops] : datas)
+        for (auto& [op, v] : ops) erows_[ctr][data][op] = median(v);
+    const auto is_engine = [](const std::string& data) {
+      return data.size() > 7 && data.compare(data.size() - 7, 7, "@engine") == 0;
+    };
     for (const auto& data : order_) {
+      if (is_engine(data)) continue;
       const auto& r = rows_[data];
       const auto get = [](const std::map<std::string, double>& t, const std::string& k) {
         const auto i = t.find(k);
@@ -357,10 +607,53 @@ class ratio_reporter : public benchmark::ConsoleReporter {
                     get(x, cc.name + "/decompress"), div(dv, zd));
       }
     }
+    // Engine regime: the codec call alone ("call", TSC-timed, paired with memcpy(out_buf,
+    // in_buf) in the same slot) and the engine's whole per-window loop ("loop": TLM read copy +
+    // codec + TLM write copy, paired with the same loop around a memcpy).
+    bool header = false;
+    for (const auto& data : order_) {
+      if (!is_engine(data)) continue;
+      if (!header) {
+        std::printf("\n| data | codec | ratio (framed) | compress call GB/s | x memcpy | x zstd-1 "
+                    "| compress loop GB/s | x memcpy | x zstd-1 | decompress call GB/s | x memcpy "
+                    "| x zstd-1 | decompress loop GB/s | x memcpy | x zstd-1 |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        header = true;
+      }
+      const auto get = [](const std::map<std::string, double>& t, const std::string& k) {
+        const auto i = t.find(k);
+        return i == t.end() ? 0.0 : i->second;
+      };
+      const auto div = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+      const auto& loop = rows_[data];
+      const auto& xloop = xrows_[data];
+      const auto& call = erows_["slot_Bps"][data];
+      const auto& xcall = erows_["x_memcpy_slot"][data];
+      const double ml = get(loop, "memcpy/copy"), mc = get(call, "memcpy/copy");
+      if (ml > 0)
+        std::printf("| %s | memcpy (alone) | 1.00 | %.2f | 1.00 | | %.2f | 1.00 | | %.2f | 1.00 | "
+                    "| %.2f | 1.00 | |\n", data.c_str(), mc / 1e9, ml / 1e9, mc / 1e9, ml / 1e9);
+      const double zcc = get(call, "zstd-1/compress"), zcl = get(loop, "zstd-1/compress");
+      const double zdc = get(call, "zstd-1/decompress"), zdl = get(loop, "zstd-1/decompress");
+      for (const auto& cc : codec_cases()) {
+        if (cc.experiment) continue;
+        const std::string c = cc.name + "/compress", dd = cc.name + "/decompress";
+        if (get(loop, c) == 0 && get(loop, dd) == 0) continue;
+        std::printf("| %s | %s | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2f | %.2f | "
+                    "%.1f | %.2f | %.2f | %.1f |\n",
+                    data.c_str(), cc.name.c_str(), ratio_[data][cc.name], get(call, c) / 1e9,
+                    get(xcall, c), div(get(call, c), zcc), get(loop, c) / 1e9, get(xloop, c),
+                    div(get(loop, c), zcl), get(call, dd) / 1e9, get(xcall, dd),
+                    div(get(call, dd), zdc), get(loop, dd) / 1e9, get(xloop, dd),
+                    div(get(loop, dd), zdl));
+      }
+    }
     std::fflush(stdout);
   }
 
  private:
+  std::map<std::string, std::map<std::string, std::map<std::string, std::vector<double>>>> esamples_;
+  std::map<std::string, std::map<std::string, std::map<std::string, double>>> erows_;
   std::map<std::string, std::map<std::string, std::vector<double>>> samples_;
   std::map<std::string, std::map<std::string, std::vector<double>>> xsamples_;
   std::map<std::string, std::map<std::string, double>> rows_, xrows_;
@@ -408,8 +701,29 @@ int main(int argc, char** argv) {
     x->l2_of = ds[i].get();
     ds.push_back(std::move(x));
   }
+  for (std::size_t i = 0; i < nstream; ++i) {
+    auto x = std::make_unique<dataset>();
+    x->name = ds[i]->name + "@engine";
+    x->engine_of = ds[i].get();
+    ds.push_back(std::move(x));
+  }
   static const std::vector<codec_case> cases = codec_cases();
   for (auto& d : ds) {
+    if (d->engine_of) {
+      // Fixed pass count: the call column needs several passes for its per-window median.
+      benchmark::RegisterBenchmark((d->name + "/memcpy/copy").c_str(), bm_engine_memcpy, d.get())
+          ->Iterations(kEnginePasses);
+      for (const auto& cc : cases) {
+        if (cc.experiment) continue;
+        benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/compress").c_str(),
+                                     bm_engine_compress, d.get(), &cc)
+            ->Iterations(kEnginePasses);
+        benchmark::RegisterBenchmark((d->name + "/" + cc.name + "/decompress").c_str(),
+                                     bm_engine_decompress, d.get(), &cc)
+            ->Iterations(kEnginePasses);
+      }
+      continue;
+    }
     benchmark::RegisterBenchmark((d->name + "/memcpy/copy").c_str(), bm_memcpy, d.get());
     benchmark::RegisterBenchmark((d->name + "/memset/fill").c_str(), bm_memset, d.get());
     for (const auto& cc : cases) {
