@@ -308,6 +308,9 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   std::vector<dram_activity> dram;
   std::uint64_t last_bytes = 0, last_cols = 0, last_acts = 0;
   ps_t last_busy = 0;
+  std::uint64_t last_late = 0, last_late_slot = 0;
+  if (t->kernels)  // each step's kernel traffic completes before the next step starts
+    t->runtime.drain = [&] { t->kernels->wait_idle(); };
   t->runtime.on_step_done = [&](const workloads::step_result& sr) {
     dram_layers.push_back(probe.finish_step());
     {
@@ -317,7 +320,17 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
       const dram_totals dt = t->gpu_mem.dram_stats();
       dram_activity a;
       a.bytes = bytes - last_bytes;
-      a.utilisation = sr.step ? t->gpu_mem.utilisation(busy - last_busy, now - sr.step, now) : 0.0;
+      // Over the step and the drain of its kernels' traffic (platform_config::kernel_traffic).
+      a.utilisation = sr.step ? t->gpu_mem.utilisation(busy - last_busy, sr.start, now) : 0.0;
+      if (t->kernels) {
+        a.kernel_late_bytes = t->kernels->late_bytes() - last_late;
+        a.kernel_max_lag = t->kernels->max_lag_ps();
+        a.kernel_drain = now - (sr.start + sr.step);
+        a.kernel_late_slot_bytes = t->kernels->late_slot_bytes() - last_late_slot;
+        last_late = t->kernels->late_bytes();
+        last_late_slot = t->kernels->late_slot_bytes();
+        t->kernels->reset_max_lag();
+      }
       a.columns = dt.reads + dt.writes - last_cols;
       a.activates = dt.acts - last_acts;
       dram.push_back(a);
@@ -338,13 +351,15 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
                                                        std::size_t i, std::size_t n) {
     if (progress) progress(step, fwd, i, n);
     probe.on_layer(fwd, i, n);
-    if (t->kernels && i < rep.net.layers.size()) {
+  };
+  if (t->kernels)
+    t->runtime.on_kernel = [&](bool fwd, std::size_t i) {
+      if (i >= rep.net.layers.size()) return;
       const auto& l = rep.net.layers[i];
       t->kernels->start_kernel(fwd ? rep.times[i].forward : rep.times[i].backward,
                                fwd ? workloads::forward_kernel_bytes(l)
                                    : workloads::backward_kernel_bytes(l, cfg.gpu));
-    }
-  };
+    };
   sc_core::sc_trace_file* vcd = nullptr;
   // SystemC writes the VCD with unchecked stdio: it writes into a FIFO relayed to the file
   // with every write checked (platform/outputs.h), so a full disk is reported, not ignored.

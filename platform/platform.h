@@ -102,6 +102,13 @@ struct dram_activity {
   double utilisation = 0;         ///< data-bus busy time / (step time x channels)
   std::uint64_t columns = 0;      ///< RD + WR commands
   std::uint64_t activates = 0;    ///< ACT commands
+  /// Compute kernels' traffic (platform_config::kernel_traffic) that fell behind its
+  /// schedule: bytes of requests issued after their kernel had ended, the largest delay of a
+  /// request behind its planned issue time (ps), and how long after the step's end the last
+  /// kernel response arrived (ps; the next step starts after it). All 0 in LT.
+  std::uint64_t kernel_late_bytes = 0;
+  std::uint64_t kernel_late_slot_bytes = 0;  ///< of those, held back by gpu.kernel_outstanding
+  ps_t kernel_max_lag = 0, kernel_drain = 0;
   /// Column accesses that needed no ACT: 1 - ACT / (RD + WR); 0 with the bus model.
   double row_hit_rate() const {
     return columns ? 1.0 - static_cast<double>(activates) / static_cast<double>(columns) : 0.0;

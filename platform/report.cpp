@@ -118,8 +118,36 @@ void print_summary(std::ostream& os, const run_report& r) {
   os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << fmt("%.1f", r.oracle.dram.utilisation * 100)
      << "% / " << fmt("%.1f", r.vdnn.dram.utilisation * 100) << "% / "
      << fmt("%.1f", r.cdma.dram.utilisation * 100) << "%; cDMA placement "
-     << (r.config.engine.placement == unit_placement::dma ? "dma" : "memory_controller") << "\n"
-     << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n"
+     << (r.config.engine.placement == unit_placement::dma ? "dma" : "memory_controller") << "\n";
+  {
+    // Open-loop kernel traffic that could not keep to its schedule (AT, too few requests
+    // in flight): the kernels' DRAM bandwidth, and so the contention, is understated.
+    // Reported from 1 % of a step's kernel bytes on (a few requests behind at a saturated
+    // layer are normal queueing).
+    std::ostringstream late;
+    bool slots = false;
+    for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
+      std::uint64_t kb = 0;
+      for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+      if (!s->simulated || s->dram.kernel_late_bytes == 0 || s->dram.kernel_late_bytes * 100 < kb) continue;
+      late << (late.tellp() ? ", " : "") << s->result.config.label << " "
+           << fmt("%.1f", MB(s->dram.kernel_late_bytes)) << " of " << fmt("%.1f", MB(kb)) << " MB (max lag "
+           << fmt("%.1f", ps_to_s(s->dram.kernel_max_lag) * 1e6) << " us)";
+      slots |= s->dram.kernel_late_slot_bytes * 2 > s->dram.kernel_late_bytes;
+    }
+    if (late.tellp()) {
+      os << "WARNING: the compute kernels' DRAM traffic fell behind the kernels (the contention is "
+            "understated): "
+         << late.str() << " issued after their kernel had ended; ";
+      if (slots)
+        os << "mostly held back by the " << r.config.kernel.outstanding() << " requests of "
+           << r.config.kernel.request_bytes << " B allowed in flight: raise gpu.kernel_outstanding\n";
+      else
+        os << "the GPU DRAM could not serve the kernels and the engine together at the roofline's "
+              "rate (see DRAM% per layer)\n";
+    }
+  }
+  os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n"
      << "PCIe payload bytes, device-to-host / host-to-device:\n"
      << "  vDNN: " << fmt("%.1f", MB(r.vdnn.d2h.payload_bytes)) << " MB / "
      << fmt("%.1f", MB(r.vdnn.h2d.payload_bytes)) << " MB  (on the wire "
@@ -164,6 +192,11 @@ std::vector<stat> collect_stats(const run_report& r) {
       std::uint64_t kb = 0;
       for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
       add("dram." + k + ".kernel_bytes", static_cast<double>(kb), "B");
+    }
+    if (r.config.kernel_traffic) {
+      add("dram." + k + ".kernel_late_bytes", static_cast<double>(s->dram.kernel_late_bytes), "B");
+      add("dram." + k + ".kernel_max_lag", ps_to_s(s->dram.kernel_max_lag), "s");
+      add("dram." + k + ".kernel_drain", ps_to_s(s->dram.kernel_drain), "s");
     }
     if (s->dram.columns)  // command counts exist only where the DRAM model issued commands (AT)
       add("dram." + k + ".row_hit_rate", s->dram.row_hit_rate(), "ratio");

@@ -46,6 +46,12 @@ bool kernel_schedule::is_write(std::uint64_t k) const {
   return at(k + 1) > at(k);
 }
 
+unsigned kernel_traffic_params::outstanding() const {
+  if (max_outstanding) return max_outstanding;
+  const std::uint64_t n = request_bytes ? (auto_bytes_in_flight + request_bytes - 1) / request_bytes : 16;
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(n, 16, 1u << 16));
+}
+
 void kernel_traffic_params::validate() const {
   if (request_bytes < 64 || request_bytes > (1u << 30))
     throw std::invalid_argument("kernel_traffic_params.request_bytes must be in [64 B, 1 GiB], got " +
@@ -53,8 +59,9 @@ void kernel_traffic_params::validate() const {
   if (span_bytes < 2 * request_bytes)
     throw std::invalid_argument("kernel_traffic_params.span_bytes must be >= 2 x request_bytes (" +
                                 std::to_string(2 * request_bytes) + "), got " + std::to_string(span_bytes));
-  if (max_outstanding == 0)
-    throw std::invalid_argument("kernel_traffic_params.max_outstanding must be >= 1");
+  if (max_outstanding > (1u << 16))
+    throw std::invalid_argument("kernel_traffic_params.max_outstanding must be in [0 (auto), 65536], got " +
+                                std::to_string(max_outstanding));
 }
 
 kernel_traffic::kernel_traffic(sc_core::sc_module_name name, const kernel_traffic_params& p)
@@ -90,14 +97,29 @@ void kernel_traffic::run() {
     job_bytes_.pop_front();
     busy_ = true;
     if (!p_.approximately_timed) qk_.sync();
+    const ps_t end = s.start + s.duration;
     for (std::uint64_t k = 0; k < s.count(); ++k) {
       const bool wr = s.is_write(k);
       std::uint64_t& rem = wr ? left.write : left.read;
       const std::uint64_t len = std::min<std::uint64_t>(rem, p_.request_bytes);
       rem -= len;
-      if (len) issue(wr, len, s.issue_time(k));
+      if (len) issue(wr, len, s.issue_time(k), end);
     }
     busy_ = false;
+    if (idle()) idle_ev_.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void kernel_traffic::wait_idle() {
+  while (!idle()) wait(idle_ev_);
+}
+
+void kernel_traffic::note_issue(std::uint64_t len, ps_t at, ps_t issued, ps_t kernel_end,
+                                bool slot_wait) {
+  if (issued > at) max_lag_ = std::max(max_lag_, issued - at);
+  if (issued > kernel_end) {
+    late_bytes_ += len;
+    if (slot_wait) late_slot_bytes_ += len;
   }
 }
 
@@ -117,16 +139,24 @@ void kernel_traffic::prepare(tlm_generic_payload& p, bool write, std::uint64_t l
   p.set_response_status(TLM_INCOMPLETE_RESPONSE);
 }
 
-void kernel_traffic::issue(bool write, std::uint64_t len, ps_t at) {
+void kernel_traffic::issue(bool write, std::uint64_t len, ps_t at, ps_t kernel_end) {
   if (!p_.approximately_timed) {
     prepare(lt_trans_, write, len);
+    // Open loop: the request starts at its planned time (or the local time if later).
+    note_issue(len, at, std::max(at, now_ps(qk_.get_local_time())), kernel_end, false);
     issue_lt(lt_trans_, at);
     return;
   }
   // AT: wait for the planned time, a free slot and the request phase (exclusion rule).
   const ps_t now = now_ps();
   if (at > now) wait(to_sc(at) - sc_core::sc_time_stamp());
-  while (in_flight_ >= p_.max_outstanding || req_owner_ != nullptr) wait(at_ev_);
+  const unsigned limit = p_.outstanding();
+  bool slot_wait = false;
+  while (in_flight_ >= limit || req_owner_ != nullptr) {
+    slot_wait |= in_flight_ >= limit;
+    wait(at_ev_);
+  }
+  note_issue(len, at, now_ps(), kernel_end, slot_wait);
   tlm_generic_payload* p = pool_.allocate();
   p->acquire();
   cdma::dram_initiator_ext* ext = nullptr;
@@ -168,6 +198,7 @@ void kernel_traffic::issue_at(tlm_generic_payload& p, ps_t) {
       --in_flight_;
       p.release();
       at_ev_.notify();
+      if (idle()) idle_ev_.notify(sc_core::SC_ZERO_TIME);
       break;
   }
 }
@@ -189,6 +220,7 @@ void kernel_traffic::peq_cb(tlm_generic_payload& p, const tlm_phase& ph) {
     finish(p, now_ps());
     --in_flight_;
     p.release();
+    if (idle()) idle_ev_.notify(sc_core::SC_ZERO_TIME);
   } else {
     std::ostringstream m;
     m << "illegal phase " << ph << " on the backward path (base protocol)";

@@ -87,8 +87,16 @@ struct kernel_traffic_params {
   unsigned initiator_id = 1;
   /// false: LT (b_transport + quantum keeper); true: AT (4-phase nb_transport).
   bool approximately_timed = false;
-  /// AT: requests in flight at most. Default 16 (16 x 64 KiB covers 268 GB/s x ~4 us).
-  unsigned max_outstanding = 16;
+  /// AT: requests in flight at most; 0 (default) = auto: enough requests to keep
+  /// auto_bytes_in_flight in flight, i.e. max(16, ceil(1 MiB / request_bytes)) (16 with the
+  /// default 64 KiB requests; 4,096 with 256 B requests). Model choice: 1 MiB in flight
+  /// covers 268 GB/s (Titan X roofline DRAM bandwidth) x ~4 us of latency; with a fixed
+  /// request count, small requests would cap the kernels' bandwidth far below the roofline's
+  /// (16 x 256 B in flight sustain ~8 GB/s) and their traffic would fall behind the kernels.
+  unsigned max_outstanding = 0;
+  static constexpr std::uint64_t auto_bytes_in_flight = 1u << 20;
+  /// The request limit in force: max_outstanding, or the auto value when it is 0.
+  unsigned outstanding() const;
   /// Throws std::invalid_argument naming the field.
   void validate() const;
 };
@@ -114,10 +122,31 @@ public:
   std::size_t pending_kernels() const { return jobs_.size() + (busy_ ? 1 : 0); }
   /// AT: requests in flight now.
   unsigned in_flight() const { return in_flight_; }
+  /// True when every kernel started so far has issued all its requests and (AT) every
+  /// response has arrived.
+  bool idle() const { return jobs_.empty() && !busy_ && in_flight_ == 0; }
+  /// Waits, in the calling SC_THREAD, until idle() (returns at once if it already is). The
+  /// platform calls it at the end of a training step so the step's DRAM statistics hold all
+  /// of its kernels' traffic and the next step starts on idle memory.
+  void wait_idle();
+  /// Bytes of requests issued after their kernel had ended (kernel start + duration): the
+  /// traffic fell behind its schedule. In LT requests start at their planned times, so this
+  /// stays 0; in AT it grows when max_outstanding requests in flight cannot carry the
+  /// roofline's DRAM bandwidth. Cumulative since construction.
+  std::uint64_t late_bytes() const { return late_bytes_; }
+  /// Of late_bytes(), those of requests that had waited for a free slot (outstanding()
+  /// requests in flight): the limit, not the memory's backpressure, held them back.
+  std::uint64_t late_slot_bytes() const { return late_slot_bytes_; }
+  /// Largest delay (ps) of a request's issue behind its planned time since the last
+  /// reset_max_lag().
+  ps_t max_lag_ps() const { return max_lag_; }
+  void reset_max_lag() { max_lag_ = 0; }
 
 private:
   void run();
-  void issue(bool write, std::uint64_t len, ps_t at);
+  void issue(bool write, std::uint64_t len, ps_t at, ps_t kernel_end);
+  /// Records the lag of a request issued at `issued` that was planned for `at`.
+  void note_issue(std::uint64_t len, ps_t at, ps_t issued, ps_t kernel_end, bool slot_wait);
   void issue_lt(tlm::tlm_generic_payload& p, ps_t at);
   void issue_at(tlm::tlm_generic_payload& p, ps_t at);
   void prepare(tlm::tlm_generic_payload& p, bool write, std::uint64_t len);
@@ -130,13 +159,15 @@ private:
   std::deque<kernel_schedule> jobs_;
   std::deque<kernel_bytes> job_bytes_;
   bool busy_ = false;
-  sc_core::sc_event job_ev_, at_ev_;
+  sc_core::sc_event job_ev_, at_ev_, idle_ev_;
   tlm_utils::tlm_quantumkeeper qk_;
   tlm::tlm_generic_payload lt_trans_;
   std::vector<std::uint8_t> buf_;
   std::uint64_t read_cursor_ = 0, write_cursor_ = 0;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0, requests_ = 0, errors_ = 0;
   ps_t last_response_ = 0;
+  std::uint64_t late_bytes_ = 0, late_slot_bytes_ = 0;
+  ps_t max_lag_ = 0;
   // AT
   payload_pool pool_;
   tlm_utils::peq_with_cb_and_phase<kernel_traffic> peq_;

@@ -285,6 +285,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
   r.layers.assign(n, layer_result{});
   const bool transfers = cfg.policy != vdnn_policy::none;
   const ps_t t_start = now_ps();
+  r.start = t_start;
   records_.assign(n, nullptr);
 
   if (transfers && n > 0) produce(0);
@@ -307,6 +308,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     const ps_t t0 = now_ps();
     lr.forward_start = t0;
     if (on_layer) on_layer(cfg.label, true, i, n);
+    if (on_kernel) on_kernel(true, i);
     collect_out();
     // The layer's output is the next layer's input X_{i+1}: written where the kernel puts it.
     if (transfers && i + 1 < n) produce(i + 1);
@@ -345,6 +347,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
       if (p_.verify) verify(i, r);
     }
     const ps_t tc = now_ps();
+    if (on_kernel) on_kernel(false, i);  // after an on-demand fetch of X_i, if there was one
     const std::size_t j = prefetch_target(i, r, prefetched);
     const std::uint64_t seq = j < n ? fetch(j) : 0;
     const ps_t done = overlap(tc, r.layers[i].backward, seq, r,
@@ -378,6 +381,7 @@ void vdnn_runtime::run() {
   for (const vdnn_step_config& cfg : p_.steps) {
     step_result r;
     step(cfg, r);
+    if (drain) drain();
     results_.push_back(std::move(r));
     if (on_step_done) on_step_done(results_.back());
   }

@@ -77,6 +77,7 @@ struct layer_result {
 
 struct step_result {
   vdnn_step_config config;
+  ps_t start = 0;                     ///< simulated time the step began, ps
   ps_t step = 0, forward = 0, backward = 0;
   std::vector<layer_result> layers;   ///< same order as network.layers
   std::uint64_t verified_bytes = 0, mismatched_bytes = 0;
@@ -101,10 +102,19 @@ public:
 
   const std::vector<step_result>& results() const { return results_; }
   bool finished() const { return finished_; }
-  /// Called after each step with its result (e.g. to snapshot link statistics).
+  /// Called in the runtime's thread when a step's last kernel has finished, before
+  /// on_step_done; it may wait() until other initiators' traffic of the step has completed
+  /// (the platform waits for the compute kernels' DRAM traffic), so each step's statistics
+  /// hold only its own traffic and the next step starts on idle memory. The step's times
+  /// (step_result) are not changed by the wait.
+  std::function<void()> drain;
+  /// Called after each step (and drain) with its result (e.g. to snapshot link statistics).
   std::function<void(const step_result&)> on_step_done;
   /// Called when a layer starts: step label, true in the forward pass, layer index, count.
   std::function<void(const std::string&, bool, std::size_t, std::size_t)> on_layer;
+  /// Called when a layer's kernel starts (true in the forward pass, layer index): at the
+  /// layer's start, or in the backward pass after an on-demand fetch of the layer's input.
+  std::function<void(bool, std::size_t)> on_kernel;
 
 private:
   void run();
