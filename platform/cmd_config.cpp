@@ -1,7 +1,5 @@
 // cdma-vp config: shows the effective configuration (--dump), the parameter table (--list)
 // or the presets (--presets). Takes the same --preset / --config / --param options as run.
-#include <cerrno>
-#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <boost/program_options.hpp>
@@ -22,7 +20,7 @@ int config_command(const std::vector<std::string>& args) {
                                                    "the activation source is resolved (a path or synthetic) so that "
                                                    "--config with the dump reproduces the run")
       ("output", po::value(&dump_file), "FILE: write the dump there instead of standard output (also as the "
-                                         "one positional argument: cdma-vp config --dump FILE)")
+                                         "one positional argument: cdma-vp config --dump FILE; - is standard output)")
       ("list", "list every parameter with its kind, value and meaning")("presets", "list the presets");
   add_config_options(opts, o);
   po::variables_map vm;
@@ -41,8 +39,9 @@ int config_command(const std::vector<std::string>& args) {
     if (vm.count("presets")) {
       for (const auto& n : preset_names())
         std::cout << std::left << std::setw(14) << n << preset_json(n).value("description", "") << "\n";
-      return 0;
+      return check_stdout();
     }
+    if (dump_file == "-") dump_file.clear();  // the usual name of standard output
     o.resolve(vm);
     if (!dump_file.empty()) {
       if (vm.count("list")) throw std::runtime_error("--list prints to standard output; FILE is for --dump");
@@ -54,20 +53,12 @@ int config_command(const std::vector<std::string>& args) {
     return usage_error(e.what());
   }
   // Write errors (a full disk, /dev/full, a closed pipe) are exit 3 naming the file.
-  auto stdout_failed = [] {
-    std::cout.flush();
-    if (std::cout) return 0;
-    std::cerr << "cdma-vp: error: standard output: write failed" << (errno ? std::string(": ") + std::strerror(errno) : "")
-              << "\n";
-    return 3;
-  };
   if (vm.count("list")) {
-    errno = 0;
     std::cout << std::left << std::setw(30) << "parameter" << std::setw(10) << "kind" << std::setw(22)
               << "value" << "meaning\n";
     for (const auto& p : describe_params(o.config))
       std::cout << std::setw(30) << p.name << std::setw(10) << p.kind << std::setw(22) << p.value << p.doc << "\n";
-    return stdout_failed();
+    return check_stdout();
   }
   const std::string text = to_json(o.config).dump(2) + "\n";
   if (!dump_file.empty()) {
@@ -79,9 +70,8 @@ int config_command(const std::vector<std::string>& args) {
     }
     return 0;
   }
-  errno = 0;
   std::cout << text;
-  return stdout_failed();
+  return check_stdout();
 }
 
 const command_registrar reg({"config", "show the effective configuration (--dump), parameters (--list), presets",

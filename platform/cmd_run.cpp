@@ -40,7 +40,8 @@ int run_command(const std::vector<std::string>& args) {
                    "Exit status: 0 ok, 1 prefetched data did not match, 2 bad input, 3 an I/O\n"
                    "error during the run or while writing the outputs (e.g. a full disk; the summary is\n"
                    "printed, every other output is still written, and no partial file is left: outputs\n"
-                   "are written to FILE.tmp and renamed into place once complete).\n";
+                   "are written to a temporary FILE.tmp.XXXXXX and renamed into place once complete; an\n"
+                   "interrupt (SIGINT, SIGTERM, SIGHUP) removes it and ends the run with that signal).\n";
       return 0;
     }
     o.cfg.resolve(vm);
@@ -62,14 +63,23 @@ int run_command(const std::vector<std::string>& args) {
     return usage_error(e.what());
   }
   print_summary(std::cout, rep);
+  // The summary itself (e.g. `cdma-vp run > /dev/full`): checked at once (the reason is in
+  // errno); the output files below are written all the same.
+  const bool files = !o.out.json_path.empty() || !o.out.csv_path.empty() || !o.out.trace_path.empty() ||
+                     !o.out.vcd_path.empty();
+  int status = check_stdout(files ? "the summary is lost; the output files are still written"
+                                  : "the summary is lost; --json FILE keeps the results");
+  const bool stdout_ok = status == 0;
   try {
     o.out.write_all(rep, std::cout);
   } catch (const std::exception& e) {  // the run itself succeeded (summary above)
     std::string m = e.what();  // one line per output that failed
     for (std::size_t at = 0; (at = m.find('\n', at)) != std::string::npos; at += 16) m.insert(at + 1, "cdma-vp: error: ");
     std::cerr << "cdma-vp: error: " << m << "\n";
-    return 3;
+    status = 3;
   }
+  if (stdout_ok && check_stdout("the lines naming the output files are lost; the files are written")) status = 3;
+  if (status) return status;
   return rep.ok() || !rep.config.verify ? 0 : 1;
 }
 

@@ -68,8 +68,9 @@ std::string shell_quote(const std::string& s) {
 }
 
 /// Checks every combination's configuration in-process, so a bad key fails before any run;
-/// returns it (activations as given, not resolved).
-platform_config check_config(const std::vector<std::string>& args) {
+/// returns it (activations as given, not resolved; `resolved_activations`: the source the run
+/// will use, a path or synthetic).
+platform_config check_config(const std::vector<std::string>& args, std::string* resolved_activations = nullptr) {
   config_options o;
   output_options out;
   po::options_description d;
@@ -79,7 +80,9 @@ platform_config check_config(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
   o.resolve(vm);
-  resolve_activations(o.config);  // a file combined with synthetic-data options: refused now
+  // A file combined with synthetic-data options: refused now.
+  const std::string acts = resolve_activations(o.config);
+  if (resolved_activations) *resolved_activations = acts;
   return o.config;
 }
 
@@ -179,7 +182,15 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       std::string status = "failed";
       if (auto st = statuses.find(k); st != statuses.end()) status = st->second;
       else if (std::ifstream sf(dir + "/run_" + std::to_string(k) + ".status"); sf) sf >> status;
-      csv << "," << status << ",,,,,,,,,\n";
+      // network, batch and activations as the run was asked for (the plan's resolved values);
+      // the results stay empty.
+      const json& want = run.value("resolved", json::object());
+      auto cell = [&](const char* key) {
+        if (!want.is_object() || !want.contains(key)) return std::string();
+        return want[key].is_string() ? csv_field(want[key].get<std::string>()) : want[key].dump();
+      };
+      csv << "," << status << "," << cell("network") << "," << cell("batch") << "," << cell("activations")
+          << ",,,,,,\n";
       log << "run " << k << " failed (see " << dir << "/run_" << k << ".log)\n";
       continue;
     }
@@ -266,7 +277,11 @@ int sweep_command(const std::vector<std::string>& args) {
         throw config_error(a + " is set per run by the sweep (DIR/run_K.json); not allowed here");
       else pass.push_back(a);
     }
-    if (!merge_dir.empty()) return merge(merge_dir, plot, std::cout) ? 1 : 0;
+    if (!merge_dir.empty()) {
+      const int failed = merge(merge_dir, plot, std::cout);
+      if (check_stdout()) return 3;
+      return failed ? 1 : 0;
+    }
     if (grid.empty()) throw config_error("no --grid given; expected e.g. --grid 'pcie.gen=3,4,5'");
     if (out.empty()) throw config_error("--out DIR is required");
     json plan = make_plan(grid, pass);
@@ -275,7 +290,10 @@ int sweep_command(const std::vector<std::string>& args) {
       if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
     for (auto& r : plan["runs"]) {
       auto a = r["args"].get<std::vector<std::string>>();
-      const platform_config c = check_config(a);
+      std::string acts;
+      const platform_config c = check_config(a, &acts);
+      // What the run is asked for, for sweep.csv even when the run fails.
+      r["resolved"] = {{"network", c.network}, {"batch", c.batch}, {"activations", acts}};
       if (synthetic_grid.empty() || c.activations == "synthetic") continue;
       if (!c.activations.empty())  // even in a row where the grid value equals the default
         throw config_error("activations \"" + c.activations + "\" (real activations) cannot be combined with --grid " +
@@ -284,6 +302,7 @@ int sweep_command(const std::vector<std::string>& args) {
       a.push_back("--param");
       a.push_back("activations=synthetic");
       r["args"] = a;
+      r["resolved"]["activations"] = "synthetic";
     }
     if (!slurm.empty()) check_output_path(slurm, "--emit-slurm");
     if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
@@ -311,8 +330,11 @@ int sweep_command(const std::vector<std::string>& args) {
       write_output_file(slurm, s.str(), "--emit-slurm");
       std::cout << "Slurm job-array script with " << n << " tasks written to " << slurm
                 << "; after the jobs: cdma-vp sweep --merge " << out << "\n";
-      return 0;
+      return check_stdout();
     }
+    // An interrupt stops the runs (each removes its unfinished files); the finished ones stay.
+    set_interrupt_note("the finished runs are kept in " + out + "; cdma-vp sweep --merge " + out +
+                       " gathers them into sweep.csv");
     std::map<pid_t, std::size_t> running;
     std::map<std::size_t, std::string> statuses;
     std::string status_error;
@@ -323,12 +345,15 @@ int sweep_command(const std::vector<std::string>& args) {
         a.push_back("-q");
         a.push_back("--json");
         a.push_back(out + "/run_" + std::to_string(next) + ".json");
-        running[spawn_run(exe, a, out + "/run_" + std::to_string(next) + ".log")] = next;
+        const pid_t pid = spawn_run(exe, a, out + "/run_" + std::to_string(next) + ".log");
+        forward_interrupt_to(pid);
+        running[pid] = next;
         ++next;
       }
       int st = 0;
       const pid_t pid = waitpid(-1, &st, 0);
       if (pid < 0) break;
+      forget_child(pid);
       const std::size_t k = running[pid];
       running.erase(pid);
       const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
@@ -343,6 +368,7 @@ int sweep_command(const std::vector<std::string>& args) {
     }
     const int failed = merge(out, plot, std::cout, statuses);
     if (!status_error.empty()) throw output_error(status_error);
+    if (check_stdout()) return 3;
     return failed ? 1 : 0;
   } catch (const output_error& e) {  // results (runs) exist; what records them could not be written
     std::cerr << "cdma-vp: error: " << e.what() << "\n";

@@ -1,6 +1,9 @@
 #include "platform/config.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,6 +36,56 @@ struct param {
   throw config_error(where + ": " + key + " = " + v.dump() + ": expected " + expected);
 }
 
+/// Values given as text on the command line (--param and the shortcut options such as
+/// --density, named in messages by their option); a file must use JSON types.
+bool from_command_line(const std::string& where) { return where.rfind("--", 0) == 0; }
+
+/// "0x10", "-0X1p4": C's hexadecimal floating / integer forms, which strtod and stoll would read.
+bool hexadecimal(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  return i + 1 < s.size() && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X');
+}
+
+/// Reads a decimal number: optional sign, digits with an optional fraction, optional exponent
+/// (0.5, -1e-3, .25); nothing else (no hexadecimal, inf, nan, spaces or trailing text). A value
+/// below the smallest normal double (1e-320) is what strtod makes of it (subnormal, or 0): a
+/// number, range-checked like any other. Returns "" or why the text is refused.
+std::string parse_decimal(const std::string& s, double& out) {
+  std::size_t i = 0, digits = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits > 0 && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    std::size_t j = i + 1, exp_digits = 0;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j, ++exp_digits;
+    if (exp_digits > 0) i = j;
+  }
+  if (digits == 0 || i != s.size())
+    return hexadecimal(s) ? "hexadecimal is not accepted" : "not a decimal number";
+  errno = 0;
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (errno == ERANGE && std::isinf(v)) return "too large for a number";
+  out = v;
+  return "";
+}
+
+/// A number as text with as many digits as it needs to read back as the same double (so a
+/// value just below a bound never prints as the bound itself: 0.0099999999, not 0.01).
+std::string shortest(double v) {
+  char b[40];
+  for (int p = 6; p <= 17; ++p) {
+    std::snprintf(b, sizeof b, "%.*g", p, v);
+    if (std::strtod(b, nullptr) == v) break;
+  }
+  return b;
+}
+
 /// Text of a value for quantity parsing: strings as they are, numbers as the base unit.
 std::string text(const json& v, const std::string& where, const std::string& key,
                  const std::string& expected) {
@@ -53,8 +106,11 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
             const std::string exp = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             long long x = 0;
             if (v.is_number_integer()) x = v.get<long long>();
-            else if (v.is_string() && where == "--param") {  // a file must use JSON numbers
+            else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
               const std::string s = v.get<std::string>();
+              if (hexadecimal(s))
+                throw config_error(where + ": " + name + " = " + v.dump() + ": hexadecimal is not accepted; expected " +
+                                   exp + " written in decimal");
               std::size_t pos = 0;
               try { x = std::stoll(s, &pos); } catch (...) { fail(where, name, v, exp); }
               if (pos != s.size()) fail(where, name, v, exp);
@@ -72,15 +128,15 @@ param number(const std::string& name, double& ref, double lo, double hi, const s
   return {name, "number", doc,
           [&ref, name, lo, hi, lo_open, unit](const json& v, const std::string& where) {
             std::ostringstream e;
-            e << "a number " << (unit.empty() ? "" : "of " + unit + " ") << "in " << (lo_open ? "(" : "[") << lo
-              << ", " << hi << "]";
+            e << "a number " << (unit.empty() ? "" : "of " + unit + " ") << "in " << (lo_open ? "(" : "[")
+              << shortest(lo) << ", " << shortest(hi) << "]";
             double x = 0;
             if (v.is_number()) x = v.get<double>();
-            else if (v.is_string() && where == "--param") {  // a file must use JSON numbers
-              const std::string s = v.get<std::string>();
-              std::size_t pos = 0;
-              try { x = std::stod(s, &pos); } catch (...) { fail(where, name, v, e.str()); }
-              if (pos != s.size()) fail(where, name, v, e.str());
+            else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
+              const std::string why = parse_decimal(v.get<std::string>(), x);
+              if (!why.empty())
+                throw config_error(where + ": " + name + " = " + v.dump() + ": " + why + "; expected " + e.str() +
+                                   (hexadecimal(v.get<std::string>()) ? " written in decimal" : ""));
             } else fail(where, name, v, e.str());
             if (!(x >= lo && x <= hi) || (lo_open && x == lo)) fail(where, name, v, e.str());
             ref = x == 0 ? 0.0 : x;  // -0 is 0 (never printed as "-0")
@@ -92,8 +148,8 @@ param boolean(const std::string& name, bool& ref, const std::string& doc) {
   return {name, "bool", doc,
           [&ref, name](const json& v, const std::string& where) {
             if (v.is_boolean()) ref = v.get<bool>();
-            else if (where == "--param" && v.is_string() && (v == "true" || v == "1")) ref = true;
-            else if (where == "--param" && v.is_string() && (v == "false" || v == "0")) ref = false;
+            else if (from_command_line(where) && v.is_string() && (v == "true" || v == "1")) ref = true;
+            else if (from_command_line(where) && v.is_string() && (v == "false" || v == "0")) ref = false;
             else fail(where, name, v, "true or false");
           },
           [&ref] { return json(ref); }};
@@ -148,6 +204,9 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
             e << example << ", " << range;
             double x = 0;
             const std::string t = text(v, where, name, e.str());
+            if (hexadecimal(t))
+              throw config_error(where + ": " + name + " = " + v.dump() + ": hexadecimal is not accepted; expected " +
+                                 e.str() + ", written in decimal");
             try {
               x = static_cast<double>(parse(t));
             } catch (const quantity_error& q) {
@@ -266,7 +325,8 @@ std::vector<param> table(platform_config& c) {
       string("host_mem.spill", c.host_spill, {"auto", "on", "off"},
              "keep host memory in a temporary file instead of RAM: on, off, or auto (on when the offloaded bytes exceed 2 GiB)"),
       string("host_mem.spill_dir", c.host_mem.spill_options.dir, {}, "directory of the spill file; empty: $TMPDIR or /tmp"),
-      bytes_p("host_mem.spill_cache", c.host_mem.spill_options.cache_bytes, 1 << 20, 1.8e19,
+      // Up to 1 PiB (printed "1024 TiB"): more RAM than any host has, so in effect unlimited.
+      bytes_p("host_mem.spill_cache", c.host_mem.spill_options.cache_bytes, 1 << 20, 1125899906842624.0,
               "host memory pages kept in RAM when spilling (least recently used evicted)"),
       // PCIe
       {"pcie.preset", "string", "link preset applied first: measured-host[-genGxW] (calibrated) or genGxW (spec-ideal), e.g. gen4x16",
@@ -456,25 +516,21 @@ platform_config load_config_file(const std::string& path) {
   return c;
 }
 
-void apply_override(platform_config& cfg, const std::string& a, bool check_rules) {
+void apply_override(platform_config& cfg, const std::string& a, bool check_rules, const std::string& option) {
   const auto eq = a.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw config_error("--param " + a + ": expected name=value, e.g. pcie.lanes=8");
+    throw config_error(option + " " + a + ": expected name=value, e.g. pcie.lanes=8");
   platform_config next = cfg;  // all or nothing: cfg is unchanged if the value is refused
   auto t = table(next);
   const std::string key = a.substr(0, eq), val = a.substr(eq + 1);
-  apply_leaf(t, key, json(val), "--param");
+  apply_leaf(t, key, json(val), from_command_line(option) ? option : "--param");
   if (check_rules) validate(next);
   cfg = next;
 }
 
 namespace {
 
-std::string g(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
+std::string g(double v) { return shortest(v); }
 
 /// The PCIe cross-parameter rules of link_params::validate(), stated with configuration keys.
 void validate_pcie_credits(const pcie::link_params& p) {

@@ -33,14 +33,15 @@ nlohmann::json preset_json(const std::string& name);
 void apply_json(platform_config& cfg, const nlohmann::json& j, const std::string& origin);
 /// Reads a JSON file (optionally with "preset": NAME to start from) and applies it.
 platform_config load_config_file(const std::string& path);
-/// Applies one "name=value" override (value parsed like in a file; strings need no quotes).
-/// The value's own range is always checked; the rules across parameters (validate(), e.g.
-/// cdma.unit_bytes_per_cycle x cdma.clock) only with `check_rules`: a caller applying several
-/// overrides checks them once after the last (so their order does not matter).
-void apply_override(platform_config& cfg, const std::string& assignment, bool check_rules = true);
+/// Applies one "name=value" override (value parsed like in a file; strings need no quotes;
+/// numbers in decimal only: 0x10 is refused). The value's own range is always checked; the
+/// rules across parameters (validate(), e.g. cdma.unit_bytes_per_cycle x cdma.clock) only with
+/// `check_rules`: a caller applying several overrides checks them once after the last (so their
+/// order does not matter). `option` is the command-line option the value came from, named in
+/// errors ("--param", or a shortcut such as "--missing-activations").
+void apply_override(platform_config& cfg, const std::string& assignment, bool check_rules = true,
+                    const std::string& option = "--param");
 /// The rules across parameters; throws config_error naming the keys.
-void validate(const platform_config& cfg);
-/// Checks cross-parameter rules; throws config_error naming the keys.
 void validate(const platform_config& cfg);
 /// The effective configuration as nested JSON with units, loadable by load_config_file.
 nlohmann::json to_json(const platform_config& cfg);

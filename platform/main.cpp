@@ -5,6 +5,7 @@
 #include <iostream>
 #include <systemc>
 #include "platform/command.h"
+#include "platform/outputs.h"
 
 namespace cdma::platform {
 
@@ -29,7 +30,7 @@ int sc_main(int argc, char** argv) {
     std::cout << "Usage: cdma-vp [COMMAND] [options]   (COMMAND defaults to run)\n\nCommands:\n";
     for (const auto& c : commands()) std::cout << "  " << c.name << std::string(c.name.size() < 10 ? 10 - c.name.size() : 1, ' ') << c.summary << "\n";
     std::cout << "\n`cdma-vp COMMAND --help` describes one command.\n";
-    return 0;
+    return check_stdout();
   }
   if (!args.empty() && args[0].rfind("-", 0) != 0) {
     name = args[0];
@@ -50,5 +51,8 @@ int main(int argc, char** argv) {
   // of killing the process: the outputs report it (exit 3) and the others are still written.
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
+  // SIGINT / SIGTERM / SIGHUP remove the unfinished temporary files, then end the process with
+  // the signal and a message (platform/outputs.h).
+  cdma::platform::install_interrupt_cleanup();
   return sc_core::sc_elab_and_sim(argc, argv);
 }

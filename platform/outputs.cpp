@@ -5,10 +5,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <random>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -22,6 +26,135 @@
 namespace po = boost::program_options;
 
 namespace cdma::platform {
+
+// ---- interrupt cleanup -------------------------------------------------------------------
+// The handler may run on any thread at any moment: it reads only lock-free atomics and
+// fixed buffers filled before the entry was published, and calls only async-signal-safe
+// functions (unlink, rmdir, kill, write, signal, raise).
+namespace {
+
+constexpr int cleanup_slots = 64;
+constexpr int child_slots = 256;
+enum : int { slot_free = 0, slot_claimed = 1, slot_file = 2, slot_dir = 3 };
+struct cleanup_slot {
+  std::atomic<int> state{slot_free};
+  char path[4096];
+};
+cleanup_slot g_slots[cleanup_slots];
+std::atomic<int> g_children[child_slots];  // 0: free
+char g_note[1024];                          // set before work starts
+
+void write_stderr(const char* s) {
+  std::size_t n = 0;
+  while (s[n]) ++n;
+  while (n > 0) {
+    const ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) {
+      if (w < 0 && errno == EINTR) continue;
+      return;
+    }
+    s += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+extern "C" void on_interrupt(int sig) {
+  const int saved = errno;
+  for (auto& c : g_children)
+    if (const int pid = c.load(std::memory_order_acquire); pid > 0) ::kill(pid, sig);
+  // Files first, then the directories that held them.
+  for (const int kind : {static_cast<int>(slot_file), static_cast<int>(slot_dir)})
+    for (auto& s : g_slots)
+      if (s.state.load(std::memory_order_acquire) == kind) {
+        if (kind == slot_file) ::unlink(s.path);
+        else ::rmdir(s.path);
+      }
+  const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  write_stderr("\ncdma-vp: interrupted by ");
+  write_stderr(name);
+  write_stderr("; unfinished output files removed");
+  if (g_note[0]) {
+    write_stderr("; ");
+    write_stderr(g_note);
+  }
+  write_stderr("\n");
+  errno = saved;
+  // The default action ends the process with this signal (exit status 128 + N in a shell).
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // blocked while the handler runs: delivered as it returns
+}
+
+}  // namespace
+
+void install_interrupt_cleanup() {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup, `cmd &`
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigfillset(&sa.sa_mask);  // no second signal runs the handler while it runs
+    sa.sa_flags = 0;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+void set_interrupt_note(const std::string& note) {
+  const std::size_t n = std::min(note.size(), sizeof g_note - 1);
+  note.copy(g_note, n);
+  g_note[n] = 0;
+}
+
+interrupt_cleanup::interrupt_cleanup(const std::string& path, bool directory) {
+  if (path.empty() || path.size() >= sizeof g_slots[0].path) return;
+  for (int i = 0; i < cleanup_slots; ++i) {
+    int expected = slot_free;
+    if (!g_slots[i].state.compare_exchange_strong(expected, slot_claimed)) continue;
+    std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
+    g_slots[i].state.store(directory ? slot_dir : slot_file, std::memory_order_release);
+    slot_ = i;
+    return;
+  }
+}
+
+interrupt_cleanup& interrupt_cleanup::operator=(interrupt_cleanup&& o) noexcept {
+  if (this != &o) {
+    release();
+    slot_ = o.slot_;
+    o.slot_ = -1;
+  }
+  return *this;
+}
+
+void interrupt_cleanup::release() {
+  if (slot_ >= 0) g_slots[slot_].state.store(slot_free, std::memory_order_release);
+  slot_ = -1;
+}
+
+void forward_interrupt_to(int pid) {
+  for (auto& c : g_children) {
+    int expected = 0;
+    if (c.compare_exchange_strong(expected, pid)) return;
+  }
+}
+
+void forget_child(int pid) {
+  for (auto& c : g_children) {
+    int expected = pid;
+    if (c.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+int check_stdout(const std::string& note) {
+  // A stream that failed already keeps the errno of its failed write, if nothing failed since
+  // (callers check right after printing); else the flush below sets it.
+  if (std::cout) errno = 0;
+  std::cout.flush();
+  if (std::cout) return 0;
+  const int e = errno;
+  std::cerr << "cdma-vp: error: standard output: write failed" << (e ? std::string(": ") + std::strerror(e) : "")
+            << (note.empty() ? "" : " (" + note + ")") << "\n";
+  return 3;
+}
 
 void add_config_options(po::options_description& d, config_options& o) {
   d.add_options()
@@ -60,22 +193,23 @@ void config_options::resolve(const po::variables_map& vm) {
     throw config_error("--preset and --config both given; a config file names its preset with \"preset\"");
   config = !config_file.empty() ? load_config_file(config_file)
                                 : cdma::platform::preset(vm.count("preset") ? preset : preset_names().front());
-  if (vm.count("network")) apply_override(config, "network=" + network, false);
-  if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch), false);
-  if (vm.count("codec")) apply_override(config, "codec=" + codec, false);
-  if (vm.count("activations")) apply_override(config, "activations=" + activations, false);
+  // A shortcut's value is checked like --param's and refused naming the option given.
+  if (vm.count("network")) apply_override(config, "network=" + network, false, "--network");
+  if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch), false, "--batch");
+  if (vm.count("codec")) apply_override(config, "codec=" + codec, false, "--codec");
+  if (vm.count("activations")) apply_override(config, "activations=" + activations, false, "--activations");
   if (vm.count("density")) {
     char b[64];
     std::snprintf(b, sizeof b, "%.17g", density);
-    apply_override(config, std::string("density=") + b, false);
+    apply_override(config, std::string("density=") + b, false, "--density");
   }
-  if (vm.count("policy")) apply_override(config, "policy=" + policy, false);
+  if (vm.count("policy")) apply_override(config, "policy=" + policy, false, "--policy");
   if (vm.count("no-verify")) config.verify = false;
   for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"missing-activations", "missing_activations"}, {"zero-run", "zero_run"},
                                  {"density-profile", "density_profile"}, {"training-progress", "training_progress"},
-                                 {"seed", "seed"}, {"layer-times", "layer_times"}, {"steps", "steps"}})
-    if (vm.count(opt)) apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>(), false);
-  if (vm.count("mode")) apply_override(config, "mode=" + vm["mode"].as<std::string>(), false);
+                                 {"seed", "seed"}, {"layer-times", "layer_times"}, {"steps", "steps"}, {"mode", "mode"}})
+    if (vm.count(opt))
+      apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>(), false, std::string("--") + opt);
   if (vm.count("check-protocol")) config.check_protocol = true;
   for (const auto& p : params) apply_override(config, p, false);
   // The rules across parameters once, after every option: their order does not matter.
@@ -132,24 +266,56 @@ bool special_file(const std::string& path) {
 }
 
 /// The file a write to `path` replaces: `path`, or the file a symbolic link points to (the
-/// link stays a link).
+/// link stays a link), also when that file does not exist yet (a dangling link: the write
+/// creates it). Links to links are followed (at most 40, as the kernel does).
 std::string replaced_file(const std::string& path) {
-  struct ::stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-    if (char* real = ::realpath(path.c_str(), nullptr)) {
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct ::stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (char* real = ::realpath(p.c_str(), nullptr)) {  // the chain ends at an existing file
       std::string r = real;
       std::free(real);
       return r;
     }
-  return path;
+    char to[4096];
+    const ssize_t n = ::readlink(p.c_str(), to, sizeof to - 1);
+    if (n <= 0) break;
+    const std::string t(to, static_cast<std::size_t>(n));
+    const auto slash = p.find_last_of('/');
+    p = t[0] == '/' || slash == std::string::npos ? t : p.substr(0, slash + 1) + t;
+  }
+  return p;
 }
 
-/// Opens the temporary file beside `target` (or `target` itself when in place) with the mode
-/// of an existing `target`.
-int open_output(const std::string& tmp, const std::string& target) {
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+/// Opens `target` itself (in place: tmp == target) or creates a new temporary file beside it,
+/// named TARGET.tmp.XXXXXX (O_EXCL: never an existing file), with the mode of an existing
+/// `target`. Sets `tmp` to the name; -1 with errno on failure.
+int open_output(std::string& tmp, const std::string& target, bool in_place) {
+  if (in_place) {
+    tmp = target;
+    return ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  }
+  static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  static std::mt19937_64 rng{std::random_device{}() ^ static_cast<std::uint64_t>(::getpid())};
+  static std::atomic<unsigned> counter{0};
+  int fd = -1;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::uint64_t r = rng() + counter++;
+    std::string name = target + ".tmp.";
+    for (int k = 0; k < 6; ++k, r /= 62) name += chars[r % 62];
+    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // 0666 & ~umask
+    if (fd >= 0) {
+      tmp = name;
+      break;
+    }
+    if (errno != EEXIST) {
+      tmp = name;
+      return -1;
+    }
+  }
   struct ::stat st {};
-  if (fd >= 0 && tmp != target && ::stat(target.c_str(), &st) == 0) (void)::fchmod(fd, st.st_mode & 07777);
+  if (fd >= 0 && ::stat(target.c_str(), &st) == 0) (void)::fchmod(fd, st.st_mode & 07777);
   return fd;
 }
 
@@ -171,20 +337,26 @@ void check_output_path(const std::string& path, const std::string& option) {
       throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
     return;
   }
-  {
-    errno = 0;
-    std::ofstream f(path, std::ios::app);
-    if (!f) throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
+  // A new file, or a symbolic link to a file that does not exist yet: the file the write will
+  // create (the link itself stays), created and removed again.
+  const std::string file = replaced_file(path);
+  const std::string via = file == path ? "" : " (a symbolic link to " + file + ")";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    if (errno == EEXIST) return;  // created meanwhile by someone else: theirs, left alone
+    throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno) + via);
   }
-  std::remove(path.c_str());
+  interrupt_cleanup on_signal(file);
+  ::close(fd);
+  ::unlink(file.c_str());
 }
 
 void write_output_file(const std::string& path, const std::string& content, const std::string& option,
                        const std::string& note) {
   bool in_place = special_file(path);
   const std::string file = in_place ? path : replaced_file(path);
-  std::string target = in_place ? path : file + ".tmp";
-  int fd = open_output(target, file);
+  std::string target;
+  int fd = open_output(target, file, in_place);
   if (fd < 0 && !in_place && (errno == EACCES || errno == EPERM || errno == EROFS) &&
       ::access(file.c_str(), W_OK) == 0) {
     // No temporary file possible beside an existing writable file (e.g. a read-only
@@ -198,6 +370,7 @@ void write_output_file(const std::string& path, const std::string& content, cons
     throw output_error(failed(option, path, in_place ? "cannot open for writing" : ("cannot create " + target).c_str(),
                               e, note));
   }
+  interrupt_cleanup on_signal(in_place ? std::string() : target);
   int e = write_all_fd(fd, content.data(), content.size());
   if (::close(fd) != 0 && e == 0) e = errno;
   if (e == 0 && !in_place && ::rename(target.c_str(), file.c_str()) != 0) {
@@ -218,6 +391,7 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
   if (!::mkdtemp(templ.data()))
     throw output_error(failed(option_, path_, ("cannot create a temporary directory " + templ).c_str(), errno, ""));
   dir_ = templ;
+  clean_dir_ = interrupt_cleanup(dir_, true);
   fifo_base_ = dir_ + "/out";
   fifo_ = fifo_base_ + suffix;
   auto fail = [this](const std::string& what) {
@@ -226,6 +400,7 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
     throw output_error(failed(option_, path_, what.c_str(), e, ""));
   };
   if (::mkfifo(fifo_.c_str(), 0600) != 0) fail("cannot create the FIFO " + fifo_);
+  clean_fifo_ = interrupt_cleanup(fifo_);
   // The reader end first (non-blocking, so the open returns), then our own writer end, kept
   // open until finish(): reads block until data comes instead of seeing end-of-file before the
   // library opened its end, and end-of-file comes once both writers are closed.
@@ -235,9 +410,9 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
   if (keep_wfd_ < 0) fail("cannot open the FIFO " + fifo_);
   in_place_ = special_file(path_);
   file_ = in_place_ ? path_ : replaced_file(path_);
-  tmp_ = in_place_ ? path_ : file_ + ".tmp";
-  out_fd_ = open_output(tmp_, file_);
+  out_fd_ = open_output(tmp_, file_, in_place_);
   if (out_fd_ < 0) fail(in_place_ ? "cannot open for writing" : "cannot create " + tmp_);
+  if (!in_place_) clean_tmp_ = interrupt_cleanup(tmp_);
   thread_ = std::thread([this] { relay(); });
 }
 
@@ -287,6 +462,9 @@ std::string relayed_output::finish() {
   rfd_ = -1;
   ::unlink(fifo_.c_str());
   ::rmdir(dir_.c_str());
+  clean_tmp_.release();
+  clean_fifo_.release();
+  clean_dir_.release();
   return err;
 }
 
@@ -305,6 +483,9 @@ void relayed_output::abandon() {
   rfd_ = -1;
   if (!fifo_.empty()) ::unlink(fifo_.c_str());
   if (!dir_.empty()) ::rmdir(dir_.c_str());
+  clean_tmp_.release();
+  clean_fifo_.release();
+  clean_dir_.release();
 }
 
 relayed_output::~relayed_output() {

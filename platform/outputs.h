@@ -22,16 +22,63 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Installs the handler of SIGINT, SIGTERM and SIGHUP (not for a signal the parent set to be
+/// ignored, e.g. `nohup`): it removes every temporary file registered below (the unfinished
+/// outputs, the VCD relay's FIFO and directory) with async-signal-safe calls only (unlink,
+/// rmdir, kill, write), forwards the signal to registered child processes, prints
+/// "cdma-vp: interrupted by SIGINT; unfinished output files removed" (+ the note set with
+/// set_interrupt_note) on stderr and re-raises the signal with its default action, so the
+/// process ends with that signal (a shell shows exit status 128 + N, e.g. 130 for SIGINT).
+void install_interrupt_cleanup();
+/// Text added to the interrupt message (e.g. where the finished results are); "" for none.
+/// Call before work starts (not thread-safe with a concurrent signal).
+void set_interrupt_note(const std::string& note);
+
+/// A temporary path removed by the interrupt handler as long as this object lives and
+/// release() was not called (a file with unlink, a directory with rmdir after every file).
+/// Registering never throws: when the table (64 entries) is full the path is not registered.
+class interrupt_cleanup {
+public:
+  interrupt_cleanup() = default;
+  explicit interrupt_cleanup(const std::string& path, bool directory = false);
+  ~interrupt_cleanup() { release(); }
+  interrupt_cleanup(interrupt_cleanup&& o) noexcept : slot_(o.slot_) { o.slot_ = -1; }
+  interrupt_cleanup& operator=(interrupt_cleanup&& o) noexcept;
+  interrupt_cleanup(const interrupt_cleanup&) = delete;
+  interrupt_cleanup& operator=(const interrupt_cleanup&) = delete;
+  /// The path is no longer temporary (renamed into place or removed): keep it on a signal.
+  void release();
+
+private:
+  int slot_ = -1;
+};
+
+/// A child process that gets the same signal when this process is interrupted (a sweep's runs,
+/// which then remove their own temporary files). Unregistered with forget_child().
+void forward_interrupt_to(int pid);
+void forget_child(int pid);
+
+/// Flushes std::cout and returns 0, or prints "cdma-vp: error: standard output: write failed:
+/// <strerror>[ (<note>)]" on stderr and returns 3 (e.g. `cdma-vp run > /dev/full`). Call it
+/// right after printing (before other system calls), so that the reason of a write that failed
+/// before the flush is still in errno.
+int check_stdout(const std::string& note = "");
+
 /// Fails (std::runtime_error naming the option, the path and strerror) if `path` cannot be
-/// opened for writing, leaving nothing behind: an existing file is opened for appending
-/// (unchanged), a new one is created and removed again. For checks before any run (exit 2).
+/// opened for writing, leaving nothing behind: an existing file is checked with access()
+/// (unchanged), a new one is created and removed again. A symbolic link is checked at the file
+/// it points to (created there by the write, even if it does not exist yet; the link stays).
+/// For checks before any run (exit 2).
 void check_output_path(const std::string& path, const std::string& option);
 
 /// Writes `content` to `path` so that a failed write never leaves a truncated file: the bytes
-/// go to PATH.tmp in the same directory, which is renamed over PATH only after every write and
-/// the close succeeded; on any failure PATH.tmp is removed and PATH is left as it was. A path
-/// that exists and is not a regular file (/dev/stdout, /dev/full, a FIFO) is written in place;
-/// a symbolic link stays a link (the file it points to is replaced, keeping its mode).
+/// go to a new temporary file PATH.tmp.XXXXXX in the same directory (a unique name created
+/// with O_EXCL: an existing file of the user, even one named PATH.tmp, is never touched), which
+/// is renamed over PATH only after every write and the close succeeded; on any failure or an
+/// interrupt (SIGINT / SIGTERM / SIGHUP) the temporary file is removed and PATH is left as it
+/// was. A path that exists and is not a regular file (/dev/stdout, /dev/full, a FIFO) is written
+/// in place. A symbolic link stays a link: the file it points to is written (replaced keeping
+/// its mode, or created when the link dangles; the temporary file is beside that file).
 /// Throws output_error "<option> <path>: write failed: <strerror>[ (<note>)]" (or "cannot
 /// open for writing").
 void write_output_file(const std::string& path, const std::string& content, const std::string& option,
@@ -39,9 +86,10 @@ void write_output_file(const std::string& path, const std::string& content, cons
 
 /// A file that another library writes by name with unchecked stdio (SystemC's VCD trace file),
 /// relayed to `path` with every write checked. The library writes to fifo_base() + suffix, a
-/// FIFO in a private temporary directory; a thread copies what arrives to PATH.tmp (as
-/// write_output_file: in place for a non-regular PATH) and finish() renames it into place.
-/// Destroyed without finish(): the partial output is removed.
+/// FIFO in a private temporary directory; a thread copies what arrives to a temporary file
+/// beside PATH (as write_output_file: in place for a non-regular PATH; a symbolic link is
+/// written through) and finish() renames it into place. Destroyed without finish(), or
+/// interrupted by a signal: the partial output, the FIFO and its directory are removed.
 class relayed_output {
 public:
   /// Throws output_error naming the option and the path if the FIFO or PATH.tmp cannot be made.
@@ -59,6 +107,7 @@ private:
   void relay();
   void abandon();
   std::string path_, option_, file_, tmp_, dir_, fifo_base_, fifo_;
+  interrupt_cleanup clean_dir_, clean_fifo_, clean_tmp_;
   int rfd_ = -1, keep_wfd_ = -1, out_fd_ = -1;
   bool in_place_ = false, done_ = false;
   std::atomic<bool> stop_{false};

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <boost/histogram.hpp>
 #include "platform/config.h"
+#include "tlm/core/quantity.h"
 
 #include <cstdio>
 #include <fstream>
@@ -58,7 +59,7 @@ void print_summary(std::ostream& os, const run_report& r) {
      << "  runtime    : vDNN policy " << r.config.policy << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
      << " compression units x " << r.config.engine.unit_bytes_per_cycle << " B/cycle at "
-     << fmt("%.2f", r.config.engine.clock_hz / 1e9) << " GHz\n"
+     << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"
      << "  activations: " << r.activations << "\n\n";
 
   os << std::left << std::setw(14) << "layer" << std::setw(20) << "offloaded X_i" << std::right

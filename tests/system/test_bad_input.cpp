@@ -2,8 +2,15 @@
 // form; exit 2 for bad input, 3 for an output that could not be written after (or around) a
 // run; never a silent wrong result, a truncated file left behind, or a run that never ends.
 #include <gtest/gtest.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -527,3 +534,194 @@ TEST(bad_input, rules_across_parameters_do_not_depend_on_the_order_of_the_option
                    "32 bytes/cycle x 1e+06 Hz");
 }
 }  // namespace
+
+// ---- interrupts, symbolic links, temporary names, messages, standard output ----------------
+
+namespace {
+
+/// The names in directory `d` (without . and ..), sorted.
+std::vector<std::string> entries(const std::string& d) {
+  std::vector<std::string> out;
+  if (DIR* dir = ::opendir(d.c_str())) {
+    while (const dirent* e = ::readdir(dir))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+    ::closedir(dir);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string d = tmp(name);
+  std::system(("rm -rf '" + d + "'").c_str());
+  ::mkdir(d.c_str(), 0755);
+  return d;
+}
+
+}  // namespace
+
+// A run blocked while its VCD relay exists (the VCD is a FIFO nobody reads: the relay's open
+// waits forever, so the moment is certain, not timed) is interrupted: the relay's directory and
+// FIFO are removed, a message says so, and the process ends with the signal (not exit 0).
+TEST(bad_input, an_interrupted_run_removes_its_temporary_files_and_ends_with_the_signal) {
+  const std::string d = fresh_dir("intr"), tmpdir = d + "/tmp", fifo = d + "/f.vcd", err = d + "/stderr";
+  ASSERT_EQ(::mkdir(tmpdir.c_str(), 0755), 0);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    ::signal(SIGINT, SIG_DFL);  // as from a terminal, even if the test runner ignores it
+    ::execl(CDMA_VP_EXE, "cdma-vp", "run", "--network", "synthetic", "-q", "--vcd", fifo.c_str(), (char*)nullptr);
+    ::_exit(127);
+  }
+  bool relay = false;
+  for (int i = 0; i < 6000 && !relay; ++i) {  // until the relay exists (at most 60 s)
+    for (const auto& e : entries(tmpdir)) relay |= e.rfind("cdma-vp-relay.", 0) == 0;
+    if (!relay) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!relay) ::kill(pid, SIGKILL);
+  ASSERT_TRUE(relay) << "the run never created its VCD relay";
+  ::kill(pid, SIGINT);
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) << st;  // a shell shows 130
+  EXPECT_TRUE(entries(tmpdir).empty()) << entries(tmpdir).front();
+  EXPECT_NE(slurp(err).find("cdma-vp: interrupted by SIGINT; unfinished output files removed"), std::string::npos)
+      << slurp(err);
+}
+
+// The relayed output's temporary file beside a regular PATH (PATH.tmp.XXXXXX), its FIFO and
+// directory are all registered: a SIGTERM while they exist removes them and ends the process.
+TEST(bad_input, an_interrupt_removes_an_unfinished_output_and_its_relay) {
+  const std::string d = fresh_dir("intr2"), tmpdir = d + "/tmp", out = d + "/out.vcd";
+  ASSERT_EQ(::mkdir(tmpdir.c_str(), 0755), 0);
+  std::ofstream(out) << "older\n";  // an older output stays as it was
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    const int fd = ::open((d + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    ::signal(SIGTERM, SIG_DFL);
+    install_interrupt_cleanup();
+    relayed_output r(out, "--vcd", ".vcd");
+    // Everything exists now: the directory with the FIFO, and the temporary file beside out.
+    if (entries(tmpdir).size() != 1 || entries(d).size() != 4) ::_exit(10);
+    ::raise(SIGTERM);
+    ::_exit(11);  // not reached: the handler ends the process with the signal
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << "exit " << WEXITSTATUS(st);
+  EXPECT_TRUE(entries(tmpdir).empty());
+  EXPECT_EQ(entries(d), (std::vector<std::string>{"out.vcd", "stderr", "tmp"}));
+  EXPECT_EQ(slurp(out), "older\n");
+  EXPECT_EQ(slurp(d + "/stderr"), "\ncdma-vp: interrupted by SIGTERM; unfinished output files removed\n");
+}
+
+// An output path that is a symbolic link to a file that does not exist yet writes that file,
+// as it does for an existing one: the link stays a link (it used to be replaced by a regular
+// file, and the check before the run left an empty target behind).
+TEST(bad_input, an_output_through_a_dangling_symbolic_link_creates_the_file_it_points_to) {
+  const std::string d = fresh_dir("link");
+  ASSERT_EQ(::symlink("target.json", (d + "/link.json").c_str()), 0);   // relative: beside the link
+  ASSERT_EQ(::symlink("link.json", (d + "/chain.json").c_str()), 0);   // a link to that link
+  std::string dump;
+  ASSERT_EQ(cli("config --dump --network synthetic", &dump), 0);
+  std::string err;
+  ASSERT_EQ(cli("config --dump " + d + "/chain.json --network synthetic", nullptr, &err), 0) << err;
+  struct ::stat st {};
+  ASSERT_EQ(::lstat((d + "/link.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(::lstat((d + "/chain.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(slurp(d + "/target.json"), dump);
+  EXPECT_EQ(entries(d), (std::vector<std::string>{"chain.json", "link.json", "target.json"}));
+  // A run's JSON (and its effective config beside the link) through a dangling link.
+  ASSERT_EQ(::symlink("run-target.json", (d + "/run.json").c_str()), 0);
+  ASSERT_EQ(cli("run --network synthetic --steps oracle -q --json " + d + "/run.json", nullptr, &err), 0) << err;
+  ASSERT_EQ(::lstat((d + "/run.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(json::parse(slurp(d + "/run-target.json"))["network"], "synthetic");
+  EXPECT_TRUE(exists(d + "/run.config.json"));
+  // A link into a directory that does not exist: refused before anything runs, naming both.
+  ASSERT_EQ(::symlink("nodir/x.json", (d + "/bad.json").c_str()), 0);
+  expect_cli_error("config --dump " + d + "/bad.json", 2,
+                   "config --dump " + d + "/bad.json: cannot open for writing: No such file or directory "
+                   "(a symbolic link to " + d + "/nodir/x.json)");
+}
+
+// The temporary file of a checked write has a unique name created with O_EXCL: a user's file
+// named PATH.tmp is neither overwritten nor renamed over PATH.
+TEST(bad_input, a_users_file_named_path_tmp_is_left_alone) {
+  const std::string d = fresh_dir("usertmp");
+  std::ofstream(d + "/out.json.tmp") << "mine\n";
+  ASSERT_EQ(cli("config --dump " + d + "/out.json --network synthetic"), 0);
+  EXPECT_EQ(slurp(d + "/out.json.tmp"), "mine\n");
+  EXPECT_EQ(json::parse(slurp(d + "/out.json"))["network"], "synthetic");
+  EXPECT_EQ(entries(d), (std::vector<std::string>{"out.json", "out.json.tmp"}));  // no temporary file left
+}
+
+// Numbers on the command line are decimal; a value is refused for the rule it breaks; a message
+// names the option the value came from and prints numbers with the digits they need.
+TEST(bad_input, command_line_numbers_are_decimal_and_messages_say_the_real_rule) {
+  EXPECT_EQ(override_error("density=0x0.8"),
+            "--param: density = \"0x0.8\": hexadecimal is not accepted; expected a number in [0, 1] written in decimal");
+  EXPECT_EQ(override_error("batch=0x10"), "--param: batch = \"0x10\": hexadecimal is not accepted; expected an "
+                                          "integer in [1, 1048576] written in decimal");
+  EXPECT_EQ(override_error("pcie.latency=0x10 ns"),
+            "--param: pcie.latency = \"0x10 ns\": hexadecimal is not accepted; expected a time with its unit such as "
+            "\"400 ns\", from 0 ns to 1 ms, written in decimal");
+  EXPECT_EQ(override_error("density=1e400"), "--param: density = \"1e400\": too large for a number; expected a "
+                                             "number in [0, 1]");
+  EXPECT_EQ(override_error("density=abc"), "--param: density = \"abc\": not a decimal number; expected a number in [0, 1]");
+  // 1e-320 is a number (subnormal) in [0, 1]: accepted as it is, not "not a number".
+  platform_config c = preset("titanx-gen3");
+  apply_override(c, "density=1e-320");
+  EXPECT_EQ(c.synthetic_density, 1e-320);
+  EXPECT_GT(c.synthetic_density, 0.0);
+  // Just below a bound: printed with its digits (0.0099999999), never as the bound (%g: 0.01).
+  EXPECT_EQ(override_error("gpu.flop_efficiency=0.0099999999").rfind(
+                "gpu.flop_efficiency = 0.0099999999: expected a fraction of peak in [0.01, 1]", 0), 0u);
+  // 0.0999999999 bytes/cycle x 1e9 Hz = 99999999.9 B/s; the double product is 99999999.89999999
+  // (/usr/bin/python3: repr(0.0999999999*1e9)); %g printed it as 1e+08, the bound.
+  EXPECT_NE(override_error("cdma.unit_bytes_per_cycle=0.0999999999")
+                .find("0.0999999999 bytes/cycle x 1e+09 Hz = 99999999.89999999 B/s per compression unit: expected at "
+                      "least 100 MB/s"), std::string::npos);
+  // The spill cache's upper bound in a readable unit: 1 PiB = 2^50 B = 1024 TiB.
+  EXPECT_EQ(override_error("host_mem.spill_cache=100 KiB"),
+            "--param: host_mem.spill_cache = \"100 KiB\": expected a size such as \"4 KiB\", from 1 MiB to 1024 TiB");
+  // A shortcut option is named as given, not as --param.
+  expect_cli_error("run --missing-activations bogus", 2,
+                   "cdma-vp: --missing-activations: missing_activations = \"bogus\": expected one of error dense");
+  expect_cli_error("run --batch 0", 2, "cdma-vp: --batch: batch = \"0\": expected an integer in [1, 1048576]");
+  expect_cli_error("run --zero-run 0x10", 2, "cdma-vp: --zero-run: zero_run = \"0x10\": hexadecimal is not accepted");
+}
+
+// Standard output is checked like any output: a failed write is exit 3 with a message on stderr
+// (the files are still written); "-" is standard output for config --dump; the unit clock is
+// printed in a unit that shows it.
+TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
+  const std::string d = fresh_dir("dash");
+  std::string out, err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json " + d + "/r.json > /dev/full", nullptr, &err), 3);
+  EXPECT_EQ(err, "cdma-vp: error: standard output: write failed: No space left on device (the summary is lost; "
+                 "the output files are still written)\n");
+  EXPECT_EQ(json::parse(slurp(d + "/r.json"))["network"], "synthetic");
+  EXPECT_EQ(cli("config --presets > /dev/full", nullptr, &err), 3);
+  EXPECT_EQ(err, "cdma-vp: error: standard output: write failed: No space left on device\n");
+  EXPECT_EQ(cli("--help > /dev/full", nullptr, &err), 3);
+  EXPECT_EQ(cli("config --list > /dev/full", nullptr, &err), 3);
+  // config --dump -: standard output, no file named "-".
+  const std::string prefix = "cd '" + d + "';";
+  EXPECT_EQ(cli("config --dump - --network synthetic", &out, &err, prefix), 0) << err;
+  EXPECT_EQ(json::parse(out)["network"], "synthetic");
+  EXPECT_FALSE(exists(d + "/-"));
+  // 1 MHz (with 100 B/cycle: 100 MB/s, the floor of a unit) used to print as "0.00 GHz".
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz' --param "
+                "cdma.unit_bytes_per_cycle=100", &out, &err), 0) << err;
+  EXPECT_NE(out.find("4 compression units x 100 B/cycle at 1 MHz\n"), std::string::npos) << out;
+}

@@ -222,6 +222,9 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   std::getline(csv2, r1);
   EXPECT_NE(r0.find(",ok,"), std::string::npos) << r0;
   EXPECT_NE(r1.find(",failed"), std::string::npos) << r1;
+  // The failed row still says what it ran: network, batch and activations as resolved before
+  // the run (the activations column used to be empty); the results stay empty.
+  EXPECT_EQ(r1, "1," + dir + "/missing.npz,failed(exit=2),synthetic,1," + dir + "/missing.npz,,,,,,");
   // Slurm: one task per combination; merge rebuilds the same table.
   const std::string job = tmp("job.sh");
   ASSERT_EQ(cli("sweep --grid pcie.gen=3,4,5 --network synthetic --out " + dir + " --emit-slurm " + job), 0);
