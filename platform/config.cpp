@@ -40,41 +40,6 @@ struct param {
 /// --density, named in messages by their option); a file must use JSON types.
 bool from_command_line(const std::string& where) { return where.rfind("--", 0) == 0; }
 
-/// "0x10", "-0X1p4": C's hexadecimal floating / integer forms, which strtod and stoll would read.
-bool hexadecimal(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  return i + 1 < s.size() && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X');
-}
-
-/// Reads a decimal number: optional sign, digits with an optional fraction, optional exponent
-/// (0.5, -1e-3, .25); nothing else (no hexadecimal, inf, nan, spaces or trailing text). A value
-/// below the smallest normal double (1e-320) is what strtod makes of it (subnormal, or 0): a
-/// number, range-checked like any other. Returns "" or why the text is refused.
-std::string parse_decimal(const std::string& s, double& out) {
-  std::size_t i = 0, digits = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  }
-  if (digits > 0 && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    std::size_t j = i + 1, exp_digits = 0;
-    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j, ++exp_digits;
-    if (exp_digits > 0) i = j;
-  }
-  if (digits == 0 || i != s.size())
-    return hexadecimal(s) ? "hexadecimal is not accepted" : "not a decimal number";
-  errno = 0;
-  const double v = std::strtod(s.c_str(), nullptr);
-  if (errno == ERANGE && std::isinf(v)) return "too large for a number";
-  out = v;
-  return "";
-}
-
 /// A number as text with as many digits as it needs to read back as the same double (so a
 /// value just below a bound never prints as the bound itself: 0.0099999999, not 0.01).
 std::string shortest(double v) {

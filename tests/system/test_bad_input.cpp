@@ -368,6 +368,15 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
   EXPECT_NE(dup.find("iteration,epoch,layer,zero_fraction"), std::string::npos) << dup;
   const std::string neg = error("iteration,epoch,layer,zero_fraction\n-5,0,conv1,0.5\n");
   EXPECT_NE(neg.find(p + ":2: iteration -5 is negative"), std::string::npos) << neg;
+  // Not numbers: said as such (nan / inf were reported as "negative"), hexadecimal refused.
+  const std::string nan = error("iteration,epoch,layer,zero_fraction\nnan,0,conv1,0.5\n");
+  EXPECT_NE(nan.find(p + ":2: iteration \"nan\": not a decimal number"), std::string::npos) << nan;
+  const std::string inf = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,inf\n");
+  EXPECT_NE(inf.find(p + ":2: zero_fraction \"inf\": not a decimal number"), std::string::npos) << inf;
+  const std::string hex = error("iteration,epoch,layer,zero_fraction\n0x10,0,conv1,0.5\n");
+  EXPECT_NE(hex.find(p + ":2: iteration \"0x10\": hexadecimal is not accepted"), std::string::npos) << hex;
+  const std::string big = error("iteration,epoch,layer,zero_fraction\n1e400,0,conv1,0.5\n");
+  EXPECT_NE(big.find(p + ":2: iteration \"1e400\": too large for a number"), std::string::npos) << big;
   // The same iteration for two layers is fine: layer 0.4 zero -> density 0.6 at the end.
   std::ofstream(p) << "iteration,epoch,layer,zero_fraction\n0,0,a,0.5\n0,0,b,0.4\n";
   const auto d = wl::training_profile_densities(p, 1.0, net);

@@ -68,6 +68,23 @@ TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,x,2\n", "2", "forward_ms");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,-2\n", "2", "backward_ms");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,2\nsyn_conv_1,1,2\n", "3", "twice");
+  // Hexadecimal was read as a number (0x10 = 16 ms); nan / inf are not decimal numbers.
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,0x10,2\n", "2",
+                     "forward_ms \"0x10\": hexadecimal is not accepted");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,inf\n", "2", "backward_ms \"inf\": not a decimal number");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,-2\n", "2", "backward_ms \"-2\" is negative");
+}
+
+TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {
+  // 1e-320 ms is a number (subnormal): it was refused as "not a number >= 0"; it rounds to
+  // 0 ps (1e-320 x 1e9 ps).
+  const wl::network net = wl::synthetic_chain(1, 3);
+  const auto base = wl::roofline_times(net, wl::titan_x_maxwell());
+  const std::string p = write_tmp("layer,forward_ms,backward_ms\nsyn_conv_2,1e-320,0.000001\n");
+  const auto t = wl::apply_time_table(p, net, base);
+  std::remove(p.c_str());
+  EXPECT_EQ(t[1].forward, 0);
+  EXPECT_EQ(t[1].backward, 1000);  // 1e-6 ms = 1 ns = 1000 ps
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "tlm/core/quantity.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +9,36 @@
 #include <vector>
 
 namespace cdma {
+
+bool hexadecimal(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  return i + 1 < s.size() && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X');
+}
+
+std::string parse_decimal(const std::string& s, double& out) {
+  std::size_t i = 0, digits = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits > 0 && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    std::size_t j = i + 1, exp_digits = 0;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j, ++exp_digits;
+    if (exp_digits > 0) i = j;
+  }
+  if (digits == 0 || i != s.size())
+    return hexadecimal(s) ? "hexadecimal is not accepted" : "not a decimal number";
+  errno = 0;
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (errno == ERANGE && std::isinf(v)) return "too large for a number";
+  out = v;
+  return "";
+}
 
 namespace {
 

@@ -18,6 +18,17 @@ public:
   using std::invalid_argument::invalid_argument;
 };
 
+/// True for C's hexadecimal integer / floating forms ("0x10", "-0X1p4"), which strtod and
+/// stoll would otherwise read.
+bool hexadecimal(const std::string& s);
+/// Reads a decimal number: optional sign, digits with an optional fraction, optional exponent
+/// (0.5, -1e-3, .25); nothing else (no hexadecimal, inf, nan, spaces or trailing text). A value
+/// below the smallest normal double (1e-320) is what strtod makes of it (subnormal, or 0): a
+/// number, range-checked by the caller like any other. Returns "" and sets `out`, or returns
+/// why the text is refused ("hexadecimal is not accepted", "not a decimal number", "too large
+/// for a number").
+std::string parse_decimal(const std::string& s, double& out);
+
 /// "850 ns", "1 us", "1.5 ms", "2 s", "400000 ps" or a bare number of ps -> picoseconds.
 ps_t parse_time_ps(const std::string& s);
 /// "12.8 GB/s", "336e9 B/s", "25 MB/s", "1.5 GiB/s" or a bare number of B/s -> bytes/s.

@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
+#include "tlm/core/quantity.h"
 
 namespace cdma::workloads {
 
@@ -525,17 +527,15 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     const std::size_t need = static_cast<std::size_t>(std::max({c_iter, c_layer, c_zero})) + 1;
     if (cols.size() < need) throw activation_error(where + "expected at least " + std::to_string(need) + " columns");
     double it = 0, z = 0;
-    try {
-      std::size_t u1 = 0, u2 = 0;
-      it = std::stod(cols[static_cast<std::size_t>(c_iter)], &u1);
-      z = std::stod(cols[static_cast<std::size_t>(c_zero)], &u2);
-      if (u1 != cols[static_cast<std::size_t>(c_iter)].size() || u2 != cols[static_cast<std::size_t>(c_zero)].size())
-        throw std::invalid_argument("trailing characters");
-    } catch (const std::exception&) {
-      throw activation_error(where + "iteration and zero_fraction must be numbers" + form);
+    for (const auto& [col, name, out] : {std::tuple<int, const char*, double*>{c_iter, "iteration", &it},
+                                         std::tuple<int, const char*, double*>{c_zero, "zero_fraction", &z}}) {
+      const std::string& v = cols[static_cast<std::size_t>(col)];
+      const std::string why = parse_decimal(v, *out);
+      if (!why.empty())
+        throw activation_error(where + name + " \"" + v + "\": " + why + "; expected a decimal number" + form);
     }
     if (!(z >= 0 && z <= 1)) throw activation_error(where + "zero_fraction must be in [0, 1]");
-    if (!std::isfinite(it) || it < 0)
+    if (it < 0)
       throw activation_error(where + "iteration " + cols[static_cast<std::size_t>(c_iter)] + " is negative" + form);
     if (it == 0) it = 0;  // -0 is iteration 0
     const std::string& name = cols[static_cast<std::size_t>(c_layer)];

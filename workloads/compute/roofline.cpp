@@ -1,5 +1,6 @@
 // GPU compute model: roofline.
 #include "workloads/compute/roofline.h"
+#include "tlm/core/quantity.h"
 
 #include <algorithm>
 #include <cctype>
@@ -167,16 +168,13 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
     double ms[2];
     for (int k = 0; k < 2; ++k) {
       const std::string& v = cols[1 + k];
-      std::size_t used = 0;
-      bool ok = !v.empty();
-      try {
-        if (ok) ms[k] = std::stod(v, &used);
-      } catch (const std::exception&) {
-        ok = false;
-      }
-      if (!ok || used != v.size() || !std::isfinite(ms[k]) || ms[k] < 0)
+      const std::string why = parse_decimal(v, ms[k]);
+      if (!why.empty())
+        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v + "\": " + why +
+                               "; expected milliseconds >= 0 written in decimal");
+      if (ms[k] < 0)
         throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v +
-                               "\" is not a number >= 0 (milliseconds)");
+                               "\" is negative; expected milliseconds >= 0");
       if (ms[k] > max_layer_time_ms) {
         char b[64];
         std::snprintf(b, sizeof b, "%g", max_layer_time_ms);
