@@ -293,6 +293,8 @@ std::vector<param> table(platform_config& c) {
       // Up to 1 PiB (printed "1024 TiB"): more RAM than any host has, so in effect unlimited.
       bytes_p("host_mem.spill_cache", c.host_mem.spill_options.cache_bytes, 1 << 20, 1125899906842624.0,
               "host memory pages kept in RAM when spilling (least recently used evicted)"),
+      boolean("host_mem.spill_io_thread", c.host_mem.spill_options.io_thread,
+              "spill-file writes (write-behind) and reads (read-ahead) on a helper thread; same results, only wall time differs"),
       // PCIe
       {"pcie.preset", "string", "link preset applied first: measured-host[-genGxW] (calibrated) or genGxW (spec-ideal), e.g. gen4x16",
        [&c](const json& v, const std::string& where) {

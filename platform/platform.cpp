@@ -311,6 +311,14 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   std::uint64_t last_late = 0, last_late_slot = 0;
   if (t->kernels)  // each step's kernel traffic completes before the next step starts
     t->runtime.drain = [&] { t->kernels->wait_idle(); };
+  // A spilling host store: the host buffer of a prefetched tensor is dead (vDNN frees it);
+  // discarding it keeps dead dirty pages from being written to the spill file on eviction and
+  // frees their RAM for the pages still to be read. (Not done for a RAM store: it may grant
+  // DMI, which a discard would invalidate.)
+  if (cfg.host_mem.spill)
+    t->runtime.on_host_release = [host = &t->host_mem](std::uint64_t addr, std::uint64_t len) {
+      host->discard(addr, len);
+    };
   t->runtime.on_step_done = [&](const workloads::step_result& sr) {
     dram_layers.push_back(probe.finish_step());
     {

@@ -120,3 +120,56 @@ TEST_F(VdnnRuntime, HostMemorySpilledToAFileKeepsEveryByte) {
   EXPECT_LE(r.host.store().resident_bytes(), 4u * 65536u);
   EXPECT_GT(r.host.store().spilled_bytes(), r.offloaded() / 2);
 }
+
+namespace {
+/// One simulation of the rig (both steps); `release`: host buffers discarded after their
+/// prefetch (what the platform does for a spilling host memory).
+std::vector<step_result> run_rig(const host_memory_params& hp, bool release) {
+  cdma::test::reset_systemc_context();
+  rig r{hp};
+  if (release) r.rt.on_host_release = [&r](std::uint64_t a, std::uint64_t n) { r.host.discard(a, n); };
+  sc_core::sc_start();
+  EXPECT_TRUE(r.rt.finished());
+  return r.rt.results();
+}
+}  // namespace
+
+TEST_F(VdnnRuntime, SpillHelperThreadAndHostReleaseChangeNoResult) {
+  // The same two steps with host memory in RAM, spilled with every pread/pwrite in the
+  // simulation thread, and spilled with the helper I/O thread (write-behind, read-ahead) plus
+  // the host buffers discarded after their prefetch: simulated times, bytes and verification
+  // are identical (the helper changes only which thread does the I/O).
+  host_memory_params ram;
+  host_memory_params sync_spill;
+  sync_spill.spill = true;
+  sync_spill.spill_options.cache_bytes = 4 * 65536;
+  sync_spill.spill_options.io_thread = false;
+  host_memory_params async_spill = sync_spill;
+  async_spill.spill_options.io_thread = true;
+  async_spill.spill_options.read_ahead_pages = 3;  // small queues: more overtaking and take-backs
+  async_spill.spill_options.write_behind_pages = 2;
+  const auto a = run_rig(ram, false);
+  const auto b = run_rig(sync_spill, false);
+  const auto c = run_rig(async_spill, true);
+  const auto d = run_rig(async_spill, false);
+  for (const auto* x : {&b, &c, &d}) {
+    ASSERT_EQ(x->size(), a.size());
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      const step_result& p = a[s];
+      const step_result& q = (*x)[s];
+      EXPECT_EQ(q.step, p.step) << p.config.label;
+      EXPECT_EQ(q.forward, p.forward) << p.config.label;
+      EXPECT_EQ(q.backward, p.backward) << p.config.label;
+      EXPECT_EQ(q.verified_bytes, p.verified_bytes) << p.config.label;
+      EXPECT_EQ(q.mismatched_bytes, 0u) << p.config.label;
+      EXPECT_TRUE(q.errors.empty()) << p.config.label;
+      ASSERT_EQ(q.layers.size(), p.layers.size());
+      for (std::size_t i = 0; i < p.layers.size(); ++i) {
+        EXPECT_EQ(q.layers[i].offload, p.layers[i].offload) << p.config.label << " layer " << i;
+        EXPECT_EQ(q.layers[i].prefetch, p.layers[i].prefetch) << p.config.label << " layer " << i;
+        EXPECT_EQ(q.layers[i].moved_data_bytes, p.layers[i].moved_data_bytes) << p.config.label << " layer " << i;
+        EXPECT_EQ(q.layers[i].zeros, p.layers[i].zeros) << p.config.label << " layer " << i;
+      }
+    }
+  }
+}

@@ -1,5 +1,10 @@
 // backing_store: content regions and the file spill mode (pure C++, no SystemC).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
+#include <random>
+#include <string>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +17,7 @@ using cdma::mem::backing_store;
 using cdma::mem::content_region;
 using cdma::mem::region_error;
 using cdma::mem::spill_options;
+using cdma::mem::store_io_error;
 
 namespace {
 /// Byte k of the region is (k * 7 + 3) & 0xFF; writes are recorded.
@@ -149,4 +155,90 @@ TEST(BackingStorePages, ARecycledPageFrameReadsAsZerosWhereNotWritten) {
   EXPECT_EQ(p[7], 0);
   s.write(41 * 4096 + 7, &one, 1);
   EXPECT_EQ(p[7], 0x5A);
+}
+
+TEST(BackingStoreSpill, HelperIoThreadGivesTheSameBytesAsSyncIoAndRam) {
+  // Random writes, reads and discards (and sequential scans, which trigger read-ahead) on a
+  // RAM store, a spilled store doing its I/O in the caller's thread and one with the helper
+  // I/O thread and tiny queues (pages taken back while queued, being written or read ahead):
+  // every read returns the same bytes from all three.
+  spill_options sync_o;
+  sync_o.cache_bytes = 4 * 4096;
+  sync_o.io_thread = false;
+  spill_options async_o = sync_o;
+  async_o.io_thread = true;
+  async_o.read_ahead_pages = 3;
+  async_o.write_behind_pages = 2;
+  const std::uint64_t size = 64 * 4096;
+  backing_store ram(size, 4096), sync_s(size, 4096, sync_o), async_s(size, 4096, async_o);
+  ASSERT_TRUE(async_s.spills());
+  std::mt19937_64 rng(12345);
+  std::vector<std::uint8_t> buf(size), a(size), b(size), c(size);
+  for (int op = 0; op < 3000; ++op) {
+    const int kind = static_cast<int>(rng() % 10);
+    std::uint64_t addr = rng() % size;
+    std::size_t len = static_cast<std::size_t>(rng() % (3 * 4096)) + 1;
+    if (kind == 9) {  // a sequential scan of the whole store
+      addr = 0;
+      len = static_cast<std::size_t>(size);
+    }
+    len = static_cast<std::size_t>(std::min<std::uint64_t>(len, size - addr));
+    if (kind < 4) {
+      for (std::size_t k = 0; k < len; ++k) buf[k] = static_cast<std::uint8_t>(rng());
+      ram.write(addr, buf.data(), len);
+      sync_s.write(addr, buf.data(), len);
+      async_s.write(addr, buf.data(), len);
+    } else if (kind == 4) {
+      ram.discard(addr, len);
+      sync_s.discard(addr, len);
+      async_s.discard(addr, len);
+    } else {
+      ram.read(addr, a.data(), len);
+      sync_s.read(addr, b.data(), len);
+      async_s.read(addr, c.data(), len);
+      ASSERT_EQ(0, std::memcmp(a.data(), b.data(), len)) << "op " << op;
+      ASSERT_EQ(0, std::memcmp(a.data(), c.data(), len)) << "op " << op;
+    }
+  }
+  EXPECT_GT(async_s.spilled_bytes(), 0u);
+  EXPECT_EQ(async_s.spilled_bytes(), sync_s.spilled_bytes());
+  EXPECT_LE(async_s.resident_bytes(), 4u * 4096u);
+}
+
+TEST(BackingStoreSpill, AnErrorOfTheHelperThreadIsRaisedByALaterAccessNamingTheFile) {
+  // The spill file may not grow beyond 64 KiB (RLIMIT_FSIZE, SIGXFSZ ignored: pwrite fails
+  // with EFBIG on the helper thread). A later access of the store raises it.
+  struct limit_guard {
+    rlimit old{};
+    void (*old_handler)(int) = nullptr;
+    limit_guard() {
+      getrlimit(RLIMIT_FSIZE, &old);
+      old_handler = std::signal(SIGXFSZ, SIG_IGN);
+      rlimit lim = old;
+      lim.rlim_cur = 64 * 1024;
+      setrlimit(RLIMIT_FSIZE, &lim);
+    }
+    ~limit_guard() {
+      setrlimit(RLIMIT_FSIZE, &old);
+      std::signal(SIGXFSZ, old_handler);
+    }
+  };
+  spill_options o;
+  o.cache_bytes = 2 * 4096;
+  o.io_thread = true;
+  backing_store s(1 << 24, 4096, o);
+  std::vector<std::uint8_t> page(4096, 7), back(4096);
+  std::string msg;
+  {
+    limit_guard g;
+    try {
+      for (std::uint64_t i = 0; i < 256; ++i) s.write(i * 4096, page.data(), page.size());
+      for (std::uint64_t i = 0; i < 256; ++i) s.read(i * 4096, back.data(), back.size());
+    } catch (const store_io_error& e) {
+      msg = e.what();
+    }
+  }
+  EXPECT_NE(msg.find("spill file"), std::string::npos) << msg;
+  EXPECT_EQ(s.io_error(), msg);
+  EXPECT_THROW(s.read(0, back.data(), back.size()), store_io_error);  // stays failed
 }

@@ -39,9 +39,22 @@ backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
   ::unlink(buf.data());  // the file lives as long as the descriptor
   cache_pages_ = static_cast<std::size_t>(std::max<std::uint64_t>(1, spill.cache_bytes / page_bytes_));
   on_file_.assign(static_cast<std::size_t>((size_ + page_bytes_ - 1) / page_bytes_), false);
+  if (spill.io_thread) {
+    read_ahead_ = spill.read_ahead_pages;
+    write_behind_ = std::max<std::size_t>(1, spill.write_behind_pages);
+    io_thread_ = std::thread([this] { io_worker(); });
+  }
 }
 
 backing_store::~backing_store() {
+  if (io_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> g(io_lock_);
+      io_stop_ = true;
+    }
+    io_work_cv_.notify_all();
+    io_thread_.join();  // jobs not started are dropped (the file goes with the descriptor)
+  }
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -82,7 +95,7 @@ std::uint8_t* detail::page_pool::get(bool zeroed) {
   return p;
 }
 
-void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data) {
+std::string backing_store::page_io_nothrow(bool write, std::uint64_t index, std::uint8_t* data) const {
   const off_t off = static_cast<off_t>(index * page_bytes_);
   std::size_t done = 0;
   while (done < page_bytes_) {
@@ -90,19 +103,159 @@ void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data)
                             : ::pread(fd_, data + done, page_bytes_ - done, off + static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || (write && n == 0)) {
+      const int err = n < 0 ? errno : ENOSPC;
       std::ostringstream os;
       os << "backing_store: " << (write ? "writing" : "reading") << " page 0x" << std::hex
          << index * page_bytes_ << " of the spill file " << spill_path_ << " (deleted) failed: "
-         << std::strerror(errno)
+         << std::strerror(err)
          << " (the spill directory needs room for the offloaded bytes; set host_mem.spill_dir)";
-      io_error_ = os.str();  // kept: SystemC wraps exceptions thrown in processes
-      throw store_io_error(io_error_);
+      return os.str();
     }
     if (n == 0) {  // beyond the end of the file: zeros
       std::memset(data + done, 0, page_bytes_ - done);
-      return;
+      return {};
     }
     done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+void backing_store::page_io(bool write, std::uint64_t index, std::uint8_t* data) {
+  std::string err = page_io_nothrow(write, index, data);
+  if (err.empty()) return;
+  io_error_ = std::move(err);  // kept: SystemC wraps exceptions thrown in processes
+  throw store_io_error(io_error_);
+}
+
+// ---- helper I/O thread ------------------------------------------------------------------------
+
+void backing_store::io_worker() {
+  std::unique_lock<std::mutex> g(io_lock_);
+  for (;;) {
+    io_idle_ = true;
+    io_work_cv_.wait(g, [this] { return io_stop_ || !io_queue_.empty(); });
+    io_idle_ = false;
+    if (io_stop_) return;
+    std::shared_ptr<io_job> j = std::move(io_queue_.front());
+    io_queue_.pop_front();
+    if (j->st != io_job::state::queued) continue;  // cancelled: taken back by the owner
+    j->st = io_job::state::running;
+    g.unlock();
+    std::string err;
+    if (j->punch_pages)
+      (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(j->index * page_bytes_),
+                        static_cast<off_t>(j->punch_pages * page_bytes_));
+    else
+      err = page_io_nothrow(j->write, j->index, j->frame);
+    g.lock();
+    j->st = io_job::state::done;
+    if (!err.empty()) {
+      if (!io_failed_) io_failure_ = err;
+      j->error = std::move(err);
+      io_failed_ = true;
+    }
+    if (io_waiting_) io_done_cv_.notify_all();
+  }
+}
+
+void backing_store::io_raise() {
+  if (!io_failed_.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard<std::mutex> g(io_lock_);
+    io_error_ = io_failure_;
+  }
+  throw store_io_error(io_error_);
+}
+
+void backing_store::io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages) {
+  auto j = std::make_shared<io_job>();
+  j->write = write;
+  j->index = index;
+  j->frame = frame;
+  j->punch_pages = punch_pages;
+  if (!punch_pages) io_pending_[index] = j;
+  if (write) io_writes_.push_back(j);
+  bool wake;
+  {
+    std::lock_guard<std::mutex> g(io_lock_);
+    io_queue_.push_back(std::move(j));
+    wake = io_idle_;
+  }
+  if (wake) io_work_cv_.notify_one();  // no futex call while the helper works
+}
+
+void backing_store::punch(std::uint64_t first, std::uint64_t n) {
+  if (n == 0) return;
+  if (io_thread_.joinable()) return io_submit(false, first, nullptr, n);  // after earlier jobs
+  (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first * page_bytes_),
+                    static_cast<off_t>(n * page_bytes_));
+}
+
+void backing_store::io_wait(const std::shared_ptr<io_job>& j) {
+  std::unique_lock<std::mutex> g(io_lock_);
+  ++io_waiting_;
+  io_done_cv_.wait(g, [&] { return j->st == io_job::state::done || j->st == io_job::state::cancelled; });
+  --io_waiting_;
+  if (!j->error.empty()) {
+    io_error_ = j->error;
+    throw store_io_error(io_error_);
+  }
+}
+
+void backing_store::io_reap(bool block) {
+  while (!io_writes_.empty()) {
+    const std::shared_ptr<io_job> j = io_writes_.front();
+    bool finished;
+    {
+      std::lock_guard<std::mutex> g(io_lock_);
+      finished = j->st == io_job::state::done || j->st == io_job::state::cancelled;
+    }
+    if (!finished) {
+      if (!block || io_writes_.size() <= write_behind_) break;
+      io_wait(j);
+    } else if (!j->error.empty()) {
+      io_error_ = j->error;
+      throw store_io_error(io_error_);
+    }
+    if (j->frame) {  // written and not taken back: the frame is free again
+      auto it = io_pending_.find(j->index);
+      if (it != io_pending_.end() && it->second == j) io_pending_.erase(it);
+      pool_.put(j->frame);
+      j->frame = nullptr;
+    }
+    io_writes_.pop_front();
+  }
+}
+
+std::uint8_t* backing_store::io_take(std::uint64_t index, bool& dirty) {
+  auto it = io_pending_.find(index);
+  if (it == io_pending_.end()) return nullptr;
+  const std::shared_ptr<io_job> j = std::move(it->second);
+  io_pending_.erase(it);
+  bool cancelled = false;
+  {
+    std::lock_guard<std::mutex> g(io_lock_);
+    if (j->st == io_job::state::queued) {
+      j->st = io_job::state::cancelled;
+      cancelled = true;
+    }
+  }
+  std::uint8_t* f = j->frame;
+  if (!cancelled) io_wait(j);
+  j->frame = nullptr;  // the caller owns it now (io_reap skips the job)
+  if (cancelled) {
+    if (j->write) dirty = true;         // never written: still differs from the file
+    else page_io(false, index, f);      // read here instead
+  }
+  return f;
+}
+
+void backing_store::io_read_ahead(std::uint64_t from) {
+  const std::uint64_t end = std::min<std::uint64_t>(from + read_ahead_, on_file_.size());
+  for (std::uint64_t i = from; i < end; ++i) {
+    if (!on_file_[i]) break;  // the written data ends here
+    if (pages_.count(i) || io_pending_.count(i)) continue;
+    io_submit(false, i, pool_.get(false));
   }
 }
 
@@ -118,7 +271,10 @@ void backing_store::evict_if_full() {
     const std::uint64_t victim = lru_.back();
     auto it = pages_.find(victim);
     if (it->second.dirty) {
-      page_io(true, victim, it->second.data.get());
+      if (io_thread_.joinable())
+        io_submit(true, victim, it->second.data.release());  // written behind; frame kept until then
+      else
+        page_io(true, victim, it->second.data.get());
       if (!on_file_[victim]) {
         on_file_[victim] = true;
         ++spilled_pages_;
@@ -127,6 +283,7 @@ void backing_store::evict_if_full() {
     lru_.pop_back();
     pages_.erase(it);
   }
+  if (io_thread_.joinable()) io_reap(true);
 }
 
 backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_overwrite) {
@@ -134,9 +291,14 @@ backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_ov
   evict_if_full();
   page pg;
   pg.data = std::unique_ptr<std::uint8_t[], detail::page_release>(nullptr, detail::page_release{&pool_});
-  if (fd_ >= 0 && on_file_[index] && !whole_overwrite) {
+  std::uint8_t* taken = io_thread_.joinable() ? io_take(index, pg.dirty) : nullptr;
+  if (taken) {  // read ahead, or written behind and not freed yet: the page's current bytes
+    pg.data.reset(taken);
+    if (!whole_overwrite) io_read_ahead(index + 1);
+  } else if (fd_ >= 0 && on_file_[index] && !whole_overwrite) {
     pg.data.reset(pool_.get(false));
     page_io(false, index, pg.data.get());
+    if (io_thread_.joinable()) io_read_ahead(index + 1);
   } else {
     pg.data.reset(pool_.get(!whole_overwrite));  // zeros unless every byte is written next
   }
@@ -179,20 +341,29 @@ void backing_store::write_pages(std::uint64_t addr, const std::uint8_t* src, std
 }
 
 void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
+  std::uint64_t punch_first = 0, punch_n = 0;  // a run of consecutive pages to punch out
   while (len > 0) {
     const std::uint64_t index = addr / page_bytes_;
     const std::uint64_t offset = addr % page_bytes_;
     const std::uint64_t n = std::min<std::uint64_t>(len, page_bytes_ - offset);
     if (n == page_bytes_) {
+      if (io_thread_.joinable()) {
+        bool dirty = false;
+        if (std::uint8_t* f = io_take(index, dirty)) pool_.put(f);  // before punching the hole
+      }
       auto it = pages_.find(index);
       if (it != pages_.end()) {
         if (fd_ >= 0) lru_.erase(it->second.lru);
         pages_.erase(it);
       }
       if (fd_ >= 0 && on_file_[index]) {
-        // Give the disk blocks back; reads of a hole return zeros.
-        (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                          static_cast<off_t>(index * page_bytes_), static_cast<off_t>(page_bytes_));
+        // Give the disk blocks back (one call per run of pages); reads return zeros anyway.
+        if (punch_n && punch_first + punch_n != index) {
+          punch(punch_first, punch_n);
+          punch_n = 0;
+        }
+        if (!punch_n) punch_first = index;
+        ++punch_n;
         on_file_[index] = false;
         --spilled_pages_;
       }
@@ -204,6 +375,7 @@ void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
     addr += n;
     len -= n;
   }
+  if (fd_ >= 0) punch(punch_first, punch_n);
 }
 
 // ---- regions ----------------------------------------------------------------------------------
@@ -235,6 +407,7 @@ void backing_store::segments(std::uint64_t addr, std::size_t len, OnRegion on_re
 
 void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
   check_range("read", addr, len);
+  if (fd_ >= 0) io_raise();
   if (regions_.empty()) return read_pages(addr, dst, len);
   segments(
       addr, len, [&](content_region& r, std::uint64_t off, std::size_t at, std::size_t n) { r.read(off, dst + at, n); },
@@ -243,6 +416,7 @@ void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len)
 
 void backing_store::write(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
   check_range("write", addr, len);
+  if (fd_ >= 0) io_raise();
   if (regions_.empty()) return write_pages(addr, src, len);
   segments(
       addr, len, [&](content_region& r, std::uint64_t off, std::size_t at, std::size_t n) { r.write(off, src + at, n); },
@@ -251,6 +425,7 @@ void backing_store::write(std::uint64_t addr, const std::uint8_t* src, std::size
 
 void backing_store::discard(std::uint64_t addr, std::uint64_t len) {
   check_range("discard", addr, len);
+  if (fd_ >= 0) io_raise();
   discard_pages(addr, len);
 }
 

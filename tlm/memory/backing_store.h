@@ -12,13 +12,18 @@
 //    `cache_bytes` of them are kept in RAM (least recently used, written back when evicted).
 //    The data is kept bit-exact; the process's resident memory stays bounded. No DMI.
 #pragma once
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -66,6 +71,16 @@ struct spill_options {
   std::string dir;
   /// Pages kept in RAM at most, bytes (least recently used evicted). Default 256 MiB.
   std::uint64_t cache_bytes = 256ull << 20;
+  /// Do the file I/O on a helper thread: evicted dirty pages are written behind (at most
+  /// `write_behind_pages` queued; their frames are kept until written, so a page read again
+  /// meanwhile is taken back without I/O), and when a page is read from the file the next
+  /// `read_ahead_pages` pages on the file are read ahead (a reader walking addresses upwards
+  /// then finds them ready). The bytes are the same as without it; only the thread that
+  /// spends the time changes. An I/O error of the helper is raised (store_io_error) by the
+  /// next access of the store. Default on; false: every pread/pwrite in the caller's thread.
+  bool io_thread = true;
+  std::size_t read_ahead_pages = 16;    ///< pages, default 16 (1 MiB of 64 KiB pages)
+  std::size_t write_behind_pages = 64;  ///< pages, default 64 (4 MiB of 64 KiB pages)
 };
 
 namespace detail {
@@ -173,6 +188,34 @@ private:
   page& load_page(std::uint64_t index, bool whole_overwrite);  ///< resident, allocating / reading
   void evict_if_full();
   void page_io(bool write, std::uint64_t index, std::uint8_t* data);
+  /// pread/pwrite of one page; returns the error message ("" on success). Any thread.
+  std::string page_io_nothrow(bool write, std::uint64_t index, std::uint8_t* data) const;
+  // Helper I/O thread (spill_options::io_thread). All io_job fields but state/error are
+  // written by the simulation (owner) thread only; state/error under io_lock_.
+  struct io_job {
+    bool write = false;
+    std::uint64_t index = 0;
+    std::uint64_t punch_pages = 0;  ///< > 0: punch a hole over pages [index, index + n) instead
+    std::uint8_t* frame = nullptr;  ///< owned by the job until taken back or reaped
+    enum class state { queued, running, done, cancelled } st = state::queued;
+    std::string error;
+  };
+  void io_worker();
+  void io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages = 0);
+  /// Gives the disk blocks of pages [first, first + n) back (fallocate PUNCH_HOLE; best
+  /// effort, errors ignored): on the helper thread if there is one.
+  void punch(std::uint64_t first, std::uint64_t n);
+  /// Waits for job j; throws store_io_error (and stops the store's I/O) if it failed.
+  void io_wait(const std::shared_ptr<io_job>& j);
+  /// Frees the frames of finished write jobs (oldest first); with `block`, waits for the
+  /// oldest write until at most write_behind_pages are outstanding. Raises a helper's error.
+  void io_reap(bool block);
+  /// Takes back the pending job of page `index`: its frame (nullptr if none), waiting for a
+  /// job the helper has started; a job not started is cancelled (a read is done here; a
+  /// write leaves the page dirty: `dirty` set).
+  std::uint8_t* io_take(std::uint64_t index, bool& dirty);
+  void io_read_ahead(std::uint64_t from);
+  void io_raise();  ///< throws store_io_error if a helper I/O failed
   void read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len);
   void write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len);
   void discard_pages(std::uint64_t addr, std::uint64_t len);
@@ -196,6 +239,19 @@ private:
   std::vector<bool> on_file_;                ///< page has been written to the file
   std::uint64_t spilled_pages_ = 0;
   std::string io_error_;
+  // helper I/O thread (spill mode with spill_options::io_thread)
+  std::size_t read_ahead_ = 0, write_behind_ = 0;
+  std::unordered_map<std::uint64_t, std::shared_ptr<io_job>> io_pending_;  ///< by page index
+  std::deque<std::shared_ptr<io_job>> io_writes_;  ///< write jobs not reaped yet, oldest first
+  std::mutex io_lock_;
+  std::condition_variable io_work_cv_, io_done_cv_;
+  std::deque<std::shared_ptr<io_job>> io_queue_;   ///< not started yet (helper takes the front)
+  bool io_stop_ = false;
+  bool io_idle_ = false;   ///< the helper waits for work (notify only then)
+  int io_waiting_ = 0;     ///< owner calls waiting on io_done_cv_
+  std::atomic<bool> io_failed_{false};
+  std::string io_failure_;  ///< message of the helper's first error (under io_lock_)
+  std::thread io_thread_;
 };
 
 }  // namespace cdma::mem

@@ -264,6 +264,10 @@ void vdnn_runtime::expect_prefetch(std::size_t i) {
   map_slot(i, std::make_shared<tensor_sink_region>(records_[i]));
 }
 
+void vdnn_runtime::release_host(std::size_t i) {
+  if (on_host_release) on_host_release(host_data_[i], align_up(net_.layers[i].offload.elements() * 4, 4096));
+}
+
 void vdnn_runtime::verify(std::size_t i, step_result& r) {
   const tensor_record& rec = *records_[i];
   const std::uint64_t bad = rec.mismatched_bytes();
@@ -345,6 +349,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
       const ps_t d = overlap(t0, 0, s_on_demand, r, "on-demand fetch of " + net_.layers[i].name + "'s input");
       r.layers[i].prefetch = d - t0;
       if (p_.verify) verify(i, r);
+      release_host(i);
     }
     const ps_t tc = now_ps();
     if (on_kernel) on_kernel(false, i);  // after an on-demand fetch of X_i, if there was one
@@ -355,6 +360,7 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     if (seq) {
       r.layers[j].prefetch = done - tc;
       if (p_.verify) verify(j, r);
+      release_host(j);
     }
     r.layers[i].backward_stall = now_ps() - t0 - r.layers[i].backward;
   }

@@ -115,6 +115,12 @@ public:
   /// Called when a layer's kernel starts (true in the forward pass, layer index): at the
   /// layer's start, or in the backward pass after an on-demand fetch of the layer's input.
   std::function<void(bool, std::size_t)> on_kernel;
+  /// Called when the host buffer of an offloaded tensor is dead: after its prefetch (or
+  /// on-demand fetch) completed, with the host address and length (bytes, 4 KiB aligned) of
+  /// its data buffer. vDNN frees the pinned buffer then; a platform may discard the range
+  /// (e.g. memory_target::discard) so a spilling host store never writes dead pages back.
+  /// Simulated results do not depend on it (the range is not accessed again in the step).
+  std::function<void(std::uint64_t, std::uint64_t)> on_host_release;
 
 private:
   void run();
@@ -140,6 +146,8 @@ private:
   void map_slot(std::size_t i, std::shared_ptr<mem::content_region> region);
   void release_slots();
   void verify(std::size_t i, step_result& r);
+  /// X_i's host data buffer is dead (its prefetch completed): calls on_host_release.
+  void release_host(std::size_t i);
   void dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data, std::size_t len);
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&);
 
