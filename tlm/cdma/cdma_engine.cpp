@@ -49,7 +49,7 @@ cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params&
   pcie.register_nb_transport_bw(this, &cdma_engine::nb_transport_bw);
   pcie.register_invalidate_direct_mem_ptr(this, &cdma_engine::invalidate_direct_mem_ptr);
   qk_.reset();
-  in_buf_.resize(p_.window_bytes);
+  bufs_.reserve(p_.window_bytes, p_.window_bytes);
   SC_HAS_PROCESS(cdma_engine);
   SC_THREAD(run);
   SC_METHOD(drive_irq);
@@ -215,9 +215,9 @@ dma_error cdma_engine::copy(const dma_descriptor& d, dma_record& r, bool to_host
     const ps_t issue = pipe.next_issue();
     advance_to(issue);
     ps_t rd = 0, wr = 0;
-    if (!access(from, tlm::TLM_READ_COMMAND, d.src + off, in_buf_.data(), n, issue, rd))
+    if (!access(from, tlm::TLM_READ_COMMAND, d.src + off, bufs_.in(), n, issue, rd))
       return from_err;
-    if (!access(to, tlm::TLM_WRITE_COMMAND, d.dst + off, in_buf_.data(), n, pipe.link(rd, n), wr)) {
+    if (!access(to, tlm::TLM_WRITE_COMMAND, d.dst + off, bufs_.in(), n, pipe.link(rd, n), wr)) {
       account_link(pipe);
       return to_err;
     }
@@ -235,7 +235,7 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
   const std::size_t W = p_.window_bytes;
   const std::size_t n_win = codec::window_count(d.len, W);
   std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
-  out_buf_.resize(std::max(W, c.max_compressed_size(W)));
+  bufs_.reserve(W, std::max(W, c.max_compressed_size(W)));
   dma_pipeline pipe = make_pipeline(p_.compression_units);
   pipe.start(local_now());
   std::uint64_t out_off = 0;
@@ -245,11 +245,11 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
     const ps_t issue = pipe.next_issue();
     advance_to(issue);
     ps_t rd = 0, wr = 0;
-    if (!access(gpu_mem, tlm::TLM_READ_COMMAND, d.src + off, in_buf_.data(), n, issue, rd))
+    if (!access(gpu_mem, tlm::TLM_READ_COMMAND, d.src + off, bufs_.in(), n, issue, rd))
       return dma_error::gpu_mem_response;
-    const codec::window_entry e = codec::compress_window(c, in_buf_.data(), n, out_buf_.data());
+    const codec::window_entry e = codec::compress_window(c, bufs_.in(), n, bufs_.out());
     const ps_t unit_done = pipe.offload_stage(rd, n, e.bytes);
-    if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.dst + out_off, out_buf_.data(), e.bytes,
+    if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.dst + out_off, bufs_.out(), e.bytes,
                 unit_done, wr)) {
       account_link(pipe);
       return dma_error::pcie_response;
@@ -305,8 +305,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     r.finished = meta_done;
     return dma_error::corrupt_window;
   }
-  out_buf_.resize(W);
-  in_buf_.resize(std::max(W, c.max_compressed_size(W)));
+  bufs_.reserve(std::max(W, c.max_compressed_size(W)), W);
   dma_pipeline pipe = make_pipeline(p_.decompression_units);
   pipe.start(meta_done);
   std::uint64_t in_off = 0;
@@ -318,12 +317,12 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     const ps_t issue = pipe.next_issue();
     advance_to(issue);
     ps_t rd = 0, wr = 0;
-    if (!access(pcie, tlm::TLM_READ_COMMAND, d.src + in_off, in_buf_.data(), e.bytes, issue, rd)) {
+    if (!access(pcie, tlm::TLM_READ_COMMAND, d.src + in_off, bufs_.in(), e.bytes, issue, rd)) {
       result = dma_error::pcie_response;
       break;
     }
     try {
-      codec::decompress_window(c, e, in_buf_.data(), e.bytes, out_buf_.data(), n);
+      codec::decompress_window(c, e, bufs_.in(), e.bytes, bufs_.out(), n);
     } catch (const codec::codec_error& ex) {
       std::ostringstream m;
       m << "window " << k << " at host 0x" << std::hex << d.src + in_off << ": " << ex.what();
@@ -333,7 +332,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
       break;
     }
     const ps_t unit_done = pipe.prefetch_stage(rd, n, e.bytes);
-    if (!access(gpu_mem, tlm::TLM_WRITE_COMMAND, d.dst + off, out_buf_.data(), n, unit_done, wr)) {
+    if (!access(gpu_mem, tlm::TLM_WRITE_COMMAND, d.dst + off, bufs_.out(), n, unit_done, wr)) {
       result = dma_error::gpu_mem_response;
       break;
     }
@@ -343,7 +342,6 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     ++r.windows;
     if (e.raw) ++r.windows_raw;
   }
-  in_buf_.resize(W);
   decomp_busy_ += pipe.unit_busy_ps();
   account_link(pipe);
   r.finished = pipe.last_done();

@@ -28,6 +28,7 @@
 // drives 4-phase nb_transport with pooled payloads and up to max_outstanding windows in flight
 // (cdma_engine_at.cpp; docs/cdma_engine.md "Approximately-timed path").
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -184,7 +185,35 @@ private:
     xbar_busy_ += pipe.link_busy_ps();
   }
   tlm::tlm_generic_payload trans_;
-  std::vector<std::uint8_t> in_buf_, out_buf_;
+  /// The engine's two window buffers, `in` (the window read: raw for offload / copy,
+  /// compressed for prefetch) and `out` (codec output / decoded window), in one allocation
+  /// with out - in = 2 KiB modulo 4 KiB. Two back-to-back heap blocks are 4 KiB + 16 B apart:
+  /// stores to one then alias loads from the other at the same offset within a 4 KiB page
+  /// ("4K aliasing"), which made a 4 KiB copy between them ~3x slower on Zen 3
+  /// (bench/codec_bench.cpp @engine rows, docs/codecs.md). Pointers stay valid until the next
+  /// reserve() that grows a buffer.
+  class window_buffers {
+  public:
+    void reserve(std::size_t in_bytes, std::size_t out_bytes) {
+      if (in_bytes <= in_cap_ && out_bytes <= out_cap_) return;
+      in_cap_ = std::max(in_cap_, in_bytes);
+      out_cap_ = std::max(out_cap_, out_bytes);
+      const std::size_t gap = (in_cap_ + 4095) / 4096 * 4096 + 2048;
+      mem_.assign(64 + gap + out_cap_, 0);
+      const auto a = reinterpret_cast<std::uintptr_t>(mem_.data());
+      in_ = mem_.data() + ((64 - a % 64) % 64);
+      out_ = in_ + gap;
+    }
+    std::uint8_t* in() { return in_; }
+    std::uint8_t* out() { return out_; }
+
+  private:
+    std::vector<std::uint8_t> mem_;
+    std::size_t in_cap_ = 0, out_cap_ = 0;
+    std::uint8_t* in_ = nullptr;
+    std::uint8_t* out_ = nullptr;
+  };
+  window_buffers bufs_;
   std::map<unsigned, std::unique_ptr<codec::codec>> codecs_;
   const codec::codec& codec_for(codec::codec_id id, unsigned width);
 
