@@ -394,24 +394,38 @@ struct engine_buffers {
   }
 };
 
+// One pass of the engine loop over `bytes` in kWindow windows (window k at offset off, n
+// bytes): read(k, off, n) is the TLM read into in_buf_, slot(k, off, n) the codec (timed with
+// rdtsc into ck's slot), write(k, off, n) the TLM write from out_buf_; the whole loop's thread
+// CPU time goes to ck.loop. `keep`: the written data, kept from being optimised away.
+template <typename Read, typename Slot, typename Write>
+void engine_pass(std::size_t bytes, engine_clock& ck, const std::uint8_t* keep, Read read, Slot slot,
+                 Write write) {
+  ck.begin_pass(bytes / kWindow + 1);
+  const double t0 = thread_cpu_seconds();
+  std::size_t k = 0;
+  for (std::size_t off = 0; off < bytes; off += kWindow, ++k) {
+    const std::size_t n = std::min(kWindow, bytes - off);
+    read(k, off, n);
+    benchmark::ClobberMemory();
+    const std::uint64_t s = tsc();
+    slot(k, off, n);
+    benchmark::ClobberMemory();
+    ck.add_slot(tsc() - s);
+    write(k, off, n);
+  }
+  benchmark::DoNotOptimize(keep);
+  benchmark::ClobberMemory();
+  ck.loop += thread_cpu_seconds() - t0;
+}
+
 // One pass of the engine loop with memcpy(out_buf, in_buf, n) in the codec's slot.
 void engine_memcpy_pass(const std::vector<std::uint8_t>& src, std::uint8_t* in_buf,
                         std::uint8_t* out_buf, std::vector<std::uint8_t>& dst, engine_clock& ck) {
-  ck.begin_pass(src.size() / kWindow + 1);
-  const double t0 = thread_cpu_seconds();
-  for (std::size_t off = 0; off < src.size(); off += kWindow) {
-    const std::size_t n = std::min(kWindow, src.size() - off);
-    std::memcpy(in_buf, src.data() + off, n);  // TLM read into in_buf_
-    benchmark::ClobberMemory();
-    const std::uint64_t s = tsc();
-    std::memcpy(out_buf, in_buf, n);  // the codec's slot
-    benchmark::ClobberMemory();
-    ck.add_slot(tsc() - s);
-    std::memcpy(dst.data() + off, out_buf, n);  // TLM write from out_buf_
-  }
-  benchmark::DoNotOptimize(dst.data());
-  benchmark::ClobberMemory();
-  ck.loop += thread_cpu_seconds() - t0;
+  engine_pass(
+      src.size(), ck, dst.data(), [&](std::size_t, std::size_t off, std::size_t n) { std::memcpy(in_buf, src.data() + off, n); },
+      [&](std::size_t, std::size_t, std::size_t n) { std::memcpy(out_buf, in_buf, n); },
+      [&](std::size_t, std::size_t off, std::size_t n) { std::memcpy(dst.data() + off, out_buf, n); });
 }
 
 void engine_report(benchmark::State& st, std::size_t bytes, const engine_clock& codec,
@@ -449,25 +463,18 @@ void bm_engine_compress(benchmark::State& st, dataset* d, const codec_case* cc) 
   engine_clock ck, ref;
   for (auto _ : st) {
     engine_memcpy_pass(src, in_buf, out_buf, copy, ref);
-    ck.begin_pass(src.size() / kWindow + 1);
-    const double t0 = thread_cpu_seconds();
     std::size_t pos = 0;
-    windows = 0;
-    for (std::size_t off = 0; off < src.size(); off += kWindow, ++windows) {
-      const std::size_t n = std::min(kWindow, src.size() - off);
-      std::memcpy(in_buf, src.data() + off, n);  // TLM read into in_buf_
-      benchmark::ClobberMemory();
-      const std::uint64_t s = tsc();
-      const window_entry e = compress_window(*c, in_buf, n, out_buf);
-      benchmark::ClobberMemory();
-      ck.add_slot(tsc() - s);
-      std::memcpy(stream.data() + pos, out_buf, e.bytes);  // TLM write, packed
-      pos += e.bytes;
-    }
+    window_entry e{};
+    engine_pass(
+        src.size(), ck, stream.data(),
+        [&](std::size_t, std::size_t off, std::size_t n) { std::memcpy(in_buf, src.data() + off, n); },
+        [&](std::size_t, std::size_t, std::size_t n) { e = compress_window(*c, in_buf, n, out_buf); },
+        [&](std::size_t, std::size_t, std::size_t) {  // TLM write, packed
+          std::memcpy(stream.data() + pos, out_buf, e.bytes);
+          pos += e.bytes;
+        });
     total = pos;
-    benchmark::DoNotOptimize(stream.data());
-    benchmark::ClobberMemory();
-    ck.loop += thread_cpu_seconds() - t0;
+    windows = (src.size() + kWindow - 1) / kWindow;
   }
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
   engine_report(st, src.size(), ck, ref);
@@ -502,23 +509,11 @@ void bm_engine_decompress(benchmark::State& st, dataset* d, const codec_case* cc
   engine_clock ck, ref;
   for (auto _ : st) {
     engine_memcpy_pass(src, in_buf, out_buf, copy, ref);
-    ck.begin_pass(src.size() / kWindow + 1);
-    const double t0 = thread_cpu_seconds();
-    std::size_t k = 0;
-    for (std::size_t off = 0; off < src.size(); off += kWindow, ++k) {
-      const std::size_t n = std::min(kWindow, src.size() - off);
-      const window_entry& e = ents[k];
-      std::memcpy(in_buf, stream.data() + offs[k], e.bytes);  // TLM read into in_buf_
-      benchmark::ClobberMemory();
-      const std::uint64_t s = tsc();
-      decompress_window(*c, e, in_buf, e.bytes, out_buf, n);
-      benchmark::ClobberMemory();
-      ck.add_slot(tsc() - s);
-      std::memcpy(dst.data() + off, out_buf, n);  // TLM write from out_buf_
-    }
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-    ck.loop += thread_cpu_seconds() - t0;
+    engine_pass(
+        src.size(), ck, dst.data(),
+        [&](std::size_t k, std::size_t, std::size_t) { std::memcpy(in_buf, stream.data() + offs[k], ents[k].bytes); },
+        [&](std::size_t k, std::size_t, std::size_t n) { decompress_window(*c, ents[k], in_buf, ents[k].bytes, out_buf, n); },
+        [&](std::size_t, std::size_t off, std::size_t n) { std::memcpy(dst.data() + off, out_buf, n); });
   }
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations() * src.size()));
   engine_report(st, src.size(), ck, ref);
