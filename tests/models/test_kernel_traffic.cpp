@@ -175,6 +175,22 @@ TEST_P(KernelTraffic, AKernelWithKnownBytesAndTimeGivesTheComputedUtilisation) {
 INSTANTIATE_TEST_SUITE_P(LtAndAt, KernelTraffic, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "at" : "lt"; });
 
+namespace {
+// One step's kernel bytes: every layer's forward and backward kernel traffic (rd + wr).
+std::uint64_t expected_kernel_bytes(const cdma::platform::run_report& r) {
+  std::uint64_t b = 0;
+  for (const auto& l : r.net.layers)
+    b += forward_kernel_bytes(l).total() + backward_kernel_bytes(l, r.config.gpu).total();
+  return b;
+}
+// The kernel bytes the run counted in one step (sum over the per-layer intervals).
+std::uint64_t step_kernel_bytes(const cdma::platform::step_report& s) {
+  std::uint64_t b = 0;
+  for (const auto& l : s.dram_layers) b += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+  return b;
+}
+}  // namespace
+
 // The platform with gpu.kernel_traffic on: the kernels' bytes reach the controller (exactly
 // the roofline's forward + backward bytes of every layer, in each of the three steps), DRAM
 // utilisation rises, and the per-layer statistics are filled in.
@@ -189,12 +205,9 @@ TEST(KernelTrafficPlatform, KernelBytesReachTheControllerAndRaiseUtilisation) {
   };
   const auto off = run(false);
   const auto on = run(true);
-  std::uint64_t expect = 0;
-  for (const auto& l : on.net.layers)
-    expect += forward_kernel_bytes(l).total() + backward_kernel_bytes(l, on.config.gpu).total();
+  const std::uint64_t expect = expected_kernel_bytes(on);
   for (const auto* s : {&on.oracle, &on.vdnn, &on.cdma}) {
-    std::uint64_t kb = 0;
-    for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+    const std::uint64_t kb = step_kernel_bytes(*s);
     // Exactly: each step waits for its kernels' traffic to drain before the next one starts.
     EXPECT_EQ(kb, expect) << s->result.config.label;
     EXPECT_EQ(s->dram.kernel_late_bytes, 0u) << s->result.config.label;  // LT: open loop
@@ -291,13 +304,9 @@ TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerSte
     return cdma::platform::run(c);
   };
   const auto one = run(1);
-  std::uint64_t expect = 0;
-  for (const auto& l : one.net.layers)
-    expect += forward_kernel_bytes(l).total() + backward_kernel_bytes(l, one.config.gpu).total();
+  const std::uint64_t expect = expected_kernel_bytes(one);
   for (const auto* s : {&one.oracle, &one.vdnn, &one.cdma}) {
-    std::uint64_t kb = 0;
-    for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
-    EXPECT_EQ(kb, expect) << s->result.config.label;
+    EXPECT_EQ(step_kernel_bytes(*s), expect) << s->result.config.label;
     EXPECT_GT(s->dram.kernel_late_bytes, 0u) << s->result.config.label;
     EXPECT_EQ(s->dram.kernel_late_slot_bytes, s->dram.kernel_late_bytes) << s->result.config.label;
     EXPECT_GT(s->dram.kernel_drain, 0u) << s->result.config.label;
