@@ -79,6 +79,10 @@ int run_command(const std::vector<std::string>& args) {
     status = 3;
   }
   if (stdout_ok && check_stdout("the lines naming the output files are lost; the files are written")) status = 3;
+  if (!rep.io_error.empty()) {  // the steps completed before it are in the summary and outputs
+    std::cerr << "cdma-vp: error: " << rep.io_error << " (the steps completed before it are reported)\n";
+    status = 3;
+  }
   if (status) return status;
   return rep.ok() || !rep.config.verify ? 0 : 1;
 }

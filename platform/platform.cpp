@@ -71,7 +71,7 @@ bool run_report::has_step(const std::string& label) const {
 }
 
 bool run_report::ok() const {
-  return mismatched_bytes() == 0 && vdnn.result.errors.empty() && cdma.result.errors.empty();
+  return mismatched_bytes() == 0 && vdnn.result.errors.empty() && cdma.result.errors.empty() && io_error.empty();
 }
 
 namespace {
@@ -401,11 +401,12 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   try {
     sc_core::sc_start();
   } catch (const std::exception&) {
-    // A spill-file I/O error inside a process reaches here wrapped by SystemC (E549): give it
-    // back its type so the command can tell it from bad input.
+    // A spill-file I/O error inside a process reaches here wrapped by SystemC (E549): the
+    // steps completed before it are kept and reported (rep.io_error), nothing already
+    // computed is lost.
     for (const mem::backing_store* s : {&t->host_mem.store(), &t->gpu_mem.store()})
-      if (!s->io_error().empty()) throw mem::store_io_error(s->io_error());
-    throw;
+      if (!s->io_error().empty()) rep.io_error = s->io_error();
+    if (rep.io_error.empty()) throw;
   }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   if (vcd) {
@@ -420,12 +421,17 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     rep.protocol_checks += ck->begun();
     if (first.empty() && ck->violations()) first = ck->messages().front();
   }
-  if (violations)
+  if (violations && rep.io_error.empty())
     throw std::runtime_error("protocol check failed: " + std::to_string(violations) +
                              " base-protocol violation(s) (--check-protocol); first: " + first);
-  if (!t->runtime.finished() || t->runtime.results().size() != rp.steps.size())
+  if (rep.io_error.empty() && (!t->runtime.finished() || t->runtime.results().size() != rp.steps.size()))
     throw std::runtime_error("simulation ended before the training steps completed");
   const auto& res = t->runtime.results();
+  // After an I/O error: the steps requested and not completed.
+  for (std::size_t i = res.size(); !rep.io_error.empty() && i < rp.steps.size(); ++i) {
+    const std::string& label = rp.steps[i].label;
+    (label == "oracle" ? rep.oracle : label == "vdnn" ? rep.vdnn : rep.cdma).failed = true;
+  }
   for (std::size_t i = 0; i < res.size(); ++i) {
     const std::string& label = res[i].config.label;
     step_report* o = label == "oracle" ? &rep.oracle : label == "vdnn" ? &rep.vdnn : &rep.cdma;

@@ -117,6 +117,8 @@ struct dram_activity {
 
 struct step_report {
   bool simulated = false;               ///< false: left out by platform_config::steps (all zeros)
+  /// Requested but not completed: the run stopped at an I/O error (run_report::io_error).
+  bool failed = false;
   workloads::step_result result;
   pcie_traffic d2h, h2d;
   dram_activity dram;
@@ -136,6 +138,10 @@ struct run_report {
   /// Set when the VCD (run_hooks::vcd_path) could not be written: the message names the path
   /// and the reason; the results are complete (nothing of the VCD is left behind).
   std::string vcd_error;
+  /// Set when an I/O error (the host-memory spill file, e.g. a full disk) stopped the
+  /// simulation: its message. The steps completed before it are reported as usual, the
+  /// others have step_report::failed; the command prints and writes what there is, exit 3.
+  std::string io_error;
   /// Compression ratio of the cDMA step: offloaded bytes / (data + metadata bytes moved).
   double compression_ratio() const;
   std::uint64_t verified_bytes() const;    ///< vDNN + cDMA prefetched bytes compared

@@ -99,9 +99,13 @@ void print_summary(std::ostream& os, const run_report& r) {
   const double to = ps_to_s(r.oracle.result.step), tv = ps_to_s(v.step), tc = ps_to_s(c.step);
   const bool so = r.oracle.simulated, sv = r.vdnn.simulated, sc = r.cdma.simulated;
   const std::string cdma_name = "cDMA (" + r.config.codec + ")";
-  auto step_line = [&](const std::string& name, bool simulated, double t, bool vs_oracle) {
+  auto step_line = [&](const std::string& name, const step_report& s, double t, bool vs_oracle) {
     os << "  " << name << std::string(name.size() < 23 ? 23 - name.size() : 0, ' ') << ": ";
-    if (!simulated) {
+    if (s.failed) {
+      os << "not completed: the run stopped at an I/O error (on standard error)\n";
+      return;
+    }
+    if (!s.simulated) {
       os << "not simulated (steps = " << r.config.steps << ")\n";
       return;
     }
@@ -110,9 +114,9 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "\n";
   };
   os << "\nstep time (simulated)\n";
-  step_line("oracle (no transfers)", so, to, false);
-  step_line("vDNN (uncompressed DMA)", sv, tv, true);
-  step_line(cdma_name, sc, tc, true);
+  step_line("oracle (no transfers)", r.oracle, to, false);
+  step_line("vDNN (uncompressed DMA)", r.vdnn, tv, true);
+  step_line(cdma_name, r.cdma, tc, true);
   if (sv && sc)
     os << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x (" << fmt("%+.1f", (tv / tc - 1) * 100)
        << "% faster)\n";
@@ -158,7 +162,10 @@ void print_summary(std::ostream& os, const run_report& r) {
      << fmt("%.1f", MB(r.cdma.h2d.payload_bytes)) << " MB  (on the wire "
      << fmt("%.1f", MB(r.cdma.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.cdma.h2d.wire_bytes))
      << " MB)\n";
-  if (!r.vdnn.simulated && !r.cdma.simulated) {
+  if (!r.io_error.empty()) {
+    os << "verification: incomplete, the run stopped at an I/O error; " << r.verified_bytes()
+       << " prefetched bytes compared before it, " << r.mismatched_bytes() << " differ\n";
+  } else if (!r.vdnn.simulated && !r.cdma.simulated) {
     os << "verification: no transfer step simulated (steps = " << r.config.steps << "), nothing to compare\n";
   } else if (!r.config.verify) {
     os << "verification: OFF (--no-verify): prefetched data was not compared\n";
@@ -299,6 +306,7 @@ nlohmann::json to_json(const run_report& r) {
   json errors = json::array();
   for (const auto* s : {&v, &c})
     for (const auto& e : s->errors) errors.push_back(s->config.label + ": " + e);
+  if (!r.io_error.empty()) errors.push_back("I/O error, the run stopped (steps not completed have null times): " + r.io_error);
   j["errors"] = errors;
   json layers = json::array();
   for (std::size_t i = 0; i < r.net.layers.size(); ++i) {

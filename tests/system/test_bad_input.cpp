@@ -377,6 +377,11 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
   EXPECT_NE(hex.find(p + ":2: iteration \"0x10\": hexadecimal is not accepted"), std::string::npos) << hex;
   const std::string big = error("iteration,epoch,layer,zero_fraction\n1e400,0,conv1,0.5\n");
   EXPECT_NE(big.find(p + ":2: iteration \"1e400\": too large for a number"), std::string::npos) << big;
+  // A layer without a row at an iteration another layer has (was silently held at its last
+  // value): an error naming the layer and the iteration.
+  const std::string gap = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,0.3\n0,0,conv2,0.1\n10,1,conv1,0.9\n");
+  EXPECT_NE(gap.find(p + ": layer conv2 has no row at iteration 10 (1 of 2 iterations of the profile)"),
+            std::string::npos) << gap;
   // The same iteration for two layers is fine: layer 0.4 zero -> density 0.6 at the end.
   std::ofstream(p) << "iteration,epoch,layer,zero_fraction\n0,0,a,0.5\n0,0,b,0.4\n";
   const auto d = wl::training_profile_densities(p, 1.0, net);

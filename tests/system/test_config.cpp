@@ -298,10 +298,13 @@ TEST(config, outputs_that_cannot_be_written_after_a_run_exit_3_naming_the_file) 
 TEST(config, a_spill_file_that_cannot_grow_exits_3_naming_it) {
   // The host-memory spill file may not exceed 1 MiB (ulimit -f; SIGXFSZ ignored, so the write
   // fails with EFBIG): the run stops with the I/O error, exit status 3, not "bad input".
-  const std::string e = tmp("spill_err");
+  // The steps completed before the error are still reported (summary and --json): here the
+  // oracle step, which moves nothing to host memory.
+  const std::string e = tmp("spill_err"), o = tmp("spill_out"), j = tmp("spill_err.json");
+  std::remove(j.c_str());
   const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 1024; exec " + std::string(CDMA_VP_EXE) +
-                          " run --network synthetic --batch 64 --steps cdma --param host_mem.spill=on"
-                          " --param 'host_mem.spill_cache=1 MiB'\" >/dev/null 2>" + e;
+                          " run --network synthetic --batch 64 --steps oracle,cdma --param host_mem.spill=on"
+                          " --param 'host_mem.spill_cache=1 MiB' --json " + j + "\" >" + o + " 2>" + e;
   const int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   std::ifstream f(e);
@@ -311,6 +314,16 @@ TEST(config, a_spill_file_that_cannot_grow_exits_3_naming_it) {
   EXPECT_NE(err.str().find("spill file"), std::string::npos) << err.str();
   EXPECT_NE(err.str().find("File too large"), std::string::npos) << err.str();
   EXPECT_EQ(err.str().find("E549"), std::string::npos) << err.str();  // not SystemC's wrapper
+  std::stringstream out;
+  out << std::ifstream(o).rdbuf();
+  EXPECT_NE(out.str().find("oracle (no transfers)  :"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("not completed: the run stopped at an I/O error"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("verification: incomplete"), std::string::npos) << out.str();
+  const auto js = nlohmann::json::parse(std::ifstream(j));  // written despite the error
+  EXPECT_TRUE(js["step_time_s"]["oracle"].is_number()) << js["step_time_s"].dump();
+  EXPECT_TRUE(js["step_time_s"]["cdma"].is_null()) << js["step_time_s"].dump();
+  EXPECT_NE(js["errors"].dump().find("File too large"), std::string::npos) << js["errors"].dump();
+  EXPECT_FALSE(js["verified"].get<bool>());
 }
 
 TEST(config, compare_json_that_cannot_be_written_exits_3_naming_it) {

@@ -548,9 +548,21 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
   }
   if (order.empty()) throw activation_error(csv + ": no data rows");
   double last = 0;
+  std::set<double> iterations;  // of every row: each layer needs a row at each of them
   for (auto& kv : curves) {
     std::sort(kv.second.begin(), kv.second.end());
     last = std::max(last, kv.second.back().first);
+    for (const auto& p : kv.second) iterations.insert(p.first);
+  }
+  for (const std::string& name : order) {
+    const auto& c = curves.at(name);
+    if (c.size() == iterations.size()) continue;
+    auto it = iterations.begin();
+    for (std::size_t i = 0; i < c.size() && *it == c[i].first; ++i) ++it;
+    std::ostringstream m;
+    m << csv << ": layer " << name << " has no row at iteration " << *it << " (" << c.size() << " of "
+      << iterations.size() << " iterations of the profile); expected one row per layer and iteration" << form;
+    throw activation_error(m.str());
   }
   const double at = progress * last;
   auto zero_at = [&](const std::string& layer_name) {
