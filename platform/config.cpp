@@ -466,6 +466,8 @@ platform_config load_config_file(const std::string& path) {
     j = json::parse(f);
   } catch (const json::parse_error& e) {
     throw config_error(path + ": not valid JSON (" + e.what() + ")");
+  } catch (const json::out_of_range& e) {  // e.g. a number beyond double (1e400)
+    throw config_error(path + ": not valid JSON: a number is out of range (" + e.what() + ")");
   }
   if (!j.is_object()) throw config_error(path + ": the configuration must be a JSON object");
   std::string base = preset_names().front();

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <atomic>
@@ -30,7 +32,7 @@ namespace cdma::platform {
 // ---- interrupt cleanup -------------------------------------------------------------------
 // The handler may run on any thread at any moment: it reads only lock-free atomics and
 // fixed buffers filled before the entry was published, and calls only async-signal-safe
-// functions (unlink, rmdir, kill, write, signal, raise).
+// functions (unlink, rmdir, kill, waitpid, nanosleep, write, signal, raise).
 namespace {
 
 constexpr int cleanup_slots = 64;
@@ -62,6 +64,17 @@ extern "C" void on_interrupt(int sig) {
   const int saved = errno;
   for (auto& c : g_children)
     if (const int pid = c.load(std::memory_order_acquire); pid > 0) ::kill(pid, sig);
+  // Wait (at most ~10 s) for those children to end, so no run is still writing into the
+  // output directory when this process has returned (e.g. before a `sweep --merge`).
+  for (int tries = 0; tries < 1000; ++tries) {
+    bool running = false;
+    for (auto& c : g_children)
+      if (const int pid = c.load(std::memory_order_acquire); pid > 0)
+        running |= ::waitpid(pid, nullptr, WNOHANG) == 0;
+    if (!running) break;
+    const struct timespec pause {0, 10'000'000};  // 10 ms
+    ::nanosleep(&pause, nullptr);
+  }
   // Files first, then the directories that held them.
   for (const int kind : {static_cast<int>(slot_file), static_cast<int>(slot_dir)})
     for (auto& s : g_slots)

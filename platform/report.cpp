@@ -145,7 +145,8 @@ void print_summary(std::ostream& os, const run_report& r) {
             "understated): "
          << late.str() << " issued after their kernel had ended; ";
       if (slots)
-        os << "mostly held back by the " << r.config.kernel.outstanding() << " requests of "
+        os << "mostly held back by the " << r.config.kernel.outstanding()
+           << (r.config.kernel.outstanding() == 1 ? " request of " : " requests of ")
            << r.config.kernel.request_bytes << " B allowed in flight: raise gpu.kernel_outstanding\n";
       else
         os << "the GPU DRAM could not serve the kernels and the engine together at the roofline's "
