@@ -382,6 +382,15 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
   const std::string gap = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,0.3\n0,0,conv2,0.1\n10,1,conv1,0.9\n");
   EXPECT_NE(gap.find(p + ": layer conv2 has no row at iteration 10 (1 of 2 iterations of the profile)"),
             std::string::npos) << gap;
+  // An empty field is named as such (was "expected at least 4 columns").
+  const std::string empty = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,\n");
+  EXPECT_NE(empty.find(p + ":2: zero_fraction \"\": not a decimal number"), std::string::npos) << empty;
+  const std::string out = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,1.5\n");
+  EXPECT_NE(out.find(p + ":2: zero_fraction 1.5 is not in [0, 1]"), std::string::npos) << out;
+  // A UTF-8 byte-order mark before the header, CRLF and spaces around fields are accepted
+  // (as in the layer-time table): zero fraction 0.25 -> density 0.75.
+  std::ofstream(p) << "\xEF\xBB\xBFiteration, epoch ,layer,zero_fraction\r\n 0 ,0, a , 0.25 \r\n";
+  EXPECT_DOUBLE_EQ(wl::training_profile_densities(p, 1.0, net).at("syn_4"), 0.75);
   // The same iteration for two layers is fine: layer 0.4 zero -> density 0.6 at the end.
   std::ofstream(p) << "iteration,epoch,layer,zero_fraction\n0,0,a,0.5\n0,0,b,0.4\n";
   const auto d = wl::training_profile_densities(p, 1.0, net);

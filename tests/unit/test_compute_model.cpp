@@ -85,6 +85,12 @@ TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {
   std::remove(p.c_str());
   EXPECT_EQ(t[1].forward, 0);
   EXPECT_EQ(t[1].backward, 1000);  // 1e-6 ms = 1 ns = 1000 ps
+  // A UTF-8 byte-order mark before the header (spreadsheet export) is not part of it.
+  const std::string q = write_tmp("\xEF\xBB\xBFlayer,forward_ms,backward_ms\r\nsyn_conv_2, 2 ,4\r\n");
+  const auto u = wl::apply_time_table(q, net, base);
+  std::remove(q.c_str());
+  EXPECT_EQ(u[1].forward, 2'000'000'000);
+  EXPECT_EQ(u[1].backward, 4'000'000'000);
 }
 
 }  // namespace

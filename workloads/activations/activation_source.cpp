@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 #include "tlm/core/quantity.h"
+#include "workloads/io/csv.h"
 
 namespace cdma::workloads {
 
@@ -507,12 +508,9 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
                            "iteration, iteration a number >= 0, zero_fraction in [0, 1])";
   while (std::getline(in, line)) {
     ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> cols;
-    std::stringstream ss(line);
-    std::string c;
-    while (std::getline(ss, c, ',')) cols.push_back(c);
+    workloads::csv::clean_line(line, lineno);
+    if (workloads::csv::trim(line).empty()) continue;
+    const std::vector<std::string> cols = workloads::csv::fields(line);
     const std::string where = csv + ":" + std::to_string(lineno) + ": ";
     if (c_iter < 0) {
       for (std::size_t i = 0; i < cols.size(); ++i) {
@@ -534,7 +532,8 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       if (!why.empty())
         throw activation_error(where + name + " \"" + v + "\": " + why + "; expected a decimal number" + form);
     }
-    if (!(z >= 0 && z <= 1)) throw activation_error(where + "zero_fraction must be in [0, 1]");
+    if (!(z >= 0 && z <= 1))
+      throw activation_error(where + "zero_fraction " + cols[static_cast<std::size_t>(c_zero)] + " is not in [0, 1]" + form);
     if (it < 0)
       throw activation_error(where + "iteration " + cols[static_cast<std::size_t>(c_iter)] + " is negative" + form);
     if (it == 0) it = 0;  // -0 is iteration 0

@@ -1,6 +1,7 @@
 // GPU compute model: roofline.
 #include "workloads/compute/roofline.h"
 #include "tlm/core/quantity.h"
+#include "workloads/io/csv.h"
 
 #include <algorithm>
 #include <cctype>
@@ -117,15 +118,6 @@ std::vector<layer_time> roofline_times(const network& net, const gpu_params& g) 
   return t;
 }
 
-namespace {
-std::string trim(const std::string& s) {
-  std::size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
-}  // namespace
-
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
                                          std::vector<layer_time> base) {
   std::ifstream in(path);
@@ -140,15 +132,11 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
   bool header = false;
   while (std::getline(in, line)) {
     ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string t = trim(line);
+    csv::clean_line(line, lineno);
+    const std::string t = csv::trim(line);
     if (t.empty() || t[0] == '#') continue;
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
-    std::vector<std::string> cols;
-    std::stringstream ss(t);
-    std::string c;
-    while (std::getline(ss, c, ',')) cols.push_back(trim(c));
-    if (!t.empty() && t.back() == ',') cols.push_back("");
+    const std::vector<std::string> cols = csv::fields(t);
     if (!header) {
       if (cols.size() != 3 || cols[0] != "layer" || cols[1] != "forward_ms" || cols[2] != "backward_ms")
         throw layer_time_error(where + "expected the header \"layer,forward_ms,backward_ms\", got \"" + t + "\"");
