@@ -350,6 +350,9 @@ void check_output_path(const std::string& path, const std::string& option) {
       throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
     return;
   }
+  if (errno == ELOOP)  // links pointing at each other: no file to write (was replaced by one)
+    throw std::runtime_error(option + " " + path + ": a loop of symbolic links" + reason(ELOOP) +
+                             "; expected a file or a link to one");
   // A new file, or a symbolic link to a file that does not exist yet: the file the write will
   // create (the link itself stays), created and removed again.
   const std::string file = replaced_file(path);

@@ -675,6 +675,14 @@ TEST(bad_input, an_output_through_a_dangling_symbolic_link_creates_the_file_it_p
   expect_cli_error("config --dump " + d + "/bad.json", 2,
                    "config --dump " + d + "/bad.json: cannot open for writing: No such file or directory "
                    "(a symbolic link to " + d + "/nodir/x.json)");
+  // Two links pointing at each other: refused (one of them was replaced by a regular file).
+  ASSERT_EQ(::symlink("loopb.json", (d + "/loopa.json").c_str()), 0);
+  ASSERT_EQ(::symlink("loopa.json", (d + "/loopb.json").c_str()), 0);
+  expect_cli_error("config --dump " + d + "/loopa.json", 2,
+                   "config --dump " + d + "/loopa.json: a loop of symbolic links: Too many levels of symbolic "
+                   "links; expected a file or a link to one");
+  ASSERT_EQ(::lstat((d + "/loopa.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
 }
 
 // The temporary file of a checked write has a unique name created with O_EXCL: a user's file
