@@ -115,7 +115,7 @@ param boolean(const std::string& name, bool& ref, const std::string& doc) {
             if (v.is_boolean()) ref = v.get<bool>();
             else if (from_command_line(where) && v.is_string() && (v == "true" || v == "1")) ref = true;
             else if (from_command_line(where) && v.is_string() && (v == "false" || v == "0")) ref = false;
-            else fail(where, name, v, "true or false");
+            else fail(where, name, v, from_command_line(where) ? "true or false (or 1 / 0)" : "true or false");
           },
           [&ref] { return json(ref); }};
 }
