@@ -291,19 +291,16 @@ TEST(KernelTrafficLt, NothingIsLateAndWaitIdleReturns) {
 // behind; each step still holds exactly its own kernels' bytes (the next step starts after
 // they drained), and the run reports how many bytes were late.
 TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerStep) {
-  auto run = [](unsigned outstanding) {
-    cdma::test::reset_systemc_context();
-    cdma::platform::platform_config c;
-    c.network = "fmnist_cnn";
-    c.batch = 8;
-    c.mode = "at";
-    c.kernel_traffic = true;
-    c.kernel.request_bytes = 4 * KiB;
-    c.kernel.max_outstanding = outstanding;
-    c.check_protocol = true;  // base-protocol checkers on every AT socket
-    return cdma::platform::run(c);
-  };
-  const auto one = run(1);
+  cdma::test::reset_systemc_context();
+  cdma::platform::platform_config c = cdma::platform::platform_config{};
+  c.network = "fmnist_cnn";
+  c.batch = 8;
+  c.mode = "at";
+  c.kernel_traffic = true;
+  c.kernel.request_bytes = 4 * KiB;
+  c.kernel.max_outstanding = 1;
+  c.check_protocol = true;  // base-protocol checkers on every AT socket
+  const auto one = cdma::platform::run(c);
   const std::uint64_t expect = expected_kernel_bytes(one);
   for (const auto* s : {&one.oracle, &one.vdnn, &one.cdma}) {
     EXPECT_EQ(step_kernel_bytes(*s), expect) << s->result.config.label;
