@@ -382,6 +382,12 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
   const std::string gap = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,0.3\n0,0,conv2,0.1\n10,1,conv1,0.9\n");
   EXPECT_NE(gap.find(p + ": layer conv2 has no row at iteration 10 (1 of 2 iterations of the profile)"),
             std::string::npos) << gap;
+  try {  // a directory is said to be one
+    wl::training_profile_densities(::testing::TempDir(), 1.0, net);
+    ADD_FAILURE();
+  } catch (const wl::activation_error& e) {
+    EXPECT_NE(std::string(e.what()).find(": is a directory; expected a CSV file"), std::string::npos) << e.what();
+  }
   // An empty field is named as such (was "expected at least 4 columns").
   const std::string empty = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,\n");
   EXPECT_NE(empty.find(p + ":2: zero_fraction \"\": not a decimal number"), std::string::npos) << empty;

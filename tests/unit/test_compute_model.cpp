@@ -73,6 +73,13 @@ TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
                      "forward_ms \"0x10\": hexadecimal is not accepted");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,inf\n", "2", "backward_ms \"inf\": not a decimal number");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,-2\n", "2", "backward_ms \"-2\" is negative");
+  // A directory is said to be one (was "empty file").
+  try {
+    wl::apply_time_table(::testing::TempDir(), wl::synthetic_chain(1, 3), {});
+    ADD_FAILURE();
+  } catch (const wl::layer_time_error& e) {
+    EXPECT_NE(std::string(e.what()).find(": is a directory; expected a CSV file"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {

@@ -495,6 +495,8 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
                                                          const network& net) {
   if (!(progress >= 0.0 && progress <= 1.0))
     throw activation_error("training progress " + num(progress) + " is out of range; expected 0..1");
+  if (workloads::csv::is_directory(csv))
+    throw activation_error(csv + ": is a directory; expected a CSV file iteration,epoch,layer,zero_fraction,...");
   std::ifstream in(csv);
   if (!in) throw activation_error(csv + ": cannot open the density profile (expected CSV "
                                   "iteration,epoch,layer,zero_fraction,...)");

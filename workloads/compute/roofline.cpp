@@ -120,6 +120,8 @@ std::vector<layer_time> roofline_times(const network& net, const gpu_params& g) 
 
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
                                          std::vector<layer_time> base) {
+  if (csv::is_directory(path))
+    throw layer_time_error(path + ": is a directory; expected a CSV file with header layer,forward_ms,backward_ms");
   std::ifstream in(path);
   if (!in) throw layer_time_error(path + ": cannot open the layer time table (expected a CSV file "
                                   "with header layer,forward_ms,backward_ms)");
