@@ -18,6 +18,8 @@ struct layer_dram {
   double fwd_utilisation = 0, bwd_utilisation = 0;  ///< data-bus busy / (span x channels)
   std::uint64_t fwd_cdma_read = 0, bwd_cdma_write = 0;  ///< engine bytes (initiator id 0)
   std::uint64_t fwd_kernel_bytes = 0, bwd_kernel_bytes = 0;  ///< kernel traffic bytes (rd + wr)
+  /// The layer's kernel traffic over both passes, bytes.
+  std::uint64_t kernel_bytes() const { return fwd_kernel_bytes + bwd_kernel_bytes; }
 };
 
 class dram_probe {

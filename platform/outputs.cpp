@@ -636,7 +636,7 @@ void write_csv(const std::string& path, const run_report& r) {
       const auto& l2 = s->result.layers[i];
       const double rd = l2.offloaded && l2.offload ? d.fwd_cdma_read / ps_to_s(l2.offload) / 1e9 : 0.0;
       f << "," << d.fwd_utilisation << "," << d.bwd_utilisation << "," << rd;
-      if (s == &r.cdma) f << "," << d.fwd_kernel_bytes + d.bwd_kernel_bytes;
+      if (s == &r.cdma) f << "," << d.kernel_bytes();
     }
     f << "\n";
   }

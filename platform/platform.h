@@ -123,6 +123,12 @@ struct step_report {
   pcie_traffic d2h, h2d;
   dram_activity dram;
   std::vector<layer_dram> dram_layers;  ///< per layer of the network (platform/contention.h)
+  /// The compute kernels' DRAM traffic counted in this step (all layers, both passes), bytes.
+  std::uint64_t kernel_bytes() const {
+    std::uint64_t b = 0;
+    for (const auto& l : dram_layers) b += l.kernel_bytes();
+    return b;
+  }
 };
 
 struct run_report {

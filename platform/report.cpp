@@ -132,8 +132,7 @@ void print_summary(std::ostream& os, const run_report& r) {
     std::ostringstream late;
     bool slots = false;
     for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
-      std::uint64_t kb = 0;
-      for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+      const std::uint64_t kb = s->kernel_bytes();
       if (!s->simulated || s->dram.kernel_late_bytes == 0 || s->dram.kernel_late_bytes * 100 < kb) continue;
       late << (late.tellp() ? ", " : "") << s->result.config.label << " "
            << fmt("%.1f", MB(s->dram.kernel_late_bytes)) << " of " << fmt("%.1f", MB(kb)) << " MB (max lag "
@@ -198,8 +197,7 @@ std::vector<stat> collect_stats(const run_report& r) {
     add("dram." + k + ".bytes", static_cast<double>(s->dram.bytes), "B");
     add("dram." + k + ".utilisation", s->dram.utilisation, "ratio");
     {
-      std::uint64_t kb = 0;
-      for (const auto& l : s->dram_layers) kb += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
+      const std::uint64_t kb = s->kernel_bytes();
       add("dram." + k + ".kernel_bytes", static_cast<double>(kb), "B");
     }
     if (r.config.kernel_traffic) {
@@ -336,7 +334,7 @@ nlohmann::json to_json(const run_report& r) {
       const layer_dram& d = dram_of(*s, i);
       o["dram"][s->result.config.label] = {
           {"fwd_utilisation", d.fwd_utilisation}, {"bwd_utilisation", d.bwd_utilisation},
-          {"kernel_bytes", d.fwd_kernel_bytes + d.bwd_kernel_bytes},
+          {"kernel_bytes", d.kernel_bytes()},
           {"cdma_read_bytes", d.fwd_cdma_read}, {"cdma_read_GBps", cdma_read_Bps(*s, i) / 1e9}};
     }
     layers.push_back(o);

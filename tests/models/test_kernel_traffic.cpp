@@ -183,12 +183,6 @@ std::uint64_t expected_kernel_bytes(const cdma::platform::run_report& r) {
     b += forward_kernel_bytes(l).total() + backward_kernel_bytes(l, r.config.gpu).total();
   return b;
 }
-// The kernel bytes the run counted in one step (sum over the per-layer intervals).
-std::uint64_t step_kernel_bytes(const cdma::platform::step_report& s) {
-  std::uint64_t b = 0;
-  for (const auto& l : s.dram_layers) b += l.fwd_kernel_bytes + l.bwd_kernel_bytes;
-  return b;
-}
 }  // namespace
 
 // The platform with gpu.kernel_traffic on: the kernels' bytes reach the controller (exactly
@@ -207,7 +201,7 @@ TEST(KernelTrafficPlatform, KernelBytesReachTheControllerAndRaiseUtilisation) {
   const auto on = run(true);
   const std::uint64_t expect = expected_kernel_bytes(on);
   for (const auto* s : {&on.oracle, &on.vdnn, &on.cdma}) {
-    const std::uint64_t kb = step_kernel_bytes(*s);
+    const std::uint64_t kb = s->kernel_bytes();
     // Exactly: each step waits for its kernels' traffic to drain before the next one starts.
     EXPECT_EQ(kb, expect) << s->result.config.label;
     EXPECT_EQ(s->dram.kernel_late_bytes, 0u) << s->result.config.label;  // LT: open loop
@@ -218,7 +212,7 @@ TEST(KernelTrafficPlatform, KernelBytesReachTheControllerAndRaiseUtilisation) {
   EXPECT_GT(on.cdma.dram.utilisation, off.cdma.dram.utilisation);
   EXPECT_TRUE(on.ok());
   // Without kernel traffic no layer sees kernel bytes.
-  for (const auto& l : off.cdma.dram_layers) EXPECT_EQ(l.fwd_kernel_bytes + l.bwd_kernel_bytes, 0u);
+  for (const auto& l : off.cdma.dram_layers) EXPECT_EQ(l.kernel_bytes(), 0u);
 }
 
 // AT, a kernel that asks for more than the DRAM delivers: 4 MiB (64 requests of 64 KiB) over
@@ -303,7 +297,7 @@ TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerSte
   const auto one = cdma::platform::run(c);
   const std::uint64_t expect = expected_kernel_bytes(one);
   for (const auto* s : {&one.oracle, &one.vdnn, &one.cdma}) {
-    EXPECT_EQ(step_kernel_bytes(*s), expect) << s->result.config.label;
+    EXPECT_EQ(s->kernel_bytes(), expect) << s->result.config.label;
     EXPECT_GT(s->dram.kernel_late_bytes, 0u) << s->result.config.label;
     EXPECT_EQ(s->dram.kernel_late_slot_bytes, s->dram.kernel_late_bytes) << s->result.config.label;
     EXPECT_GT(s->dram.kernel_drain, 0u) << s->result.config.label;

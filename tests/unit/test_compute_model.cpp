@@ -35,12 +35,18 @@ TEST(ComputeModel, Presets) {
   }
 }
 
-TEST(ComputeModel, TimeTableOverridesListedLayers) {
+// The roofline times of a 3-conv synthetic chain on the Titan X, with the table `text` applied.
+std::vector<wl::layer_time> with_table(const std::string& text) {
   const wl::network net = wl::synthetic_chain(1, 3);
-  const auto base = wl::roofline_times(net, wl::titan_x_maxwell());
-  const std::string p = write_tmp("layer,forward_ms,backward_ms\n# measured\nsyn_conv_2,1.5,3\n\n");
-  const auto t = wl::apply_time_table(p, net, base);
+  const std::string p = write_tmp(text);
+  const auto t = wl::apply_time_table(p, net, wl::roofline_times(net, wl::titan_x_maxwell()));
   std::remove(p.c_str());
+  return t;
+}
+
+TEST(ComputeModel, TimeTableOverridesListedLayers) {
+  const auto base = wl::roofline_times(wl::synthetic_chain(1, 3), wl::titan_x_maxwell());
+  const auto t = with_table("layer,forward_ms,backward_ms\n# measured\nsyn_conv_2,1.5,3\n\n");
   EXPECT_EQ(t[1].forward, 1'500'000'000);  // 1.5 ms = 1.5e9 ps
   EXPECT_EQ(t[1].backward, 3'000'000'000);
   EXPECT_EQ(t[0].forward, base[0].forward);
@@ -85,17 +91,11 @@ TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
 TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {
   // 1e-320 ms is a number (subnormal): it was refused as "not a number >= 0"; it rounds to
   // 0 ps (1e-320 x 1e9 ps).
-  const wl::network net = wl::synthetic_chain(1, 3);
-  const auto base = wl::roofline_times(net, wl::titan_x_maxwell());
-  const std::string p = write_tmp("layer,forward_ms,backward_ms\nsyn_conv_2,1e-320,0.000001\n");
-  const auto t = wl::apply_time_table(p, net, base);
-  std::remove(p.c_str());
+  const auto t = with_table("layer,forward_ms,backward_ms\nsyn_conv_2,1e-320,0.000001\n");
   EXPECT_EQ(t[1].forward, 0);
   EXPECT_EQ(t[1].backward, 1000);  // 1e-6 ms = 1 ns = 1000 ps
   // A UTF-8 byte-order mark before the header (spreadsheet export) is not part of it.
-  const std::string q = write_tmp("\xEF\xBB\xBFlayer,forward_ms,backward_ms\r\nsyn_conv_2, 2 ,4\r\n");
-  const auto u = wl::apply_time_table(q, net, base);
-  std::remove(q.c_str());
+  const auto u = with_table("\xEF\xBB\xBFlayer,forward_ms,backward_ms\r\nsyn_conv_2, 2 ,4\r\n");
   EXPECT_EQ(u[1].forward, 2'000'000'000);
   EXPECT_EQ(u[1].backward, 4'000'000'000);
 }
