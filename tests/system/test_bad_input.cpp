@@ -391,6 +391,16 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
   // An empty field is named as such (was "expected at least 4 columns").
   const std::string empty = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,\n");
   EXPECT_NE(empty.find(p + ":2: zero_fraction \"\": not a decimal number"), std::string::npos) << empty;
+  // The epoch column, when present, is a number >= 0 too (was not read at all).
+  const std::string epoch = error("iteration,epoch,layer,zero_fraction\n0,one,conv1,0.5\n");
+  EXPECT_NE(epoch.find(p + ":2: epoch \"one\": not a decimal number"), std::string::npos) << epoch;
+  const std::string nepoch = error("iteration,epoch,layer,zero_fraction\n0,-1,conv1,0.5\n");
+  EXPECT_NE(nepoch.find(p + ":2: epoch \"-1\": negative; expected a decimal number >= 0"), std::string::npos) << nepoch;
+  // CR-only line ends and an unterminated quote are named (the file is one long line then).
+  const std::string cr = error("iteration,epoch,layer,zero_fraction\r0,0,conv1,0.5\r");
+  EXPECT_NE(cr.find(p + ":1: a carriage return inside the line at column 36"), std::string::npos) << cr;
+  const std::string quote = error("iteration,epoch,layer,zero_fraction\n0,0,\"conv1,0.5\n");
+  EXPECT_NE(quote.find(p + ":2: the quote opened at column 5 is not closed"), std::string::npos) << quote;
   const std::string out = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,1.5\n");
   EXPECT_NE(out.find(p + ":2: zero_fraction 1.5 is not in [0, 1]"), std::string::npos) << out;
   // A UTF-8 byte-order mark before the header, CRLF and spaces around fields are accepted

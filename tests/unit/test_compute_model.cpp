@@ -79,6 +79,12 @@ TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
                      "forward_ms \"0x10\": hexadecimal is not accepted");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,inf\n", "2", "backward_ms \"inf\": not a decimal number");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,-2\n", "2", "backward_ms \"-2\" is negative");
+  // Classic Mac line ends (CR only) and binary bytes are named, not echoed raw.
+  expect_table_error("layer,forward_ms,backward_ms\rsyn_conv_1,1,2\r", "1", "carriage return inside the line");
+  expect_table_error(std::string("layer,forward_ms,backward_ms\nsyn\0conv_1,1,2\n", 44), "2",
+                     "control byte 0x00 at column 4");
+  expect_table_error("layer,forward_ms,backward_ms\n\"syn_conv_1,1,2\n", "2", "quote opened at column 1 is not closed");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_9\xff,1,2\n", "2", "layer \"syn_conv_9\\xFF\" is not a layer");
   // A directory is said to be one (was "empty file").
   try {
     wl::apply_time_table(::testing::TempDir(), wl::synthetic_chain(1, 3), {});
@@ -98,6 +104,10 @@ TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {
   const auto u = with_table("\xEF\xBB\xBFlayer,forward_ms,backward_ms\r\nsyn_conv_2, 2 ,4\r\n");
   EXPECT_EQ(u[1].forward, 2'000'000'000);
   EXPECT_EQ(u[1].backward, 4'000'000'000);
+  // Quoted fields (spreadsheet export) read as their text.
+  const auto q = with_table("\"layer\",\"forward_ms\",\"backward_ms\"\n\"syn_conv_2\",\"2.5\",4\n");
+  EXPECT_EQ(q[1].forward, 2'500'000'000);
+  EXPECT_EQ(q[1].backward, 4'000'000'000);
 }
 
 }  // namespace

@@ -502,7 +502,7 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
                                   "iteration,epoch,layer,zero_fraction,...)");
   std::string line;
   std::size_t lineno = 0;
-  int c_iter = -1, c_layer = -1, c_zero = -1;
+  int c_iter = -1, c_layer = -1, c_zero = -1, c_epoch = -1;  // epoch: optional, checked, not used
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::pair<double, double>>> curves;  // layer -> (iteration, zero fraction)
   std::map<std::pair<std::string, double>, std::size_t> row_of;           // (layer, iteration) -> line
@@ -512,19 +512,21 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     ++lineno;
     workloads::csv::clean_line(line, lineno);
     if (workloads::csv::trim(line).empty()) continue;
-    const std::vector<std::string> cols = workloads::csv::fields(line);
     const std::string where = csv + ":" + std::to_string(lineno) + ": ";
+    std::vector<std::string> cols;
+    if (const std::string bad = workloads::csv::split(line, cols); !bad.empty()) throw activation_error(where + bad + form);
     if (c_iter < 0) {
       for (std::size_t i = 0; i < cols.size(); ++i) {
         if (cols[i] == "iteration") c_iter = static_cast<int>(i);
         if (cols[i] == "layer") c_layer = static_cast<int>(i);
         if (cols[i] == "zero_fraction") c_zero = static_cast<int>(i);
+        if (cols[i] == "epoch") c_epoch = static_cast<int>(i);
       }
       if (c_iter < 0 || c_layer < 0 || c_zero < 0)
         throw activation_error(where + "expected a header with the columns iteration, layer and zero_fraction");
       continue;
     }
-    const std::size_t need = static_cast<std::size_t>(std::max({c_iter, c_layer, c_zero})) + 1;
+    const std::size_t need = static_cast<std::size_t>(std::max({c_iter, c_layer, c_zero, c_epoch})) + 1;
     if (cols.size() < need) throw activation_error(where + "expected at least " + std::to_string(need) + " columns");
     double it = 0, z = 0;
     for (const auto& [col, name, out] : {std::tuple<int, const char*, double*>{c_iter, "iteration", &it},
@@ -532,17 +534,25 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       const std::string& v = cols[static_cast<std::size_t>(col)];
       const std::string why = parse_decimal(v, *out);
       if (!why.empty())
-        throw activation_error(where + name + " \"" + v + "\": " + why + "; expected a decimal number" + form);
+        throw activation_error(where + name + " \"" + workloads::csv::shown(v) + "\": " + why + "; expected a decimal number" + form);
+    }
+    if (c_epoch >= 0) {
+      const std::string& v = cols[static_cast<std::size_t>(c_epoch)];
+      double epoch = 0;
+      const std::string why = parse_decimal(v, epoch);
+      if (!why.empty() || epoch < 0)
+        throw activation_error(where + "epoch \"" + workloads::csv::shown(v) + "\": " +
+                               (why.empty() ? std::string("negative") : why) + "; expected a decimal number >= 0" + form);
     }
     if (!(z >= 0 && z <= 1))
-      throw activation_error(where + "zero_fraction " + cols[static_cast<std::size_t>(c_zero)] + " is not in [0, 1]" + form);
+      throw activation_error(where + "zero_fraction " + workloads::csv::shown(cols[static_cast<std::size_t>(c_zero)]) + " is not in [0, 1]" + form);
     if (it < 0)
-      throw activation_error(where + "iteration " + cols[static_cast<std::size_t>(c_iter)] + " is negative" + form);
+      throw activation_error(where + "iteration " + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) + " is negative" + form);
     if (it == 0) it = 0;  // -0 is iteration 0
     const std::string& name = cols[static_cast<std::size_t>(c_layer)];
     const auto dup = row_of.emplace(std::make_pair(name, it), lineno);
     if (!dup.second)
-      throw activation_error(where + "layer " + name + " at iteration " + cols[static_cast<std::size_t>(c_iter)] +
+      throw activation_error(where + "layer " + workloads::csv::shown(name) + " at iteration " + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) +
                              " is listed twice (first on line " + std::to_string(dup.first->second) + ")" + form);
     if (!curves.count(name)) order.push_back(name);
     curves[name].emplace_back(it, z);
@@ -561,7 +571,7 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     auto it = iterations.begin();
     for (std::size_t i = 0; i < c.size() && *it == c[i].first; ++i) ++it;
     std::ostringstream m;
-    m << csv << ": layer " << name << " has no row at iteration " << *it << " (" << c.size() << " of "
+    m << csv << ": layer " << workloads::csv::shown(name) << " has no row at iteration " << *it << " (" << c.size() << " of "
       << iterations.size() << " iterations of the profile); expected one row per layer and iteration" << form;
     throw activation_error(m.str());
   }

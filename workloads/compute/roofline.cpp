@@ -138,10 +138,13 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
     const std::string t = csv::trim(line);
     if (t.empty() || t[0] == '#') continue;
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
-    const std::vector<std::string> cols = csv::fields(t);
+    std::vector<std::string> cols;
+    if (const std::string bad = csv::split(t, cols); !bad.empty())
+      throw layer_time_error(where + bad + " (expected CSV rows layer,forward_ms,backward_ms)");
     if (!header) {
       if (cols.size() != 3 || cols[0] != "layer" || cols[1] != "forward_ms" || cols[2] != "backward_ms")
-        throw layer_time_error(where + "expected the header \"layer,forward_ms,backward_ms\", got \"" + t + "\"");
+        throw layer_time_error(where + "expected the header \"layer,forward_ms,backward_ms\", got \"" + csv::shown(t) +
+                               "\"");
       header = true;
       continue;
     }
@@ -150,9 +153,9 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
                              std::to_string(cols.size()));
     auto it = index.find(cols[0]);
     if (it == index.end())
-      throw layer_time_error(where + "layer \"" + cols[0] + "\" is not a layer of network " + net.name);
+      throw layer_time_error(where + "layer \"" + csv::shown(cols[0]) + "\" is not a layer of network " + net.name);
     if (seen.count(cols[0]))
-      throw layer_time_error(where + "layer \"" + cols[0] + "\" is listed twice (first on line " +
+      throw layer_time_error(where + "layer \"" + csv::shown(cols[0]) + "\" is listed twice (first on line " +
                              std::to_string(seen[cols[0]]) + ")");
     seen[cols[0]] = lineno;
     double ms[2];
@@ -160,7 +163,7 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       const std::string& v = cols[1 + k];
       const std::string why = parse_decimal(v, ms[k]);
       if (!why.empty())
-        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v + "\": " + why +
+        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\": " + why +
                                "; expected milliseconds >= 0 written in decimal");
       if (ms[k] < 0)
         throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v +
@@ -168,7 +171,7 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       if (ms[k] > max_layer_time_ms) {
         char b[64];
         std::snprintf(b, sizeof b, "%g", max_layer_time_ms);
-        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v + "\" of layer \"" + cols[0] +
+        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\" of layer \"" + cols[0] +
                                "\" is above " + b + " ms (10 s, more than any real GPU layer takes; the bound keeps "
                                "simulated time finite); expected milliseconds in [0, " + b + "]");
       }

@@ -1,10 +1,13 @@
 // The small CSV dialect of the project's input tables (layer-time table, density profile):
-// comma-separated fields, no quoting, surrounding spaces ignored, CRLF or LF line ends, an
-// optional UTF-8 byte-order mark before the header. Pure C++.
+// comma-separated fields, surrounding spaces ignored, CRLF or LF line ends, an optional UTF-8
+// byte-order mark before the header, and RFC 4180 quoting within one line ("conv1" reads as
+// conv1, "a,b" as a,b, "" inside quotes as one "), as spreadsheet programs export it. A field
+// never spans lines. Pure C++.
 #pragma once
 #include <sys/stat.h>
 
 #include <cctype>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -32,15 +35,78 @@ inline void clean_line(std::string& line, std::size_t lineno) {
   if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
 }
 
-/// The fields of a line, each trimmed; "a,b," has three fields (the last empty).
-inline std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
+/// `s` as it may appear in an error message: bytes outside printable ASCII (control bytes,
+/// NUL, bytes of other encodings) written as \xNN, at most `max` characters of the text and
+/// "..." after a longer one.
+inline std::string shown(const std::string& s, std::size_t max = 60) {
+  std::string out;
+  std::size_t n = 0;
+  for (const char ch : s) {
+    if (n++ == max) return out + "...";
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F) {
+      out += ch;
+    } else {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02X", c);
+      out += b;
+    }
+  }
+  return out;
+}
+
+/// Splits one cleaned line (clean_line) into its fields, each trimmed; "a,b," has three fields
+/// (the last empty). A field whose first non-space character is a double quote is quoted: it
+/// runs to the closing quote, "" inside it is one quote, and only spaces may follow it before
+/// the next comma. Returns "" on success, else what is wrong (for the caller's message, which
+/// adds the file, line and expected form): a carriage return inside the line (classic Mac
+/// line ends), a NUL or other control byte (a binary file?), an unterminated quote, or text
+/// after a closing quote.
+inline std::string split(const std::string& line, std::vector<std::string>& out) {
+  out.clear();
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    if (c == '\r')
+      return "a carriage return inside the line at column " + std::to_string(i + 1) +
+             " (classic Mac line ends?); expected LF or CRLF line ends";
+    if ((c < 0x20 && c != '\t') || c == 0x7F) {
+      char b[8];
+      std::snprintf(b, sizeof b, "0x%02X", c);
+      return std::string("a control byte ") + b + " at column " + std::to_string(i + 1) + " (not a text file?)";
+    }
+  }
+  std::size_t pos = 0;
   for (;;) {
-    const std::size_t comma = line.find(',', start);
-    out.push_back(trim(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
+    while (pos < line.size() && std::isspace(static_cast<unsigned char>(line[pos]))) ++pos;
+    std::string field;
+    if (pos < line.size() && line[pos] == '"') {
+      const std::size_t open = pos++;
+      for (;;) {
+        if (pos >= line.size())
+          return "the quote opened at column " + std::to_string(open + 1) + " is not closed on this line";
+        if (line[pos] == '"') {
+          if (pos + 1 < line.size() && line[pos + 1] == '"') {
+            field += '"';
+            pos += 2;
+            continue;
+          }
+          ++pos;
+          break;
+        }
+        field += line[pos++];
+      }
+      while (pos < line.size() && std::isspace(static_cast<unsigned char>(line[pos]))) ++pos;
+      if (pos < line.size() && line[pos] != ',')
+        return "text after the closing quote at column " + std::to_string(pos + 1) +
+               "; expected a comma or the end of the line";
+    } else {
+      const std::size_t comma = line.find(',', pos);
+      field = trim(line.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+      pos = comma == std::string::npos ? line.size() : comma;
+    }
+    out.push_back(std::move(field));
+    if (pos >= line.size()) return "";
+    ++pos;  // the comma
   }
 }
 
