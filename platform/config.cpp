@@ -70,15 +70,23 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
           [&ref, name, lo, hi](const json& v, const std::string& where) {
             const std::string exp = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             long long x = 0;
+            // A whole number written any decimal way (1000, 1e3, 1000.0) is that integer, as
+            // for sizes; a fraction is refused. JSON floats and command-line text alike.
+            auto whole = [&](double d) {
+              if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::floor(d))
+                fail(where, name, v, exp);
+              return static_cast<long long>(d);
+            };
             if (v.is_number_integer()) x = v.get<long long>();
+            else if (v.is_number_float()) x = whole(v.get<double>());
             else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
               const std::string s = v.get<std::string>();
               if (hexadecimal(s))
                 throw config_error(where + ": " + name + " = " + v.dump() + ": hexadecimal is not accepted; expected " +
                                    exp + " written in decimal");
-              std::size_t pos = 0;
-              try { x = std::stoll(s, &pos); } catch (...) { fail(where, name, v, exp); }
-              if (pos != s.size()) fail(where, name, v, exp);
+              double d = 0;
+              if (!parse_decimal(s, d).empty()) fail(where, name, v, exp);
+              x = whole(d);
             } else fail(where, name, v, exp);
             if (x < lo || x > hi) fail(where, name, v, exp);
             ref = static_cast<T>(x);

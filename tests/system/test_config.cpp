@@ -91,6 +91,14 @@ TEST(config, bad_values_name_key_value_and_expected_form) {
   expect_error("codec=lzw", {"codec", "lzw", "one of"});
   expect_error("pcie.mps=300", {"pcie.mps", "power of two"});
   expect_error("novalue", {"name=value"});
+  // Integers: a whole number written any decimal way is that integer (as for sizes, where
+  // "1e3" was accepted while gpu.kernel_outstanding=1e3 was refused); fractions are not.
+  apply_override(c, "gpu.kernel_outstanding=1e3");
+  EXPECT_EQ(c.kernel.max_outstanding, 1000u);
+  apply_override(c, "batch=64.0");
+  EXPECT_EQ(c.batch, 64);
+  expect_error("batch=2.5", {"batch", "2.5", "expected an integer in [1, 1048576]"});
+  expect_error("gpu.kernel_outstanding=1e9", {"gpu.kernel_outstanding", "expected an integer in [0, 65536]"});
 }
 
 TEST(config, file_errors_name_the_file) {
@@ -283,6 +291,16 @@ TEST(config, files_use_json_types_and_name_the_file) {
     EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
   }
   EXPECT_EQ(cli("config --dump --preset ''"), 2);
+  // A JSON number with a fraction part but a whole value is that integer; 2.5 is refused.
+  std::ofstream(p) << R"({"batch": 4.0})";
+  EXPECT_EQ(load_config_file(p).batch, 4);
+  std::ofstream(p) << R"({"batch": 2.5})";
+  try {
+    load_config_file(p);
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected an integer"), std::string::npos) << e.what();
+  }
 }
 
 TEST(config, outputs_that_cannot_be_written_after_a_run_exit_3_naming_the_file) {
