@@ -208,14 +208,10 @@ void config_options::resolve(const po::variables_map& vm) {
                                 : cdma::platform::preset(vm.count("preset") ? preset : preset_names().front());
   // A shortcut's value is checked like --param's and refused naming the option given.
   if (vm.count("network")) apply_override(config, "network=" + network, false, "--network");
-  if (vm.count("batch")) apply_override(config, "batch=" + std::to_string(batch), false, "--batch");
+  if (vm.count("batch")) apply_override(config, "batch=" + batch, false, "--batch");
   if (vm.count("codec")) apply_override(config, "codec=" + codec, false, "--codec");
   if (vm.count("activations")) apply_override(config, "activations=" + activations, false, "--activations");
-  if (vm.count("density")) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.17g", density);
-    apply_override(config, std::string("density=") + b, false, "--density");
-  }
+  if (vm.count("density")) apply_override(config, "density=" + density, false, "--density");
   if (vm.count("policy")) apply_override(config, "policy=" + policy, false, "--policy");
   if (vm.count("no-verify")) config.verify = false;
   for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"missing-activations", "missing_activations"}, {"zero-run", "zero_run"},

@@ -120,9 +120,8 @@ private:
 struct config_options {
   std::string preset, config_file;
   std::vector<std::string> params;
-  std::string network, codec, activations, policy;
-  int batch = 0;
-  double density = -1;
+  /// Shortcut values as typed: checked by the same parser as --param (message names the option).
+  std::string network, codec, activations, policy, batch, density;
   platform_config config;  ///< filled by resolve()
   /// Builds `config`: preset or config file, then shortcuts, then --param in order.
   /// Throws config_error naming the key / file.

@@ -746,6 +746,12 @@ TEST(bad_input, command_line_numbers_are_decimal_and_messages_say_the_real_rule)
                    "cdma-vp: --missing-activations: missing_activations = \"bogus\": expected one of error dense");
   expect_cli_error("run --batch 0", 2, "cdma-vp: --batch: batch = \"0\": expected an integer in [1, 1048576]");
   expect_cli_error("run --zero-run 0x10", 2, "cdma-vp: --zero-run: zero_run = \"0x10\": hexadecimal is not accepted");
+  // --batch and --density are read by the same parser as --param (they were typed options whose
+  // error said only "the argument ('1.5') for option '--batch' is invalid").
+  expect_cli_error("run --batch 1.5", 2, "cdma-vp: --batch: batch = \"1.5\": expected an integer in [1, 1048576]");
+  expect_cli_error("run --density abc", 2,
+                   "cdma-vp: --density: density = \"abc\": not a decimal number; expected a number in [0, 1]");
+  expect_cli_error("run --density 0x1", 2, "cdma-vp: --density: density = \"0x1\": hexadecimal is not accepted");
 }
 
 // Standard output is checked like any output: a failed write is exit 3 with a message on stderr
