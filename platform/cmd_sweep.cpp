@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -162,7 +163,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   // activations: the source each run used (a path, or synthetic), from its effective config.
   csv << ",status,network,batch,activations,oracle_s,vdnn_s,cdma_s,speedup,compression_ratio,verified_bytes\n";
   csv.precision(12);
-  int failed = 0;
+  int failed = 0;                         // runs without results, of any kind:
+  std::map<std::string, int> not_ok;      // "failed", "interrupted", "not run" -> count
   for (std::size_t k = 0; k < plan["runs"].size(); ++k) {
     const auto& run = plan["runs"][k];
     csv << k;
@@ -179,9 +181,13 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     }
     if (!ok) {
       ++failed;
-      std::string status = "failed";
+      // The recorded exit status; else a run that never started (no log: the sweep was stopped
+      // or is still running its jobs elsewhere) or one that started but whose end was not
+      // recorded (the sweep was interrupted while it ran).
+      const std::string base = dir + "/run_" + std::to_string(k);
+      std::string status = std::ifstream(base + ".log") ? "interrupted" : "not-run";
       if (auto st = statuses.find(k); st != statuses.end()) status = st->second;
-      else if (std::ifstream sf(dir + "/run_" + std::to_string(k) + ".status"); sf) sf >> status;
+      else if (std::ifstream sf(base + ".status"); sf) sf >> status;
       // network, batch and activations as the run was asked for (the plan's resolved values);
       // the results stay empty.
       const json& want = run.value("resolved", json::object());
@@ -191,7 +197,9 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       };
       csv << "," << status << "," << cell("network") << "," << cell("batch") << "," << cell("activations")
           << ",,,,,,\n";
-      log << "run " << k << " failed (see " << dir << "/run_" << k << ".log)\n";
+      ++not_ok[status == "not-run" ? "not run" : status.rfind("interrupted", 0) == 0 ? "interrupted" : "failed"];
+      if (status == "not-run") log << "run " << k << " not run (no " << base << ".log)\n";
+      else log << "run " << k << " " << status << " (see " << base << ".log)\n";
       continue;
     }
     // A value a run did not produce (a step left out with --steps) is an empty cell.
@@ -211,8 +219,9 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         << num(r.value("compression_ratio", nlohmann::json())) << "," << r["verified_bytes"] << "\n";
   }
   write_output_file(dir + "/sweep.csv", csv.str(), "sweep");
-  log << "sweep table written to " << dir << "/sweep.csv (" << plan["runs"].size() - failed << " ok, "
-      << failed << " failed)\n";
+  log << "sweep table written to " << dir << "/sweep.csv (" << plan["runs"].size() - failed << " ok";
+  for (const auto& [what, count] : not_ok) log << ", " << count << " " << what;
+  log << ")\n";
   if (plot) {
     const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py") +
                             " " + shell_quote(dir + "/sweep.csv") + " " + shell_quote(dir + "/sweep");
@@ -311,7 +320,7 @@ int sweep_command(const std::vector<std::string>& args) {
     const std::size_t n = plan["runs"].size();
     // Results of an earlier plan in the same folder must not be merged into this one.
     for (std::size_t k = 0; k < n; ++k)
-      for (const char* ext : {".json", ".status", ".config.json"})
+      for (const char* ext : {".json", ".status", ".config.json", ".log"})
         std::remove((out + "/run_" + std::to_string(k) + ext).c_str());
     const std::string exe = self_exe();
     if (!slurm.empty()) {
@@ -357,8 +366,12 @@ int sweep_command(const std::vector<std::string>& args) {
       const std::size_t k = running[pid];
       running.erase(pid);
       const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-      statuses[k] = ok ? "ok" : WIFEXITED(st) ? "failed(exit=" + std::to_string(WEXITSTATUS(st)) + ")"
-                                              : "failed(signal=" + std::to_string(WTERMSIG(st)) + ")";
+      const bool stopped = WIFSIGNALED(st) && (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM ||
+                                               WTERMSIG(st) == SIGHUP);  // the interrupt we forwarded
+      statuses[k] = ok        ? "ok"
+                    : stopped ? "interrupted(signal=" + std::to_string(WTERMSIG(st)) + ")"
+                    : WIFEXITED(st) ? "failed(exit=" + std::to_string(WEXITSTATUS(st)) + ")"
+                                    : "failed(signal=" + std::to_string(WTERMSIG(st)) + ")";
       try {  // for a later --merge; this process keeps the statuses in memory
         write_output_file(out + "/run_" + std::to_string(k) + ".status", statuses[k], "sweep");
       } catch (const output_error& e) {

@@ -240,13 +240,26 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   s << std::ifstream(job).rdbuf();
   EXPECT_NE(s.str().find("#SBATCH --array=0-2"), std::string::npos) << s.str();
   ASSERT_EQ(std::system(("SLURM_ARRAY_TASK_ID=1 bash " + job + " >" + tmp("job.log") + " 2>&1").c_str()), 0);
-  // Only task 1 has run: merge reports the other two as failed (not run) and task 1 ok.
-  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot"), 1);
+  // Only task 1 has run: merge marks the other two "not-run" (no log: never started; they
+  // were "failed" without a reason) and task 1 ok; still exit 1 (rows without results).
+  std::string merged;
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &merged), 1);
+  EXPECT_NE(merged.find("(1 ok, 2 not run)"), std::string::npos) << merged;
   std::ifstream csv3(dir + "/sweep.csv");
   std::getline(csv3, header);
   std::getline(csv3, r0);
   std::getline(csv3, r1);
+  EXPECT_EQ(r0.rfind("0,3,not-run,synthetic,", 0), 0u) << r0;
   EXPECT_NE(r1.find("1,4,ok,"), std::string::npos) << r1;
+  // A run that started but whose end was not recorded (the sweep was interrupted while it
+  // ran): its log exists, no status -> "interrupted".
+  std::ofstream(dir + "/run_2.log") << "started\n";
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &merged), 1);
+  EXPECT_NE(merged.find("(1 ok, 1 interrupted, 1 not run)"), std::string::npos) << merged;
+  std::ifstream csv4(dir + "/sweep.csv");
+  std::string r2;
+  for (int i = 0; i < 4; ++i) std::getline(csv4, r2);
+  EXPECT_EQ(r2.rfind("2,5,interrupted,synthetic,", 0), 0u) << r2;
 }
 
 TEST(cli, bad_input_leaves_no_output_files_behind) {
