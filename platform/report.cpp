@@ -110,7 +110,10 @@ void print_summary(std::ostream& os, const run_report& r) {
       return;
     }
     os << fmt("%10.3f", t * 1e3) << " ms";
-    if (vs_oracle && so) os << "  (" << fmt("%.3f", t / to) << "x oracle)";
+    // The oracle is 0 with an all-zero layer-time table: no ratio; a huge one in 3 digits.
+    if (vs_oracle && so)
+      os << "  (" << (to > 0 ? fmt(t / to < 1e4 ? "%.3f" : "%.3g", t / to) + "x oracle" : "oracle step 0 ms: no ratio")
+         << ")";
     os << "\n";
   };
   os << "\nstep time (simulated)\n";

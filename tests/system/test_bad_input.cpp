@@ -434,6 +434,20 @@ TEST(bad_input, layer_times_above_ten_seconds_are_refused_naming_file_line_and_v
   EXPECT_EQ(wl::apply_time_table(p, net, base)[0].forward, 10000ull * 1000000000ull);
 }
 
+// An all-zero layer-time table makes the oracle step 0 ms: the summary says there is no ratio
+// (it printed "infx oracle"); a tiny oracle gives the ratio in three digits (was 38519048.000x).
+TEST(bad_input, a_zero_or_tiny_oracle_step_gives_no_absurd_ratio) {
+  const std::string p = tmp("zero_times.csv");
+  std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,0,0\nsyn_conv_2,0,0\nsyn_conv_3,0,0\nsyn_conv_4,0,0\n";
+  std::string out;
+  ASSERT_EQ(cli("run --network synthetic --batch 1 --layer-times " + p, &out), 0) << out;
+  EXPECT_NE(out.find("(oracle step 0 ms: no ratio)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("inf"), std::string::npos) << out;
+  std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,1e-9,0\nsyn_conv_2,0,0\nsyn_conv_3,0,0\nsyn_conv_4,0,0\n";
+  ASSERT_EQ(cli("run --network synthetic --batch 1 --layer-times " + p, &out), 0) << out;
+  EXPECT_NE(out.find("e+07x oracle)"), std::string::npos) << out;  // 0.039 ms / 1 fs ~ 3.9e7
+}
+
 TEST_F(bad_input_run, a_step_beyond_the_bound_is_refused_before_simulating) {
   // 10 s forward + 10 s backward for each of the 4 layers = 80 s of kernels > 60 s per step.
   const std::string p = tmp("times80.csv");
