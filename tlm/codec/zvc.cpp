@@ -44,6 +44,14 @@ bool zvc_isa_supported(zvc_isa isa) {
   return false;
 }
 
+std::string to_string(zvc_store s) {
+  switch (s) {
+    case zvc_store::cached: return "cached";
+    case zvc_store::streaming: return "streaming";
+  }
+  return "zvc_store(" + std::to_string(static_cast<int>(s)) + ")";
+}
+
 zvc_isa zvc_best_isa() {
   static const zvc_isa best = zvc_isa_supported(zvc_isa::avx512) ? zvc_isa::avx512
                               : zvc_isa_supported(zvc_isa::avx2) ? zvc_isa::avx2
@@ -51,7 +59,8 @@ zvc_isa zvc_best_isa() {
   return best;
 }
 
-zvc_codec::zvc_codec(unsigned element_width, zvc_isa isa) : width_(element_width), isa_(isa) {
+zvc_codec::zvc_codec(unsigned element_width, zvc_isa isa, zvc_store store)
+    : width_(element_width), isa_(isa), store_(store) {
   if (width_ != 1 && width_ != 2 && width_ != 4)
     throw codec_error("zvc codec: element width " + std::to_string(width_) +
                       " bytes is not supported; expected 1, 2 or 4");
@@ -61,7 +70,9 @@ zvc_codec::zvc_codec(unsigned element_width, zvc_isa isa) : width_(element_width
                       (zvc_isa_supported(zvc_isa::avx2) ? ", avx2" : "") +
                       (zvc_isa_supported(zvc_isa::avx512) ? ", avx512" : ""));
   switch (isa) {
-    case zvc_isa::avx2: k_ = zvc_detail::avx2_kernels(); break;
+    case zvc_isa::avx2:
+      k_ = store == zvc_store::streaming ? zvc_detail::avx2_nt_kernels() : zvc_detail::avx2_kernels();
+      break;
     case zvc_isa::avx512: k_ = zvc_detail::avx512_kernels(); break;
     default: k_ = &zvc_detail::scalar_kernels(); break;
   }

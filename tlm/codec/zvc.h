@@ -51,18 +51,34 @@ const zvc_kernels& scalar_kernels();
 /// nullptr when the build has no such path (non-x86 or compiler without the intrinsics).
 const zvc_kernels* avx2_kernels();
 const zvc_kernels* avx512_kernels();
-/// Experiment only (codec_bench row "zvc-nt"; zvc_codec never uses it): the AVX2 table whose
-/// w = 4 decoder writes with non-temporal stores (+ sfence) when the output is 32-byte aligned.
-/// Same bytes and errors as avx2_kernels(). Call only where zvc_isa_supported(zvc_isa::avx2).
+/// The AVX2 table of zvc_store::streaming: its w = 4 decoder writes with non-temporal stores
+/// (+ one sfence per call) when the output is 32-byte aligned. Same bytes and errors as
+/// avx2_kernels(). Call only where zvc_isa_supported(zvc_isa::avx2).
 const zvc_kernels* avx2_nt_kernels();
 }  // namespace zvc_detail
+
+/// How decompress writes its output.
+///  * cached (default): normal stores; the decoded window stays in cache. Right for an output
+///    that is read again soon, e.g. the engine's 4 KiB staging buffer, which the TLM write
+///    copies right after the call (tlm/cdma). The only mode the engine uses.
+///  * streaming: non-temporal stores (AVX2 path, w = 4, output 32-byte aligned; one sfence
+///    per call), which bypass the cache and need no read-for-ownership: about twice the write
+///    bandwidth of cached stores to memory on Zen 3 (docs/codecs.md), but the output is then
+///    NOT in cache. Right only for a large output that is not read again soon (decoding a
+///    whole tensor into its destination). Elsewhere (scalar, AVX-512, w = 1, 2, unaligned
+///    output) it behaves as cached. Compression is the same in both modes.
+enum class zvc_store { cached, streaming };
+std::string to_string(zvc_store s);
 
 class zvc_codec final : public codec {
  public:
   /// element_width: 1, 2 or 4 bytes, else codec_error. isa: the kernel path (default the
   /// fastest the CPU supports); codec_error if the CPU does not support it.
-  explicit zvc_codec(unsigned element_width = 4, zvc_isa isa = zvc_best_isa());
+  /// store: see zvc_store (default cached).
+  explicit zvc_codec(unsigned element_width = 4, zvc_isa isa = zvc_best_isa(),
+                     zvc_store store = zvc_store::cached);
   zvc_isa isa() const { return isa_; }
+  zvc_store store() const { return store_; }
   codec_id id() const override { return codec_id::zvc; }
   unsigned element_width() const override { return width_; }
   /// 4 * ceil(E / 32) + L (every element nonzero), E = floor(n / w).
@@ -76,6 +92,7 @@ class zvc_codec final : public codec {
  private:
   unsigned width_;
   zvc_isa isa_;
+  zvc_store store_;
   const zvc_detail::zvc_kernels* k_;
   unsigned wi_;  // kernel table index of width_
 };

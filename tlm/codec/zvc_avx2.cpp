@@ -53,16 +53,24 @@ inline __m256i expand_with(__m256i v, __m256i idx) {
   return _mm256_sign_epi32(_mm256_permutevar8x32_epi32(v, idx), idx);
 }
 
-// w = 4. NT = true is an experiment only (codec_bench row "zvc-nt", not used by zvc_codec):
-// the fast decode loop writes with non-temporal stores when the output is 32-byte aligned.
+// w = 4. NT = true: the streaming-store variant (zvc_store::streaming, avx2_nt_kernels()): the
+// decoder writes with non-temporal stores when the output is 32-byte aligned (checked once per
+// call) and ends the call with sfence; same bytes and errors.
 template <bool NT>
 struct avx2_kernel_u32 {
   static constexpr bool streaming_output = NT;
+  template <bool Stream>
   static void put(std::uint8_t* dst, __m256i v) {
-    if (NT && (reinterpret_cast<std::uintptr_t>(dst) & 31) == 0)
+    if (Stream)
       _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), v);
     else
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+  }
+  static bool stream_to(const std::uint8_t* out) {
+    return NT && (reinterpret_cast<std::uintptr_t>(out) & 31) == 0;
+  }
+  static void finish(const std::uint8_t* out) {
+    if (stream_to(out)) _mm_sfence();  // order the non-temporal stores before later accesses
   }
   static std::size_t encode_full(const std::uint8_t* in, std::uint8_t* out) {
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
@@ -98,7 +106,7 @@ struct avx2_kernel_u32 {
   // The group offsets are 64-bit element counts, scaled by 4 in the load addresses; the four
   // loads depend only on the mask. Group g's data starts after the nonzeros of groups < g;
   // the last load reads at most 32 - 4 * popcount(m3) <= read_slack bytes past the data.
-  template <bool Stream = NT>
+  template <bool Stream>
   static void decode_with(const std::uint8_t* src, std::uint64_t m, const __m256i (&idx)[4],
                           std::uint8_t* dst) {
     const std::uint64_t c1 = static_cast<std::uint64_t>(_mm_popcnt_u64(m & 0xFFu));
@@ -108,10 +116,10 @@ struct avx2_kernel_u32 {
     const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * c1));
     const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * c2));
     const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * c3));
-    avx2_kernel_u32<Stream>::put(dst, expand_with(v0, idx[0]));
-    avx2_kernel_u32<Stream>::put(dst + 32, expand_with(v1, idx[1]));
-    avx2_kernel_u32<Stream>::put(dst + 64, expand_with(v2, idx[2]));
-    avx2_kernel_u32<Stream>::put(dst + 96, expand_with(v3, idx[3]));
+    put<Stream>(dst, expand_with(v0, idx[0]));
+    put<Stream>(dst + 32, expand_with(v1, idx[1]));
+    put<Stream>(dst + 64, expand_with(v2, idx[2]));
+    put<Stream>(dst + 96, expand_with(v3, idx[3]));
   }
   static void expand_indices(std::uint64_t m, __m256i (&idx)[4]) {
     idx[0] = expand_index(m & 0xFFu);
@@ -124,41 +132,99 @@ struct avx2_kernel_u32 {
     expand_indices(mask, idx);
     decode_with<false>(src, mask, idx, dst);
   }
+  // A full block whose data ends fewer than read_slack bytes before the end of the stream
+  // (the stream's last 3-4 blocks at density 0.05): each group's nonzeros are loaded with a
+  // masked load of exactly its popcount lanes (vpmaskmovd: masked-off lanes are not accessed
+  // and cannot fault), so nothing past the block's data is read. Replaces the zero-padded copy
+  // of the stream's end (a memcpy + memset per call).
+  static void decode_exact(const std::uint8_t* src, std::uint32_t mask, std::uint8_t* dst) {
+    const std::uint64_t m = mask;
+    const int c1 = static_cast<int>(_mm_popcnt_u64(m & 0xFFu));
+    const int c2 = static_cast<int>(_mm_popcnt_u64(m & 0xFFFFu));
+    const int c3 = static_cast<int>(_mm_popcnt_u64(m & 0xFFFFFFu));
+    const int c4 = static_cast<int>(_mm_popcnt_u64(m));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const auto first = [&](int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane); };
+    const auto at = [&](int c) { return reinterpret_cast<const int*>(src + 4 * c); };
+    __m256i idx[4];
+    expand_indices(m, idx);
+    const bool s = stream_to(dst);  // dst of a block is 32-aligned iff the output is
+    const __m256i v0 = _mm256_maskload_epi32(at(0), first(c1));
+    const __m256i v1 = _mm256_maskload_epi32(at(c1), first(c2 - c1));
+    const __m256i v2 = _mm256_maskload_epi32(at(c2), first(c3 - c2));
+    const __m256i v3 = _mm256_maskload_epi32(at(c3), first(c4 - c3));
+    if (s) {
+      put<true>(dst, expand_with(v0, idx[0])), put<true>(dst + 32, expand_with(v1, idx[1]));
+      put<true>(dst + 64, expand_with(v2, idx[2])), put<true>(dst + 96, expand_with(v3, idx[3]));
+    } else {
+      put<false>(dst, expand_with(v0, idx[0])), put<false>(dst + 32, expand_with(v1, idx[1]));
+      put<false>(dst + 64, expand_with(v2, idx[2])), put<false>(dst + 96, expand_with(v3, idx[3]));
+    }
+  }
   // The fast loop of decompress_loop (same contract: decodes blocks b, b+1, .. < nfull while a
   // block's mask, data and read_slack lie inside the stream; returns with pos and b at the
   // first block it did not decode), software-pipelined: the next block's mask, length and
   // expand indices (the LUT loads) are issued before this block's permutes and stores, so the
   // long mask -> LUT -> permute latency of one block overlaps the work of the previous one.
   // The next mask is read only when this block's end + read_slack <= in_n (so it lies in the
-  // stream).
-  static void decode_fast(const std::uint8_t* in, std::size_t in_n, std::size_t& pos_io,
-                          std::size_t& b_io, std::size_t nfull, std::uint8_t* out,
-                          std::size_t out_n) {
+  // stream). Unrolled by two so that the two index sets swap roles instead of being copied.
+  // Output prefetch (cached stores only): only when `prefetch` (decompress_loop's rule).
+  template <bool Stream>
+  static void fast_loop(const std::uint8_t* in, std::size_t in_n, std::size_t& pos_io,
+                        std::size_t& b_io, std::size_t nfull, std::uint8_t* out, std::size_t out_n,
+                        bool prefetch) {
     std::size_t pos = pos_io, b = b_io;
-    if (b >= nfull || in_n - pos < zvc_mask_bytes) return;
+    if (b >= nfull || in_n < read_slack + zvc_mask_bytes || pos > in_n - read_slack - zvc_mask_bytes)
+      return;
+    const std::size_t limit = in_n - read_slack;  // a block may be decoded iff its end <= limit
     std::uint64_t m = load_u32le(in + pos);
     std::size_t end = pos + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(m));
-    if (end + read_slack > in_n) return;
-    __m256i idx[4];
+    if (end > limit) return;
+    __m256i idx[4], idxn[4];
     expand_indices(m, idx);
+    std::uint64_t mn;
+    std::size_t endn;
     for (;;) {
-      if (!NT && b % 8 == 0) prefetch_kib(out, b * 128 + zvc_prefetch_distance, out_n, true);
-      const std::uint64_t mn = load_u32le(in + end);
-      const std::size_t endn =
-          end + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(mn));
-      __m256i idxn[4];
+      if (!Stream && prefetch && b % 8 == 0)
+        prefetch_kib(out, b * 128 + zvc_prefetch_distance, out_n, true);
+      mn = load_u32le(in + end);
+      endn = end + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(mn));
       expand_indices(mn, idxn);
-      decode_with(in + pos + zvc_mask_bytes, m, idx, out + b * 128);
+      decode_with<Stream>(in + pos + zvc_mask_bytes, m, idx, out + b * 128);
       pos = end;
-      ++b;
-      if (b == nfull || endn + read_slack > in_n) break;
-      m = mn;
-      end = endn;
-      for (int g = 0; g < 4; ++g) idx[g] = idxn[g];
+      if (++b == nfull || endn > limit) break;
+      if (!Stream && prefetch && b % 8 == 0)
+        prefetch_kib(out, b * 128 + zvc_prefetch_distance, out_n, true);
+      m = load_u32le(in + endn);
+      end = endn + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(m));
+      expand_indices(m, idx);
+      decode_with<Stream>(in + pos + zvc_mask_bytes, mn, idxn, out + b * 128);
+      pos = endn;
+      if (++b == nfull || end > limit) break;
     }
-    if (NT) _mm_sfence();  // order the non-temporal stores before the caller's next accesses
+    // The stream's last full blocks (data ends fewer than read_slack bytes before in_n): the
+    // two checks of the careful loop for a full block (mask and data inside the stream), then
+    // decode_exact. The first block that fails a check is left to the careful loop, which
+    // reports it.
+    for (; b < nfull; ++b) {
+      if (in_n - pos < zvc_mask_bytes) break;
+      const std::uint32_t mt = load_u32le(in + pos);
+      const std::size_t e_t =
+          pos + zvc_mask_bytes + 4 * static_cast<std::size_t>(_mm_popcnt_u64(mt));
+      if (e_t > in_n) break;
+      decode_exact(in + pos + zvc_mask_bytes, mt, out + b * 128);
+      pos = e_t;
+    }
     pos_io = pos;
     b_io = b;
+  }
+  static void decode_fast(const std::uint8_t* in, std::size_t in_n, std::size_t& pos_io,
+                          std::size_t& b_io, std::size_t nfull, std::uint8_t* out,
+                          std::size_t out_n, bool prefetch) {
+    if (stream_to(out))
+      fast_loop<true>(in, in_n, pos_io, b_io, nfull, out, out_n, prefetch);
+    else
+      fast_loop<false>(in, in_n, pos_io, b_io, nfull, out, out_n, prefetch);
   }
   static std::size_t count_nonzero(const std::uint8_t* in, std::size_t e) {
     const __m256i z = _mm256_setzero_si256();

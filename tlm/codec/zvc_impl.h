@@ -129,14 +129,6 @@ inline void prefetch_line(const std::uint8_t* p, bool write) {
     __builtin_prefetch(p, 0, 3);
 }
 
-inline void prefetch_head(const std::uint8_t* p, std::size_t n, bool write) {
-  const std::size_t head = n < zvc_prefetch_head ? n : zvc_prefetch_head;
-  for (std::size_t o = 0; o < head; o += 64) {
-    asm volatile("");  // see prefetch_kib
-    prefetch_line(p + o, write);
-  }
-}
-
 // The 16 cache lines of [start, start + 1 KiB) of a buffer of n bytes, when they all lie
 // inside it. Unrolled, and the empty asm keeps GCC from deleting the branch.
 inline void prefetch_kib(const std::uint8_t* p, std::size_t start, std::size_t n, bool write) {
@@ -149,6 +141,18 @@ inline void prefetch_kib(const std::uint8_t* p, std::size_t start, std::size_t n
   prefetch_line(p + 576, write), prefetch_line(p + 640, write), prefetch_line(p + 704, write);
   prefetch_line(p + 768, write), prefetch_line(p + 832, write), prefetch_line(p + 896, write);
   prefetch_line(p + 960, write);
+}
+
+inline void prefetch_head(const std::uint8_t* p, std::size_t n, bool write) {
+  if (n >= zvc_prefetch_head) {  // the common case (4 KiB windows): one unrolled burst
+    static_assert(zvc_prefetch_head == 1024, "prefetch_kib requests 1 KiB");
+    prefetch_kib(p, 0, n, write);
+    return;
+  }
+  for (std::size_t o = 0; o < n; o += 64) {
+    asm volatile("");  // see prefetch_kib
+    prefetch_line(p + o, write);
+  }
 }
 
 template <typename T, typename K>
@@ -200,19 +204,29 @@ std::size_t size_loop(const std::uint8_t* in, std::size_t n) {
 }
 
 // A kernel may replace the generic fast loop of decompress_loop with its own
-// `static void decode_fast(in, in_n, pos&, b&, nfull, out, out_n)` (same contract).
+// `static void decode_fast(in, in_n, pos&, b&, nfull, out, out_n, prefetch)` (same contract;
+// `prefetch`: whether to prefetch the output, decompress_loop's rule).
 template <typename K, typename = void>
 struct has_decode_fast : std::false_type {};
 template <typename K>
 struct has_decode_fast<K, std::void_t<decltype(&K::decode_fast)>> : std::true_type {};
 
-// A kernel that writes its output with non-temporal stores (the NT experiment) declares
-// `static constexpr bool streaming_output = true`: no output prefetch then.
+// A kernel that writes its output with non-temporal stores (zvc_store::streaming) declares
+// `static constexpr bool streaming_output = true` and `static void finish(out)` (the sfence
+// after the call's last store): no output prefetch then.
 template <typename K, typename = void>
 struct has_streaming_output : std::false_type {};
 template <typename K>
 struct has_streaming_output<K, std::void_t<decltype(K::streaming_output)>>
     : std::integral_constant<bool, K::streaming_output> {};
+
+// A kernel with read slack may provide `static void decode_exact(src, mask, dst)`: decode_full
+// reading nothing past the block's data (AVX2 w = 4: masked loads). The stream's last full
+// blocks use it instead of the zero-padded copy below.
+template <typename K, typename = void>
+struct has_decode_exact : std::false_type {};
+template <typename K>
+struct has_decode_exact<K, std::void_t<decltype(&K::decode_exact)>> : std::true_type {};
 
 template <typename T, typename K>
 void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out,
@@ -223,7 +237,9 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
   const std::size_t nblocks = blocks_for(e);
   std::size_t pos = 0;
   std::size_t b = 0;
-  if constexpr (!has_streaming_output<K>::value) prefetch_head(out, out_n, true);
+  // Output prefetch: cached stores only (a streaming kernel's stores need no line in cache).
+  constexpr bool prefetch = !has_streaming_output<K>::value;
+  if (prefetch) prefetch_head(out, out_n, true);
   // Fast path over full blocks: one bounds check per block. A block is decoded here only when
   // its mask, its data and the kernel's read slack (at least the next block's 4 mask bytes) lie
   // inside the stream, so every check of the careful loop below holds for it; the first block
@@ -233,7 +249,7 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
       K::read_slack > zvc_mask_bytes ? K::read_slack : zvc_mask_bytes;
   const std::size_t nfull = e / zvc_block_elements;
   if constexpr (has_decode_fast<K>::value) {
-    K::decode_fast(in, in_n, pos, b, nfull, out, out_n);  // same contract, kernel's own loop
+    K::decode_fast(in, in_n, pos, b, nfull, out, out_n, prefetch);  // same contract, own loop
   } else if (in_n >= zvc_mask_bytes) {
     for (; b < nfull; ++b) {
       const std::uint32_t mask = load_u32le(in + pos);
@@ -241,7 +257,7 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
       const std::size_t end =
           pos + zvc_mask_bytes + w * static_cast<std::size_t>(__builtin_popcountll(mask));
       if (end + fast_slack > in_n) break;
-      if ((b * zvc_block_elements * w) % 1024 == 0)
+      if (prefetch && (b * zvc_block_elements * w) % 1024 == 0)
         prefetch_kib(out, b * zvc_block_elements * w + zvc_prefetch_distance, out_n, true);
       K::decode_full(in + pos + zvc_mask_bytes, mask, out + b * zvc_block_elements * w);
       pos = end;
@@ -267,6 +283,8 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
     if (left < nnz * w) fail_data_truncated(data, mask, b, nnz * w, left);
     if (k == zvc_block_elements && left - nnz * w >= K::read_slack) {
       K::decode_full(in + data, mask, out + first * w);
+    } else if (k == zvc_block_elements && has_decode_exact<K>::value) {
+      if constexpr (has_decode_exact<K>::value) K::decode_exact(in + data, mask, out + first * w);
     } else if (k == zvc_block_elements) {
       if (tail_base > in_n) {
         tail_base = data;
@@ -285,6 +303,7 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
                       " mod " + std::to_string(w) + "), only " + std::to_string(in_n - pos) +
                       " left");
   if (tail) std::memcpy(out + e * w, in + pos, tail);
+  if constexpr (has_streaming_output<K>::value) K::finish(out);
   pos += tail;
   if (pos != in_n)
     throw codec_error("zvc stream too long: " + std::to_string(in_n - pos) +
