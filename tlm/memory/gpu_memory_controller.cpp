@@ -70,6 +70,8 @@ gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memo
                                                 p.address_mapping,
                                                 p.page_policy, p.scheduler);
     wake_at_.assign(dram_->spec().channels, dram::channel::kNever);
+    wpos_.assign(dram_->spec().channels, -1);
+    wheap_.reserve(dram_->spec().channels);
   }
   tgt.register_b_transport(this, &gpu_memory_controller::b_transport);
   tgt.register_nb_transport_fw(this, &gpu_memory_controller::nb_transport_fw);
@@ -172,7 +174,7 @@ void gpu_memory_controller::account(unsigned id, bool rd, std::uint64_t len, ps_
   }
 }
 
-ps_t gpu_memory_controller::at_ps(const sc_time& delay) {
+ps_t gpu_memory_controller::at_ps_general(const sc_time& delay) {
   if (ps_resolution_ < 0)
     ps_resolution_ = sc_get_time_resolution() == sc_time(1, SC_PS) ? 1 : 0;
   if (ps_resolution_) {
@@ -300,7 +302,7 @@ void gpu_memory_controller::schedule_wake(unsigned c) {
   auto& ch = dram_->channels()[c];
   const ps_t bound = ch.completion_bound();
   if (bound == dram::channel::kNever) {
-    wake_at_[c] = dram::channel::kNever;
+    set_wake(c, dram::channel::kNever);
     return;
   }
   // No completion the channel can produce before its next submit() ends before `bound`, so
@@ -309,17 +311,57 @@ void gpu_memory_controller::schedule_wake(unsigned c) {
   // is, so one wake-up covers as many commands as possible.
   const ps_t w = std::max(bound + gpu_params_.controller_latency_ps, at_ps());
   if (w == wake_at_[c]) return;
-  wake_at_[c] = w;
-  wakes_.push({w, c});
+  set_wake(c, w);
   notify_at(w);
 }
 
-void gpu_memory_controller::notify_at(ps_t t) {
-  if (t >= ev_at_) return;  // already armed for an earlier (or the same) time
-  ev_at_ = t;
-  // Inside service_method() the event is armed once, at its end: every re-arming of a
-  // pending notification leaves a cancelled entry in the kernel's timed-event queue.
-  if (!in_service_) ev_.notify(delay_to(t));
+void gpu_memory_controller::set_wake(unsigned c, ps_t w) {
+  const ps_t old = wake_at_[c];
+  if (old == w) return;
+  wake_at_[c] = w;
+  std::int32_t p = wpos_[c];
+  if (w == dram::channel::kNever) {  // remove c: the last entry takes its place
+    const std::uint32_t last = wheap_.back();
+    wheap_.pop_back();
+    wpos_[c] = -1;
+    if (last != c) {
+      wheap_[static_cast<std::size_t>(p)] = last;
+      wpos_[last] = p;
+      wake_sift(static_cast<std::size_t>(p));
+    }
+    return;
+  }
+  if (p < 0) {
+    p = static_cast<std::int32_t>(wheap_.size());
+    wheap_.push_back(c);
+    wpos_[c] = p;
+  }
+  wake_sift(static_cast<std::size_t>(p));
+}
+
+void gpu_memory_controller::wake_sift(std::size_t i) {
+  const std::uint32_t c = wheap_[i];
+  // Up while before the parent.
+  while (i > 0) {
+    const std::size_t up = (i - 1) / 2;
+    if (!wake_before(c, wheap_[up])) break;
+    wheap_[i] = wheap_[up];
+    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    i = up;
+  }
+  // Down while a child is before it.
+  const std::size_t n = wheap_.size();
+  for (;;) {
+    std::size_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && wake_before(wheap_[k + 1], wheap_[k])) ++k;
+    if (!wake_before(wheap_[k], c)) break;
+    wheap_[i] = wheap_[k];
+    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    i = k;
+  }
+  wheap_[i] = c;
+  wpos_[c] = static_cast<std::int32_t>(i);
 }
 
 void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when, std::uint64_t seq,
@@ -337,11 +379,9 @@ void gpu_memory_controller::service_method() {
   in_service_ = true;
   // 1. Channels whose wake-up is due: issue their commands up to now; their completions
   //    become responses (none due before now, see schedule_wake()).
-  while (!wakes_.empty() && wakes_.top().first <= now) {
-    const auto [w, c] = wakes_.top();
-    wakes_.pop();
-    if (wake_at_[c] != w) continue;  // stale entry
-    wake_at_[c] = dram::channel::kNever;
+  while (!wheap_.empty() && wake_at_[wheap_.front()] <= now) {
+    const std::uint32_t c = wheap_.front();
+    set_wake(c, dram::channel::kNever);
     dram_->channels()[c].advance(now);
     drain(c);
     schedule_wake(c);
@@ -375,8 +415,7 @@ void gpu_memory_controller::service_method() {
     }
   }
   // 3. Re-arm for the next wake-up or response (stale wake entries dropped first).
-  while (!wakes_.empty() && wake_at_[wakes_.top().second] != wakes_.top().first) wakes_.pop();
-  if (!wakes_.empty()) notify_at(wakes_.top().first);
+  if (!wheap_.empty()) notify_at(wake_at_[wheap_.front()]);
   if (!resp_heap_.empty()) notify_at(resp_heap_.top().time);
   if (ev_at_ != ~ps_t{0}) ev_.notify(delay_to(ev_at_));
   in_service_ = false;

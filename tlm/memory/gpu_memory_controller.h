@@ -192,7 +192,13 @@ private:
   static unsigned initiator_id(tlm::tlm_generic_payload& trans);
   /// Simulated time now + `delay` in ps, and the sc_time of a delay in ps: integer fast forms
   /// when the time resolution is 1 ps (the default), else the sc_time_util conversions.
-  ps_t at_ps(const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME);
+  ps_t at_ps(const sc_core::sc_time& delay = sc_core::SC_ZERO_TIME) {
+    if (ps_resolution_ == 1)  // inside service_method() the time is the activation's
+      return (in_service_ ? service_now_ : static_cast<ps_t>(sc_core::sc_time_stamp().value())) +
+             static_cast<ps_t>(delay.value());
+    return at_ps_general(delay);
+  }
+  ps_t at_ps_general(const sc_core::sc_time& delay);  ///< at_ps() before / without 1-ps resolution
   sc_core::sc_time delay_to(ps_t abs_ps);  ///< from now to the absolute time abs_ps (>= now)
   int ps_resolution_ = -1;  ///< -1 unknown, 1 the time resolution is 1 ps, 0 it is not
   void accept(tlm::tlm_generic_payload& trans, ps_t arrival);
@@ -203,7 +209,13 @@ private:
   /// responses that are due (in order of time, then acceptance), then re-arms ev_.
   void service_method();
   /// Arms ev_ for the absolute time `t` (ps) unless it is already armed for an earlier time.
-  void notify_at(ps_t t);
+  void notify_at(ps_t t) {
+    if (t >= ev_at_) return;  // already armed for an earlier (or the same) time
+    ev_at_ = t;
+    // Inside service_method() the event is armed once, at its end: every re-arming of a
+    // pending notification leaves a cancelled entry in the kernel's timed-event queue.
+    if (!in_service_) ev_.notify(delay_to(t));
+  }
   /// `mm`: the payload has a memory manager (read at acceptance, while the payload is in
   /// the cache: reading it again at response time costs a cache miss per transaction).
   void push_response(tlm::tlm_generic_payload* t, ps_t when, std::uint64_t seq, bool mm);
@@ -228,9 +240,17 @@ private:
   std::size_t outstanding_ = 0;
   tlm::tlm_generic_payload* waiting_req_ = nullptr;  // BEGIN_REQ held back (no END_REQ yet)
   ps_t waiting_since_ = 0;
-  using timed = std::pair<ps_t, std::uint32_t>;  // (time, channel)
-  std::priority_queue<timed, std::vector<timed>, std::greater<timed>> wakes_;
+  /// Channel wake-ups: wake_at_[c] (kNever: none) and an indexed binary min-heap of the
+  /// channels that have one, ordered by (wake_at_, channel); a changed wake-up moves its
+  /// channel in place (no stale entries to push and pop later).
   std::vector<ps_t> wake_at_;
+  std::vector<std::uint32_t> wheap_;  ///< channels with a wake-up, heap-ordered
+  std::vector<std::int32_t> wpos_;    ///< position of each channel in wheap_ (-1: absent)
+  bool wake_before(std::uint32_t a, std::uint32_t b) const {
+    return wake_at_[a] != wake_at_[b] ? wake_at_[a] < wake_at_[b] : a < b;
+  }
+  void set_wake(unsigned c, ps_t w);  ///< wake_at_[c] = w (kNever removes), heap kept
+  void wake_sift(std::size_t i);      ///< restores the heap order around position i
   struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans; bool mm;
                 bool operator>(const resp& o) const { return time != o.time ? time > o.time : seq > o.seq; } };
   std::priority_queue<resp, std::vector<resp>, std::greater<resp>> resp_heap_;

@@ -91,9 +91,16 @@ void channel::update_group(command cmd, unsigned flat, ps_t t) {
 void channel::pick_requests() {
   for (unsigned f : dirty_list_) refresh_candidate(f);
   dirty_list_.clear();
-  if (!cb_valid_) {  // the channel-wide bounds change only when a command is recorded
+  if (!cb_valid_) {  // recomputed only after idle refreshes; else kept by issue()
     cb_ = chk_.channel_wide();
     cb_valid_ = true;
+  } else if (check_pick_) {  // self-check: the incrementally raised bounds are the present ones
+    const timing_checker::channel_bounds r = chk_.channel_wide();
+    for (int i = 0; i < 4; ++i)
+      if (r.b[i] != cb_.b[i]) {
+        ++cb_mismatches_;
+        break;
+      }
   }
   req_ = choice{};
   bound_ = kNever;
@@ -181,12 +188,7 @@ unsigned __int128 channel::pick_reference(ps_t& bnd) const {
   return best;
 }
 
-void channel::finish_pick() {
-  if (policy_ == page_policy::open && !(ref_due_ != kNever && ref_due_ <= req_.time)) {
-    cache_ = req_;  // no override applies (the common case)
-    cached_ = true;
-    return;
-  }
+void channel::finish_pick_overrides() {
   choice best = req_;
   if (policy_ == page_policy::closed) {
     // Closed page: a bank with an open row and no queued request for that row precharges.
@@ -225,22 +227,9 @@ void channel::finish_pick() {
     r.not_before = ref_due_;
     best = r;
   }
-  cache_ = best;
+  ovr_ = best;
+  use_ovr_ = true;
   cached_ = true;
-}
-
-void channel::choose(unsigned bank, const cand& c, ps_t t) {
-  req_.time = t;
-  req_.cmd = static_cast<command>(c.cmd);
-  req_.bank = bank;
-  req_.qi = c.qi;
-  req_.key = c.key;
-  req_.not_before = c.arrival;
-}
-
-void channel::pick() {
-  pick_requests();
-  finish_pick();
 }
 
 void channel::pick_after_submit(unsigned flat) {
@@ -268,7 +257,9 @@ void channel::pick_after_submit(unsigned flat) {
 void channel::issue(const choice& c) {
   const unsigned bg = bg_of(c.bank), ba = ba_of(c.bank);
   chk_.record_issue(c.cmd, bg, ba, c.time, c.not_before);
-  cb_valid_ = false;
+  // The channel-wide bounds: raised by the terms this command changed (cb_ is valid here:
+  // a pick chose the command).
+  if (cb_valid_) chk_.raise_channel_wide(cb_, c.cmd);
   clock_ = std::max(clock_, c.time);
   bank_state& b = banks_[c.bank];
   // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
@@ -322,13 +313,14 @@ void channel::rescan(bank_state& b) {
 void channel::advance(ps_t until) {
   for (;;) {
     if (!cached_) pick();
-    if (cache_.time == kNever || cache_.time >= until) return;
+    const choice& nx = next();
+    if (nx.time == kNever || nx.time >= until) return;
     // An idle channel (nothing queued; a REF chosen, so every bank is closed) refreshes every
     // tREFI: all its REFs before `until` at once, with the same times and counts as one by
     // one (a long idle stretch, e.g. LT statistics at the end of a long layer, would
     // otherwise cost one pick and one record per tREFI: ~3 M REFs per simulated second on 12
     // GDDR5 channels).
-    if (cache_.cmd == command::REF && queued_ == 0 && cache_.time == ref_due_ && until < kIdle) {
+    if (nx.cmd == command::REF && queued_ == 0 && nx.time == ref_due_ && until < kIdle) {
       const std::uint64_t n = (until - 1 - ref_due_) / refi_ + 1;  // REFs due before until
       if (n > 1 && chk_.record_idle_refreshes(ref_due_, refi_, n)) {
         clock_ = std::max(clock_, ref_due_ + (n - 1) * refi_);
@@ -338,14 +330,14 @@ void channel::advance(ps_t until) {
         continue;
       }
     }
-    issue(cache_);
+    issue(nx);
   }
 }
 
 ps_t channel::next_command_time() {
   if (queued_ == 0) return kNever;
   if (!cached_) pick();
-  return cache_.time;
+  return next().time;
 }
 
 ps_t channel::completion_bound() {
@@ -353,7 +345,7 @@ ps_t channel::completion_bound() {
   if (!cached_) pick();
   // Commands issue in time order, so no column command comes before the next command
   // (which may be a refresh that holds up the requests' earlier bounds).
-  const ps_t b = std::max(bound_, cache_.time);
+  const ps_t b = std::max(bound_, next().time);
   return b == kNever ? kNever : b + min_done_;
 }
 

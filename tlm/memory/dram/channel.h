@@ -86,6 +86,10 @@ public:
   void set_check_pick(bool on) { check_pick_ = on; }
   std::uint64_t pick_mismatches() const { return pick_mismatches_; }
   std::uint64_t picks_checked() const { return picks_checked_; }
+  /// Self-check (with set_check_pick(true)): picks at which the channel-wide bounds kept
+  /// incrementally (timing_checker::raise_channel_wide) differed from the checker's
+  /// channel_wide() (must stay 0).
+  std::uint64_t bound_mismatches() const { return cb_mismatches_; }
 
 private:
   struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
@@ -139,11 +143,31 @@ private:
   };
   /// The scheduler's choice among the queued requests (req_) and the completion bound, one
   /// pass over the banks; then the refresh / closed-page overrides (finish_pick()).
-  void pick();
+  void pick() {
+    pick_requests();
+    finish_pick();
+  }
   /// Makes candidate c of `bank` the next command, issuable at t.
-  void choose(unsigned bank, const cand& c, ps_t t);
+  void choose(unsigned bank, const cand& c, ps_t t) {
+    req_.time = t;
+    req_.cmd = static_cast<command>(c.cmd);
+    req_.bank = bank;
+    req_.qi = c.qi;
+    req_.key = c.key;
+    req_.not_before = c.arrival;
+  }
   void pick_requests();
-  void finish_pick();
+  /// The refresh / closed-page overrides of req_ (inline: the common case, open page and no
+  /// refresh due, only marks req_ as the next command).
+  void finish_pick() {
+    if (policy_ == page_policy::open && !(ref_due_ != kNever && ref_due_ <= req_.time)) {
+      use_ovr_ = false;
+      cached_ = true;
+      return;
+    }
+    finish_pick_overrides();
+  }
+  void finish_pick_overrides();
   /// After submit() to bank `flat`: updates req_ from that bank's new candidate alone when
   /// possible (the other banks' candidates and the channel-wide bounds are unchanged).
   void pick_after_submit(unsigned flat);
@@ -178,15 +202,19 @@ private:
   std::uint64_t seq_ = 0;
   std::size_t queued_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0;
-  bool cached_ = false;           ///< req_, cache_, cb_, bound_ are valid
+  bool cached_ = false;           ///< req_, ovr_ / use_ovr_, cb_, bound_ are valid
   choice req_;                    ///< best request command (no refresh / closed-page override)
-  choice cache_;                  ///< the next command
+  choice ovr_;                    ///< the next command when a refresh / closed-page override applies
+  bool use_ovr_ = false;          ///< the next command is ovr_ (else req_)
+  const choice& next() const { return use_ovr_ ? ovr_ : req_; }
   timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
-  bool cb_valid_ = false;         ///< cb_ is the checker's present channel_wide()
+  /// cb_ is the checker's present channel_wide(): recomputed once, then raised by issue()
+  /// (timing_checker::raise_channel_wide) for each command; recomputed after idle refreshes.
+  bool cb_valid_ = false;
   ps_t bound_ = kNever;           ///< completion_bound() before min_done_
   std::vector<completion> done_;
   bool check_pick_ = false;
-  std::uint64_t pick_mismatches_ = 0, picks_checked_ = 0;
+  std::uint64_t pick_mismatches_ = 0, picks_checked_ = 0, cb_mismatches_ = 0;
 };
 
 }  // namespace cdma::dram

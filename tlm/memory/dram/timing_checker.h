@@ -44,6 +44,13 @@ public:
   /// ACT, PRE, RD, WR (index = command) computed once, then combined per bank.
   struct channel_bounds { ps_t b[4]; };
   channel_bounds channel_wide() const;
+  /// Updates `cb` (channel_wide() before the last record()/record_issue() of `cmd`) to the
+  /// present channel_wide(), from the terms `cmd` changed only: every term of channel_wide()
+  /// is a time of the history plus a timing, and in a sequence without violations each
+  /// rises or stays as commands are recorded (commands in time order; the oldest of the last
+  /// four ACTs; the data bus frees later after every burst), so cb = max(cb, changed terms)
+  /// equals the recomputation (tested against channel_wide() in the scheduler's self-check).
+  void raise_channel_wide(channel_bounds& cb, command cmd) const;
   ps_t earliest_fast(const channel_bounds& cb, command cmd, unsigned bank_group, unsigned bank,
                      ps_t not_before) const {
     return std::max(cb.b[static_cast<std::size_t>(cmd)],
