@@ -142,6 +142,31 @@ TEST(PcieMath, CompletionSplit) {
   EXPECT_EQ(pieces[2].second, 64u);
 }
 
+TEST(PcieMath, CpldCountIsTheNumberOfCompletionPieces) {
+  // cpld_count (closed form, used by LT per request) against walking for_each_cpld piece by
+  // piece, for every start offset within two RCBs and request lengths up to MRRS, with both
+  // RCBs and completion sizes of RCB, 2 x RCB and MPS. By hand: 300 B at 0x10, RCB 64, MPS
+  // 256: 48 B to 0x40, then 252 B in one piece: 2.
+  EXPECT_EQ(cpld_count(0x10, 300, 64, 256), 2u);
+  EXPECT_EQ(cpld_count(0, 512, 64, 256), 2u);
+  EXPECT_EQ(cpld_count(0x30, 16 + 128, 64, 64), 3u);
+  for (std::uint32_t rcb : {64u, 128u})
+    for (std::uint32_t cpl : {0u, rcb, 2 * rcb}) {
+      link_params p;
+      p.rcb = rcb;
+      p.cpl_bytes = cpl;
+      const std::uint64_t piece_max = completion_payload(p);
+      for (std::uint64_t a = 4096 - 2 * rcb; a < 4096 + 2 * rcb; a += 8)
+        for (std::uint64_t n = 1; n <= p.mrrs && n <= 8192 - a; n += 7) {
+          if (a / 4096 != (a + n - 1) / 4096) continue;  // a request never crosses 4 KiB
+          std::uint64_t walked = 0;
+          for_each_cpld(a, n, p, [&](std::uint64_t, std::uint64_t) { ++walked; });
+          ASSERT_EQ(cpld_count(a, n, rcb, piece_max), walked)
+              << "rcb " << rcb << " cpl " << cpl << " at " << a << " len " << n;
+        }
+    }
+}
+
 TEST(PcieMath, ZeroLengthHasNoTlp) {
   link_params p;
   for (const tlp_split& s : {mwr_split(123, 0, p), mrd_split(123, 0, p), cpld_split(123, 0, p)}) {

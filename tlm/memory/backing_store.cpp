@@ -252,11 +252,17 @@ std::uint8_t* backing_store::io_take(std::uint64_t index, bool& dirty) {
 
 void backing_store::io_read_ahead(std::uint64_t from) {
   const std::uint64_t end = std::min<std::uint64_t>(from + read_ahead_, on_file_.size());
-  for (std::uint64_t i = from; i < end; ++i) {
+  // A reader walking upwards calls this once per page (from = previous from + 1): continue
+  // where the previous call stopped instead of looking at the whole window again. Any other
+  // call scans its window from the start.
+  std::uint64_t i = from == ra_from_ + 1 && ra_next_ > from && ra_next_ <= end ? ra_next_ : from;
+  for (; i < end; ++i) {
     if (!on_file_[i]) break;  // the written data ends here
     if (pages_.count(i) || io_pending_.count(i)) continue;
     io_submit(false, i, pool_.get(false));
   }
+  ra_from_ = from;
+  ra_next_ = i;
 }
 
 backing_store::page* backing_store::find_page(std::uint64_t index) {

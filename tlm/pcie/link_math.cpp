@@ -165,13 +165,9 @@ tlp_split cpld_split(std::uint64_t addr, std::uint64_t len, const link_params& p
   tlp_split s;
   const std::uint64_t ovh = cpl_overhead_bytes(p);
   const std::uint64_t piece_max = completion_payload(p);
-  // Per request, for_each_cpld's pieces counted in closed form (LT calls this per
-  // transaction): an unaligned start gives one piece up to the next RCB boundary (piece_max
-  // is a multiple of the RCB, so that piece is shorter than piece_max), the rest is aligned
-  // and goes in pieces of piece_max.
+  // Per request, for_each_cpld's pieces counted in closed form (cpld_count).
   for_each_mrd(addr, len, p, [&](std::uint64_t a, std::uint64_t n) {
-    const std::uint64_t head = a % p.rcb != 0 ? detail::min3(n, detail::to_next(a, p.rcb), piece_max) : 0;
-    const std::uint64_t cnt = (head != 0 ? 1 : 0) + (n - head + piece_max - 1) / piece_max;
+    const std::uint64_t cnt = cpld_count(a, n, p.rcb, piece_max);
     s.tlps += cnt;
     s.payload_bytes += n;
     s.wire_bytes += n + cnt * ovh;
@@ -216,36 +212,6 @@ credit_stream::credit_stream(const link_params& p, std::uint32_t hdr_credits,
     : hdr_avail_(hdr_credits), data_avail_(data_credits_adv), hdr_inf_(hdr_credits == 0),
       data_inf_(data_credits_adv == 0), every_(p.updatefc_every),
       loop_fixed_(credit_loop_ps(p, 0)) {}
-
-ps_t credit_stream::ready(ps_t t, std::uint64_t hdr, std::uint64_t data) {
-  while ((!hdr_inf_ && hdr_avail_ < hdr) || (!data_inf_ && data_avail_ < data)) {
-    if (head_ == returns_.size()) break;  // nothing in flight (link_params::validate prevents it)
-    const batch& b = returns_[head_++];
-    t = std::max(t, b.at);
-    hdr_avail_ += b.hdr;
-    data_avail_ += b.data;
-  }
-  if (head_ == returns_.size()) {
-    returns_.clear();
-    head_ = 0;
-  }
-  return t;
-}
-
-void credit_stream::take(ps_t end, std::uint64_t hdr, std::uint64_t data) {
-  if (infinite()) return;
-  hdr_avail_ -= hdr_inf_ ? 0 : std::min(hdr, hdr_avail_);
-  data_avail_ -= data_inf_ ? 0 : std::min(data, data_avail_);
-  pend_hdr_ += hdr_inf_ ? 0 : hdr;
-  pend_data_ += data_inf_ ? 0 : data;
-  if (++pend_tlps_ < every_) return;
-  if (head_ > 0 && head_ * 2 >= returns_.size()) {  // drop the consumed front now and then
-    returns_.erase(returns_.begin(), returns_.begin() + static_cast<std::ptrdiff_t>(head_));
-    head_ = 0;
-  }
-  returns_.push_back({end + loop_fixed_, pend_hdr_, pend_data_});
-  pend_tlps_ = pend_hdr_ = pend_data_ = 0;
-}
 
 ps_t tag_paced_ps(std::uint64_t requests, std::uint32_t tags, ps_t rtt_ps) {
   if (requests <= tags) return 0;

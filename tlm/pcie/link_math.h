@@ -22,6 +22,7 @@
 //                 payload, incl. Ack/UpdateFC) + 8 B CRC + 6 B FEC; no per-TLP framing, sequence
 //                 number or LCRC in Flit Mode (they live in the flit).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -144,6 +145,18 @@ tlp_split mrd_split(std::uint64_t addr, std::uint64_t len, const link_params& p)
 /// with for_each_cpld. Overhead per TLP is cpl_overhead_bytes(). len 0 gives no TLP.
 tlp_split cpld_split(std::uint64_t addr, std::uint64_t len, const link_params& p);
 
+/// CplD TLPs answering ONE read request [addr, addr+len) (len <= MRRS, not crossing 4 KiB):
+/// for_each_cpld's pieces counted in closed form. An unaligned start gives one piece up to
+/// the next RCB boundary (completion_payload() is a multiple of the RCB, so that piece is
+/// shorter than it), the rest is aligned and goes in pieces of completion_payload().
+/// cpld_split() sums this over the requests of mrd_split().
+inline std::uint64_t cpld_count(std::uint64_t addr, std::uint64_t len, std::uint64_t rcb,
+                                std::uint64_t piece_max) {
+  const std::uint64_t head =
+      addr % rcb != 0 ? std::min(std::min(len, rcb - addr % rcb), piece_max) : 0;
+  return (head != 0 ? 1 : 0) + (len - head + piece_max - 1) / piece_max;
+}
+
 /// Data credits (16 B each, §2.6.1) of a payload: ceil(bytes / 16).
 inline std::uint64_t data_credits(std::uint64_t bytes) { return (bytes + 15) / 16; }
 
@@ -262,6 +275,37 @@ void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, 
     addr += piece;
     len -= piece;
   }
+}
+
+// credit_stream: inline, LT calls ready/take once per TLP.
+inline ps_t credit_stream::ready(ps_t t, std::uint64_t hdr, std::uint64_t data) {
+  while ((!hdr_inf_ && hdr_avail_ < hdr) || (!data_inf_ && data_avail_ < data)) {
+    if (head_ == returns_.size()) break;  // nothing in flight (link_params::validate prevents it)
+    const batch& b = returns_[head_++];
+    t = std::max(t, b.at);
+    hdr_avail_ += b.hdr;
+    data_avail_ += b.data;
+  }
+  if (head_ == returns_.size()) {
+    returns_.clear();
+    head_ = 0;
+  }
+  return t;
+}
+
+inline void credit_stream::take(ps_t end, std::uint64_t hdr, std::uint64_t data) {
+  if (infinite()) return;
+  hdr_avail_ -= hdr_inf_ ? 0 : std::min(hdr, hdr_avail_);
+  data_avail_ -= data_inf_ ? 0 : std::min(data, data_avail_);
+  pend_hdr_ += hdr_inf_ ? 0 : hdr;
+  pend_data_ += data_inf_ ? 0 : data;
+  if (++pend_tlps_ < every_) return;
+  if (head_ > 0 && head_ * 2 >= returns_.size()) {  // drop the consumed front now and then
+    returns_.erase(returns_.begin(), returns_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  returns_.push_back({end + loop_fixed_, pend_hdr_, pend_data_});
+  pend_tlps_ = pend_hdr_ = pend_data_ = 0;
 }
 
 }  // namespace cdma::pcie

@@ -69,7 +69,12 @@ pcie_link::pcie_link(sc_module_name name, const link_params& params)
       lt_nonposted_(params_, params_.nph_credits, 0),
       peq_(this, &pcie_link::peq_cb),
       actions_("actions") {
-  for (auto& d : dir_) d.server.set_rate(tlp_rate_Bps(params_));
+  rate_ = tlp_rate_Bps(params_);
+  ovh_ = tlp_overhead_bytes(params_);
+  cpl_ovh_ = cpl_overhead_bytes(params_);
+  dllp_bytes_ = dllp_wire_bytes(params_);
+  cpl_payload_ = completion_payload(params_);
+  for (auto& d : dir_) d.server.set_rate(rate_);
   // Credits the root port advertises to the endpoint's transmitter (d2h) and the endpoint
   // advertises to the root port's transmitter (h2d). 0 = infinite.
   auto set = [](dir_state& d, int type, std::uint32_t h, std::uint32_t data) {
@@ -116,13 +121,14 @@ bool pcie_link::link_carries(const tlm_generic_payload& trans) {
 
 ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
                             ps_t ready_ps) {
-  tlm_generic_payload sub;
+  tlm_generic_payload& sub = sub_;
   sub.set_command(trans.get_command());
   sub.set_address(trans.get_address() + off);
   sub.set_data_ptr(trans.get_data_ptr() + off);
   sub.set_data_length(static_cast<unsigned>(n));
   sub.set_streaming_width(static_cast<unsigned>(n));
   sub.set_byte_enable_ptr(nullptr);
+  sub.set_byte_enable_length(0);
   sub.set_dmi_allowed(false);
   sub.set_response_status(TLM_INCOMPLETE_RESPONSE);
   const ps_t now = now_ps();
@@ -145,7 +151,7 @@ ps_t pcie_link::lt_send(int d, const tlp_split& s, ps_t ready) {
 
 void pcie_link::lt_dllps(int d, std::uint64_t n, ps_t ready) {
   if (n == 0) return;
-  const std::uint64_t bytes = n * dllp_wire_bytes(params_);
+  const std::uint64_t bytes = n * dllp_bytes_;
   dir_[d].st.dllps += n;
   dir_[d].st.dllp_bytes += bytes;
   // LT: charge the DLLPs' serialization time without idling the direction until `ready`
@@ -166,8 +172,8 @@ ps_t pcie_link::lt_tlp(int d, credit_stream& cs, std::uint64_t wire, std::uint64
 ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
   const link_params& p = params_;
   const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
-  const std::uint32_t ovh = tlp_overhead_bytes(p);
-  const tlp_split s = mwr_split(addr, len, p);
+  const std::uint32_t ovh = ovh_;
+  tlp_split s;  // mwr_split(addr, len, p), counted in the same pass as the MWr themselves
   std::uint64_t last = 0;
   ps_t first_end = 0, link_end = 0;
   if (lt_posted_.infinite()) {  // no credit can run out: the MWr go back to back as one block
@@ -175,22 +181,28 @@ ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
     for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
       if (first == 0) first = n;
       last = n;
+      ++s.tlps;
+      s.payload_bytes += n;
+      s.wire_bytes += n + ovh;
     });
     link_end = lt_send(D2H, s, t0);
-    first_end = link_end - transfer_ps(s.wire_bytes, dir_[D2H].server.rate()) + ser_ps(p, first + ovh);
+    first_end = link_end - transfer_ps(s.wire_bytes, rate_) + transfer_ps(first + ovh, rate_);
   } else {
     // Posted credits over the whole stream of MWr, across transactions (credit_stream: the
     // rule AT's UpdateFC loop follows): each MWr starts once the link is free and the
     // credits it needs are back.
-    dir_state& up = dir_[D2H];
-    up.st.payload_bytes += s.payload_bytes;
-    up.st.wire_bytes += s.wire_bytes;
-    up.st.tlps += s.tlps;
     for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
       link_end = lt_tlp(D2H, lt_posted_, n + ovh, data_credits(n), t0);
       if (first_end == 0) first_end = link_end;
       last = n;
+      ++s.tlps;
+      s.payload_bytes += n;
+      s.wire_bytes += n + ovh;
     });
+    dir_state& up = dir_[D2H];
+    up.st.payload_bytes += s.payload_bytes;
+    up.st.wire_bytes += s.wire_bytes;
+    up.st.tlps += s.tlps;
   }
   const ps_t first_arrive = first_end + p.latency_ps;
   const ps_t last_arrive = link_end + p.latency_ps;
@@ -208,52 +220,61 @@ ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
 ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
   const link_params& p = params_;
   const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
-  std::uint64_t q1 = 0, ql = 0, ql_addr = 0;
+  const std::uint32_t ovh = ovh_;
+  // One pass over the MRd requests: mrd_split (r), cpld_split of the transaction (c), of its
+  // first request (c1) and of its last (cl), and the first request's length (q1).
+  std::uint64_t q1 = 0;
+  tlp_split r, c, c1, cl;
   for_each_mrd(addr, len, p, [&](std::uint64_t a, std::uint64_t n) {
-    if (q1 == 0) q1 = n;
-    ql = n;
-    ql_addr = a;
+    const std::uint64_t cnt = cpld_count(a, n, p.rcb, cpl_payload_);
+    const tlp_split one{cnt, n, n + cnt * cpl_ovh_};
+    if (q1 == 0) {
+      q1 = n;
+      c1 = one;
+    }
+    cl = one;
+    ++r.tlps;
+    r.wire_bytes += ovh;
+    c.tlps += cnt;
+    c.payload_bytes += n;
+    c.wire_bytes += one.wire_bytes;
   });
-  const std::uint32_t ovh = tlp_overhead_bytes(p);
-  const tlp_split r = mrd_split(addr, len, p);
   ps_t start = 0, last_mrd = 0;  // first and last MRd start
+  const ps_t ser = transfer_ps(ovh, rate_);  // one MRd on the wire (= ser_ps(p, ovh))
   if (lt_nonposted_.infinite()) {
-    start = lt_send(D2H, r, t0) - transfer_ps(r.wire_bytes, dir_[D2H].server.rate());
-    last_mrd = start + ser_ps(p, r.wire_bytes - ovh);
+    start = lt_send(D2H, r, t0) - transfer_ps(r.wire_bytes, rate_);
+    last_mrd = start + transfer_ps(r.wire_bytes - ovh, rate_);
   } else {  // non-posted credits over the whole stream of MRd (credit_stream, as for MWr)
     dir_[D2H].st.wire_bytes += r.wire_bytes;
     dir_[D2H].st.tlps += r.tlps;
-    const ps_t ser = transfer_ps(ovh, dir_[D2H].server.rate());
     for (std::uint64_t i = 0; i < r.tlps; ++i) {
       last_mrd = lt_tlp(D2H, lt_nonposted_, ovh, 0, t0) - ser;
       if (i == 0) start = last_mrd;
     }
   }
-  const ps_t first_arrive = start + ser_ps(p, ovh) + p.latency_ps + p.rc_latency_ps;
+  const ps_t first_arrive = start + ser + p.latency_ps + p.rc_latency_ps;
 
   trans.set_response_status(TLM_OK_RESPONSE);
   const ps_t h1 = host_access(trans, 0, q1, first_arrive);
-  const ps_t h2 = len > q1 ? host_access(trans, q1, len - q1, first_arrive + ser_ps(p, ovh)) : h1;
+  const ps_t h2 = len > q1 ? host_access(trans, q1, len - q1, first_arrive + ser) : h1;
   const ps_t c_start = h1 + p.rc_latency_ps;
   if (!trans.is_response_ok()) {  // one completion without data (UR / CA status)
     tlp_split cpl;
     cpl.tlps = 1;
-    cpl.wire_bytes = cpl_overhead_bytes(p);
+    cpl.wire_bytes = cpl_ovh_;
     const ps_t e = lt_send(H2D, cpl, std::max(h1, h2) + p.rc_latency_ps);
     return e + p.latency_ps;
   }
-  const tlp_split c = cpld_split(addr, len, p);
-  const tlp_split c1 = cpld_split(addr, q1, p);
-  const tlp_split cl = cpld_split(ql_addr, ql, p);
   const ps_t cpl_link_end = lt_send(H2D, c, c_start);
   // Round trip of one request: issue to the arrival of its last completion.
-  const ps_t rtt = c_start + ser_ps(p, c1.wire_bytes) + p.latency_ps - start;
+  const ps_t rtt = c_start + transfer_ps(c1.wire_bytes, rate_) + p.latency_ps - start;
   // The MRd stream's own issue times already hold the link and the non-posted credits of
   // the whole stream (lt_tlp); tags bound it within this transaction.
   const ps_t pace = std::max(tag_paced_ps(r.tlps, p.tags, rtt), last_mrd - start);
   const ps_t last_issue = start + pace;
-  const ps_t end = std::max({cpl_link_end, last_issue + (c_start - start) + ser_ps(p, cl.wire_bytes),
-                             h2 + p.rc_latency_ps + ser_ps(p, cl.wire_bytes)});
+  const ps_t cl_ser = transfer_ps(cl.wire_bytes, rate_);
+  const ps_t end = std::max({cpl_link_end, last_issue + (c_start - start) + cl_ser,
+                             h2 + p.rc_latency_ps + cl_ser});
   // Acks for the MRds and UpdateFC (non-posted) on h2d; Acks for the CplDs on d2h.
   lt_dllps(H2D, acks_for(p, r.tlps) + updatefcs_for(p, r.tlps, p.nph_credits != 0),
            first_arrive);

@@ -185,6 +185,15 @@ private:
   void release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data);
 
   pcie::link_params params_;
+  // Per-link constants of link_math (pure functions of params_), computed once: LT uses them
+  // per transaction. ser_ps(params_, n) == transfer_ps(n, rate_).
+  double rate_ = 0;                       ///< tlp_rate_Bps(params_), B/s
+  std::uint32_t ovh_ = 0, cpl_ovh_ = 0;   ///< tlp_overhead_bytes / cpl_overhead_bytes
+  std::uint64_t dllp_bytes_ = 0;          ///< dllp_wire_bytes
+  std::uint64_t cpl_payload_ = 0;         ///< completion_payload
+  /// Root complex -> host memory payload of host_access(), reused (no payload construction,
+  /// i.e. no extension-array allocation, per access; host memory never calls back).
+  tlm::tlm_generic_payload sub_;
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
   /// LT: posted (PH/PD, d2h MWr) and non-posted (NPH, d2h MRd) credits over the whole stream.
