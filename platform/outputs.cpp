@@ -14,6 +14,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <memory>
 #include "platform/config.h"
+#include "tlm/core/worker_thread.h"
 #include "platform/report.h"
 
 namespace po = boost::program_options;
@@ -96,6 +98,27 @@ extern "C" void on_interrupt(int sig) {
   ::signal(sig, SIG_DFL);
   ::raise(sig);  // blocked while the handler runs: delivered as it returns
 }
+
+/// Holds SIGINT, SIGTERM and SIGHUP in the calling thread while it lives (one that arrives
+/// meanwhile is delivered when it ends): creating a file and registering it for cleanup is one
+/// step, so an interrupt never finds a file created but not yet registered (seen as a leftover
+/// relay directory under load). A thread started while it lives inherits the mask, so the
+/// handler never runs on it.
+class interrupts_held {
+public:
+  interrupts_held() {
+    sigset_t s;
+    sigemptyset(&s);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&s, sig);
+    ::pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~interrupts_held() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  interrupts_held(const interrupts_held&) = delete;
+  interrupts_held& operator=(const interrupts_held&) = delete;
+
+private:
+  sigset_t old_;
+};
 
 }  // namespace
 
@@ -353,6 +376,7 @@ void check_output_path(const std::string& path, const std::string& option) {
   // create (the link itself stays), created and removed again.
   const std::string file = replaced_file(path);
   const std::string via = file == path ? "" : " (a symbolic link to " + file + ")";
+  const interrupts_held hold;  // until the probe is registered for cleanup
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
     if (errno == EEXIST) return;  // created meanwhile by someone else: theirs, left alone
@@ -368,6 +392,10 @@ void write_output_file(const std::string& path, const std::string& content, cons
   bool in_place = special_file(path);
   const std::string file = in_place ? path : replaced_file(path);
   std::string target;
+  // Interrupts held until the temporary file is registered (not for a special file written in
+  // place, whose open may block until a reader comes and must stay interruptible).
+  std::optional<interrupts_held> hold;
+  if (!in_place) hold.emplace();
   int fd = open_output(target, file, in_place);
   if (fd < 0 && !in_place && (errno == EACCES || errno == EPERM || errno == EROFS) &&
       ::access(file.c_str(), W_OK) == 0) {
@@ -383,6 +411,7 @@ void write_output_file(const std::string& path, const std::string& content, cons
                               e, note));
   }
   interrupt_cleanup on_signal(in_place ? std::string() : target);
+  hold.reset();
   int e = write_all_fd(fd, content.data(), content.size());
   if (::close(fd) != 0 && e == 0) e = errno;
   if (e == 0 && !in_place && ::rename(target.c_str(), file.c_str()) != 0) {
@@ -398,6 +427,10 @@ void write_output_file(const std::string& path, const std::string& content, cons
 
 relayed_output::relayed_output(std::string path, std::string option, const std::string& suffix)
     : path_(std::move(path)), option_(std::move(option)) {
+  // Every file below is registered as soon as it exists (interrupts held meanwhile; not while
+  // opening the user's own special file, which may block until a reader comes: an interrupt
+  // must still end that wait).
+  std::optional<interrupts_held> hold(std::in_place);
   const char* tmpdir = std::getenv("TMPDIR");
   std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/cdma-vp-relay.XXXXXX";
   if (!::mkdtemp(templ.data()))
@@ -422,10 +455,12 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
   if (keep_wfd_ < 0) fail("cannot open the FIFO " + fifo_);
   in_place_ = special_file(path_);
   file_ = in_place_ ? path_ : replaced_file(path_);
+  if (in_place_) hold.reset();
   out_fd_ = open_output(tmp_, file_, in_place_);
   if (out_fd_ < 0) fail(in_place_ ? "cannot open for writing" : "cannot create " + tmp_);
   if (!in_place_) clean_tmp_ = interrupt_cleanup(tmp_);
-  thread_ = std::thread([this] { relay(); });
+  hold.reset();
+  thread_ = start_worker_thread([this] { relay(); });  // interrupts go to the simulation's thread
 }
 
 void relayed_output::relay() {

@@ -1,4 +1,5 @@
 #include "tlm/memory/backing_store.h"
+#include "tlm/core/worker_thread.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -42,7 +43,7 @@ backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
   if (spill.io_thread) {
     read_ahead_ = spill.read_ahead_pages;
     write_behind_ = std::max<std::size_t>(1, spill.write_behind_pages);
-    io_thread_ = std::thread([this] { io_worker(); });
+    io_thread_ = start_worker_thread([this] { io_worker(); });
   }
 }
 

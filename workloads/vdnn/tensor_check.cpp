@@ -1,4 +1,5 @@
 #include "workloads/vdnn/tensor_check.h"
+#include "tlm/core/worker_thread.h"
 
 // xxh_x86dispatch.h maps XXH3_64bits to XXH3_64bits_dispatch: the same hash, computed with the
 // widest vector unit the CPU has (AVX2 here) instead of the library's baseline SSE2/scalar
@@ -41,7 +42,7 @@ static_assert(chunk_producer::chunk_bytes % chunk_producer::granule_bytes == 0);
 
 chunk_producer::chunk_producer(activation_source& source, std::size_t lookahead, bool digest)
     : source_(source), lookahead_(lookahead), digest_(digest) {
-  if (lookahead_ > 0) thread_ = std::thread([this] { worker(); });
+  if (lookahead_ > 0) thread_ = start_worker_thread([this] { worker(); });
 }
 
 chunk_producer::~chunk_producer() { stop(); }
