@@ -64,6 +64,48 @@ std::string text(const json& v, const std::string& where, const std::string& key
   fail(where, key, v, expected);
 }
 
+/// Reads `s` as a whole number written in decimal, exactly: [+-]digits[.digits][e[+-]digits]
+/// whose value has no fraction (1000, 1e3, 64.0, 1.5e1; not 2.5 or 2.0000000000000001), with
+/// no spaces. Exact for every integer in the long long range (no detour through a double).
+/// False if `s` is not such a number or is out of that range.
+bool parse_whole(const std::string& s, long long& out) {
+  std::size_t i = 0;
+  const bool neg = i < s.size() && s[i] == '-';
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  std::string digits;  // mantissa digits, point removed
+  long long point = -1;  // digits before the point
+  for (; i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || (s[i] == '.' && point < 0)); ++i)
+    if (s[i] == '.') point = static_cast<long long>(digits.size());
+    else digits += s[i];
+  if (digits.empty()) return false;
+  if (point < 0) point = static_cast<long long>(digits.size());
+  long long exp = 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    const bool eneg = i < s.size() && s[i] == '-';
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (i >= s.size()) return false;
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+      exp = exp * 10 + (s[i] - '0');
+      if (exp > 100000) return false;
+    }
+    if (eneg) exp = -exp;
+  }
+  if (i != s.size()) return false;
+  const long long int_len = point + exp;  // digits of the integer part (may exceed digits.size())
+  for (long long k = std::max<long long>(int_len, 0); k < static_cast<long long>(digits.size()); ++k)
+    if (digits[static_cast<std::size_t>(k)] != '0') return false;  // a fraction
+  unsigned long long v = 0;
+  const unsigned long long limit = neg ? 9223372036854775808ull : 9223372036854775807ull;
+  for (long long k = 0; k < int_len; ++k) {
+    const int d = k < static_cast<long long>(digits.size()) ? digits[static_cast<std::size_t>(k)] - '0' : 0;
+    if (v > (limit - static_cast<unsigned long long>(d)) / 10) return false;
+    v = v * 10 + static_cast<unsigned long long>(d);
+  }
+  out = neg ? static_cast<long long>(0 - v) : static_cast<long long>(v);
+  return true;
+}
+
 template <typename T>
 param integer(const std::string& name, T& ref, long long lo, long long hi, const std::string& doc) {
   return {name, "int", doc,
@@ -71,22 +113,20 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
             const std::string exp = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
             long long x = 0;
             // A whole number written any decimal way (1000, 1e3, 1000.0) is that integer, as
-            // for sizes; a fraction is refused. JSON floats and command-line text alike.
-            auto whole = [&](double d) {
-              if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::floor(d))
-                fail(where, name, v, exp);
-              return static_cast<long long>(d);
-            };
-            if (v.is_number_integer()) x = v.get<long long>();
-            else if (v.is_number_float()) x = whole(v.get<double>());
-            else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
+            // for sizes, read exactly (parse_whole); a fraction is refused. A JSON float
+            // (4.0) counts only where a double holds the integer exactly (below 2^53).
+            if (v.is_number_unsigned() && v.get<unsigned long long>() > 9223372036854775807ull) fail(where, name, v, exp);
+            else if (v.is_number_integer()) x = v.get<long long>();
+            else if (v.is_number_float()) {
+              const double d = v.get<double>();
+              if (!(std::fabs(d) < 9007199254740992.0) || d != std::floor(d)) fail(where, name, v, exp);
+              x = static_cast<long long>(d);
+            } else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
               const std::string s = v.get<std::string>();
               if (hexadecimal(s))
                 throw config_error(where + ": " + name + " = " + v.dump() + ": hexadecimal is not accepted; expected " +
                                    exp + " written in decimal");
-              double d = 0;
-              if (!parse_decimal(s, d).empty()) fail(where, name, v, exp);
-              x = whole(d);
+              if (!parse_whole(s, x)) fail(where, name, v, exp);
             } else fail(where, name, v, exp);
             if (x < lo || x > hi) fail(where, name, v, exp);
             ref = static_cast<T>(x);

@@ -99,6 +99,22 @@ TEST(config, bad_values_name_key_value_and_expected_form) {
   EXPECT_EQ(c.batch, 64);
   expect_error("batch=2.5", {"batch", "2.5", "expected an integer in [1, 1048576]"});
   expect_error("gpu.kernel_outstanding=1e9", {"gpu.kernel_outstanding", "expected an integer in [0, 65536]"});
+  // Read exactly, never through a double (12345678901234567 became ...568; the stated maximum
+  // 2^63-1 was refused); a fraction hidden in the 17th digit is still a fraction.
+  apply_override(c, "seed=12345678901234567");
+  EXPECT_EQ(c.seed, 12345678901234567ull);
+  apply_override(c, "seed=9223372036854775807");
+  EXPECT_EQ(c.seed, 9223372036854775807ull);
+  apply_override(c, "seed=9.007199254740993e15");
+  EXPECT_EQ(c.seed, 9007199254740993ull);
+  expect_error("seed=9223372036854775808", {"seed", "expected an integer"});
+  expect_error("batch=2.0000000000000001", {"batch", "expected an integer"});
+  expect_error("batch=1e", {"batch", "expected an integer"});
+  expect_error("batch= 3", {"batch", "expected an integer"});
+  apply_override(c, "batch=+5");
+  EXPECT_EQ(c.batch, 5);
+  apply_override(c, "batch=0.05e2");
+  EXPECT_EQ(c.batch, 5);
 }
 
 TEST(config, file_errors_name_the_file) {
