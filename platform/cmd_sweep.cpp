@@ -168,7 +168,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   for (std::size_t k = 0; k < plan["runs"].size(); ++k) {
     const auto& run = plan["runs"][k];
     csv << k;
-    for (const auto& a : plan["grid"]) csv << "," << run["values"][a["name"].get<std::string>()].get<std::string>();
+    for (const auto& a : plan["grid"])
+      csv << "," << csv_field(run["values"][a["name"].get<std::string>()].get<std::string>());
     std::ifstream rf(dir + "/run_" + std::to_string(k) + ".json");
     json r;
     bool ok = false;
@@ -195,7 +196,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         if (!want.is_object() || !want.contains(key)) return std::string();
         return want[key].is_string() ? csv_field(want[key].get<std::string>()) : want[key].dump();
       };
-      csv << "," << status << "," << cell("network") << "," << cell("batch") << "," << cell("activations")
+      csv << "," << csv_field(status) << "," << cell("network") << "," << cell("batch") << "," << cell("activations")
           << ",,,,,,\n";
       ++not_ok[status == "not-run" ? "not run" : status.rfind("interrupted", 0) == 0 ? "interrupted" : "failed"];
       if (status == "not-run") log << "run " << k << " not run (no " << base << ".log)\n";
@@ -223,9 +224,22 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   for (const auto& [what, count] : not_ok) log << ", " << count << " " << what;
   log << ")\n";
   if (plot) {
-    const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py") +
-                            " " + shell_quote(dir + "/sweep.csv") + " " + shell_quote(dir + "/sweep");
-    if (std::system(cmd.c_str()) == 0)
+    // A child like the runs: an interrupt of the sweep is passed to it and waited for (it was
+    // started through std::system and went on writing plots after the sweep had ended).
+    std::vector<std::string> argv_s = {"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py",
+                                       dir + "/sweep.csv", dir + "/sweep"};
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    int st = -1;
+    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0) {
+      forward_interrupt_to(pid);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      forget_child(pid);
+    }
+    if (st == 0)
       log << "plots written to " << dir << "/sweep.png and " << dir << "/sweep.svg\n";
     else
       log << "warning: plotting failed (needs /usr/bin/python3 with matplotlib); the CSV is complete\n";

@@ -3,7 +3,10 @@
 for every run of the grid. Usage: plot_sweep.py SWEEP.csv OUT_STEM  (writes OUT_STEM.png and
 OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-deps)."""
 import csv
+import os
+import signal
 import sys
+import tempfile
 
 import matplotlib
 
@@ -42,9 +45,25 @@ def main():
     net = ok[0]["network"] if ok else ""
     fig.suptitle(f"cdma-vp sweep {net}".strip(), y=0.995)
     fig.tight_layout()
+    # Each plot through a temporary file renamed into place (like every cdma-vp output): an
+    # interrupted plotter leaves the old plot or none, never half a file.
     for ext in ("png", "svg"):
-        fig.savefig(f"{sys.argv[2]}.{ext}", dpi=120)
+        final = f"{sys.argv[2]}.{ext}"
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(final) + ".tmp.", dir=os.path.dirname(final) or ".")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                fig.savefig(out, format=ext, dpi=120)
+            os.replace(tmp, final)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def stop(sig, _frame):  # SIGTERM / SIGHUP (from cdma-vp sweep's interrupt): clean up, then end
+    raise SystemExit(128 + sig)
 
 
 if __name__ == "__main__":
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, stop)
     main()
