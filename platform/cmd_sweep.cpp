@@ -157,6 +157,26 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   }
   if (!plan.is_object() || !plan.contains("grid") || !plan.contains("runs"))
     throw config_error(dir + "/sweep.plan.json: not a sweep plan (expected the keys grid and runs)");
+  // The shape every later read relies on (a hand-edited plan gave library messages and read
+  // through missing keys): grid = [{"name": string}], runs = [{"values": {name: string}}].
+  {
+    const std::string bad = dir + "/sweep.plan.json: not a sweep plan (";
+    if (!plan["grid"].is_array() || !plan["runs"].is_array())
+      throw config_error(bad + "expected grid and runs to be arrays)");
+    for (const auto& a : plan["grid"])
+      if (!a.is_object() || !a.contains("name") || !a["name"].is_string())
+        throw config_error(bad + "expected every grid entry to have a string \"name\")");
+    for (std::size_t k = 0; k < plan["runs"].size(); ++k) {
+      const json& run = plan["runs"][k];
+      if (!run.is_object() || !run.contains("values") || !run["values"].is_object())
+        throw config_error(bad + "run " + std::to_string(k) + " has no \"values\" object)");
+      for (const auto& a : plan["grid"]) {
+        const std::string n = a["name"].get<std::string>();
+        if (!run["values"].contains(n) || !run["values"][n].is_string())
+          throw config_error(bad + "run " + std::to_string(k) + " has no string value for grid " + n + ")");
+      }
+    }
+  }
   std::ostringstream csv;
   csv << "run";
   for (const auto& a : plan["grid"]) csv << ",grid:" << a["name"].get<std::string>();
@@ -172,12 +192,22 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       csv << "," << csv_field(run["values"][a["name"].get<std::string>()].get<std::string>());
     std::ifstream rf(dir + "/run_" + std::to_string(k) + ".json");
     json r;
-    bool ok = false;
+    bool ok = false, bad_result = false;
     if (rf) {
       try {
         r = json::parse(rf);
-        ok = r.value("verified", false) || !r["config"].value("verify", true);
+        // A result of cdma-vp run: its shape is checked before any field is read (a hand-made
+        // or truncated run_K.json is a row without results, not a library message).
+        const bool shaped = r.is_object() && r.value("network", json()).is_string() &&
+                            r.value("batch", json()).is_number() && r.value("step_time_s", json()).is_object() &&
+                            r.value("verified_bytes", json()).is_number() && r.value("verified", json()).is_boolean() &&
+                            r.value("config", json::object()).is_object();
+        ok = shaped && (r["verified"].get<bool>() || !r.value("config", json::object()).value("verify", true));
+        bad_result = !shaped;
+        if (!shaped) log << "run " << k << ": " << dir << "/run_" << k << ".json is not a cdma-vp run result\n";
       } catch (const std::exception&) {
+        bad_result = true;
+        log << "run " << k << ": " << dir << "/run_" << k << ".json is not valid JSON\n";
       }
     }
     if (!ok) {
@@ -189,6 +219,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       std::string status = std::ifstream(base + ".log") ? "interrupted" : "not-run";
       if (auto st = statuses.find(k); st != statuses.end()) status = st->second;
       else if (std::ifstream sf(base + ".status"); sf) sf >> status;
+      if (bad_result) status = "bad-result";  // whatever the status file says: no usable result
       // network, batch and activations as the run was asked for (the plan's resolved values);
       // the results stay empty.
       const json& want = run.value("resolved", json::object());

@@ -276,6 +276,20 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   std::string r2;
   for (int i = 0; i < 4; ++i) std::getline(csv4, r2);
   EXPECT_EQ(r2.rfind("2,5,interrupted,synthetic,", 0), 0u) << r2;
+  // A run_K.json that is not a run result (hand-made, truncated) is a row "bad-result" with a
+  // message naming it (was a library type error refusing the whole merge).
+  std::ofstream(dir + "/run_1.json") << R"({"verified": true})";
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &merged), 1);
+  EXPECT_NE(merged.find(dir + "/run_1.json is not a cdma-vp run result"), std::string::npos) << merged;
+  std::ifstream csv5(dir + "/sweep.csv");
+  for (int i = 0; i < 3; ++i) std::getline(csv5, r2);
+  EXPECT_EQ(r2.rfind("1,4,bad-result,", 0), 0u) << r2;
+  // A plan whose shape is wrong is refused naming the file and what is missing.
+  std::ofstream(dir + "/sweep.plan.json") << R"({"grid": [{"name": "pcie.gen"}], "runs": [{"values": {}}]})";
+  std::string err;
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &merged, &err), 2);
+  EXPECT_NE(err.find(dir + "/sweep.plan.json: not a sweep plan (run 0 has no string value for grid pcie.gen)"),
+            std::string::npos) << err;
 }
 
 TEST(cli, bad_input_leaves_no_output_files_behind) {
