@@ -121,8 +121,9 @@ void print_summary(std::ostream& os, const run_report& r) {
   step_line("vDNN (uncompressed DMA)", r.vdnn, tv, true);
   step_line(cdma_name, r.cdma, tc, true);
   if (sv && sc)
-    os << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x (" << fmt("%+.1f", (tv / tc - 1) * 100)
-       << "% faster)\n";
+    os << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x ("
+       << (tv >= tc ? fmt("%+.1f", (tv / tc - 1) * 100) + "% faster" : fmt("%.1f", (1 - tv / tc) * 100) + "% slower")
+       << ")\n";
   os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << fmt("%.1f", r.oracle.dram.utilisation * 100)
      << "% / " << fmt("%.1f", r.vdnn.dram.utilisation * 100) << "% / "
      << fmt("%.1f", r.cdma.dram.utilisation * 100) << "%; cDMA placement "

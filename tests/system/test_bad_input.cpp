@@ -446,6 +446,11 @@ TEST(bad_input, a_zero_or_tiny_oracle_step_gives_no_absurd_ratio) {
   std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,1e-9,0\nsyn_conv_2,0,0\nsyn_conv_3,0,0\nsyn_conv_4,0,0\n";
   ASSERT_EQ(cli("run --network synthetic --batch 1 --layer-times " + p, &out), 0) << out;
   EXPECT_NE(out.find("e+07x oracle)"), std::string::npos) << out;  // 0.039 ms / 1 fs ~ 3.9e7
+  // A cDMA step slower than vDNN (RLE on dense data: every window stored raw plus the engine's
+  // work) is said to be slower (was "0.996x (-0.4% faster)").
+  ASSERT_EQ(cli("run --network synthetic --batch 4 --codec rle --density 1", &out), 0) << out;
+  EXPECT_NE(out.find("% slower)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("-0.4% faster"), std::string::npos) << out;
 }
 
 TEST_F(bad_input_run, a_step_beyond_the_bound_is_refused_before_simulating) {
