@@ -380,7 +380,12 @@ int sweep_command(const std::vector<std::string>& args) {
         s << " ) ;;\n";
       }
       s << "  *) echo \"unknown task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n"
-        << "\"$CDMA_VP\" run \"${ARGS[@]}\" -q --json " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.json\n";
+        << "\"$CDMA_VP\" run \"${ARGS[@]}\" -q --json " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.json\n"
+        // The task's end in run_K.status, in the words of a local sweep, for --merge (a
+        // failed task read as "interrupted" without it).
+        << "rc=$?\ncase $rc in\n  0) st=ok ;;\n  129|130|143) st=\"interrupted(signal=$((rc - 128)))\" ;;\n"
+        << "  12[9]|1[3-9][0-9]|2[0-9][0-9]) st=\"failed(signal=$((rc - 128)))\" ;;\n  *) st=\"failed(exit=$rc)\" ;;\nesac\n"
+        << "echo \"$st\" > " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.status\nexit $rc\n";
       write_output_file(slurm, s.str(), "--emit-slurm");
       std::cout << "Slurm job-array script with " << n << " tasks written to " << slurm
                 << "; after the jobs: cdma-vp sweep --merge " << out << "\n";

@@ -256,6 +256,11 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   s << std::ifstream(job).rdbuf();
   EXPECT_NE(s.str().find("#SBATCH --array=0-2"), std::string::npos) << s.str();
   ASSERT_EQ(std::system(("SLURM_ARRAY_TASK_ID=1 bash " + job + " >" + tmp("job.log") + " 2>&1").c_str()), 0);
+  {  // the task records its end for --merge, in the words of a local sweep
+    std::string status;
+    std::ifstream(dir + "/run_1.status") >> status;
+    EXPECT_EQ(status, "ok");
+  }
   // Only task 1 has run: merge marks the other two "not-run" (no log: never started; they
   // were "failed" without a reason) and task 1 ok; still exit 1 (rows without results).
   std::string merged;
