@@ -121,7 +121,12 @@ bool pcie_link::link_carries(const tlm_generic_payload& trans) {
 
 ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
                             ps_t ready_ps) {
-  tlm_generic_payload& sub = sub_;
+  // The reused payload, unless it is in use: a host-memory target may wait() inside
+  // b_transport (legal in LT), letting another process of this link reach here meanwhile.
+  tlm_generic_payload local;
+  tlm_generic_payload& sub = sub_busy_ ? local : sub_;
+  const bool owns = !sub_busy_;
+  sub_busy_ = true;
   sub.set_command(trans.get_command());
   sub.set_address(trans.get_address() + off);
   sub.set_data_ptr(trans.get_data_ptr() + off);
@@ -134,6 +139,7 @@ ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::
   const ps_t now = now_ps();
   sc_time delay = to_sc(std::max(ready_ps, now) - now);
   init->b_transport(sub, delay);
+  if (owns) sub_busy_ = false;
   if (!sub.is_response_ok() && trans.is_response_ok())
     trans.set_response_status(sub.get_response_status());
   return now_ps(delay);
@@ -174,6 +180,11 @@ ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
   const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
   const std::uint32_t ovh = ovh_;
   tlp_split s;  // mwr_split(addr, len, p), counted in the same pass as the MWr themselves
+  auto count = [&s, ovh](std::uint64_t n) {
+    ++s.tlps;
+    s.payload_bytes += n;
+    s.wire_bytes += n + ovh;
+  };
   std::uint64_t last = 0;
   ps_t first_end = 0, link_end = 0;
   if (lt_posted_.infinite()) {  // no credit can run out: the MWr go back to back as one block
@@ -181,9 +192,7 @@ ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
     for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
       if (first == 0) first = n;
       last = n;
-      ++s.tlps;
-      s.payload_bytes += n;
-      s.wire_bytes += n + ovh;
+      count(n);
     });
     link_end = lt_send(D2H, s, t0);
     first_end = link_end - transfer_ps(s.wire_bytes, rate_) + transfer_ps(first + ovh, rate_);
@@ -195,9 +204,7 @@ ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
       link_end = lt_tlp(D2H, lt_posted_, n + ovh, data_credits(n), t0);
       if (first_end == 0) first_end = link_end;
       last = n;
-      ++s.tlps;
-      s.payload_bytes += n;
-      s.wire_bytes += n + ovh;
+      count(n);
     });
     dir_state& up = dir_[D2H];
     up.st.payload_bytes += s.payload_bytes;

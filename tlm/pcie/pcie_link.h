@@ -192,8 +192,10 @@ private:
   std::uint64_t dllp_bytes_ = 0;          ///< dllp_wire_bytes
   std::uint64_t cpl_payload_ = 0;         ///< completion_payload
   /// Root complex -> host memory payload of host_access(), reused (no payload construction,
-  /// i.e. no extension-array allocation, per access; host memory never calls back).
+  /// i.e. no extension-array allocation, per access). While a b_transport with it is under
+  /// way (sub_busy_: the target may wait()), a nested or concurrent access uses its own.
   tlm::tlm_generic_payload sub_;
+  bool sub_busy_ = false;
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
   /// LT: posted (PH/PD, d2h MWr) and non-posted (NPH, d2h MRd) credits over the whole stream.
