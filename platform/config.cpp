@@ -295,6 +295,7 @@ std::vector<param> table(platform_config& c) {
       number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training"),
       integer("seed", c.seed, 0, std::numeric_limits<long long>::max(), "seed of the synthetic activations"),
       integer("produce_ahead", c.produce_ahead, 0, 1 << 16, "64 KiB activation chunks produced ahead of the engine's reads on a worker thread; 0: no thread (same results, only wall time differs)"),
+      integer("produce_threads", c.produce_threads, 1, 64, "threads producing activation chunks ahead when the source allows it (synthetic data; real files use one); same results, only wall time differs"),
       string("layer_times", c.layer_times, {}, "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers"),
       string("steps", c.steps, {}, "training steps to simulate, comma-separated subset of oracle,vdnn,cdma in that order"),
       string("mode", c.mode, {"lt", "at"}, "timing style: lt (b_transport + quantum) or at (4-phase nb_transport)"),

@@ -234,6 +234,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   rp.verify = cfg.verify;
   rp.approximately_timed = cfg.mode == "at";
   rp.produce_ahead_chunks = static_cast<std::size_t>(cfg.produce_ahead);
+  rp.produce_threads = static_cast<unsigned>(cfg.produce_threads);
   {
     const workloads::vdnn_step_config all[3] = {
         {"oracle", workloads::vdnn_policy::none, false, cid, 4},

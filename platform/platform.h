@@ -50,6 +50,9 @@ struct platform_config {
   /// Activation chunks (64 KiB) produced ahead on a worker thread (workloads::chunk_producer);
   /// 0 = produced in the simulation thread. Results are identical; only wall time changes.
   std::uint64_t produce_ahead = 8;
+  /// Threads producing those chunks when the source allows it (synthetic data; a real
+  /// activations file uses one). Results are identical; only wall time changes.
+  std::uint64_t produce_threads = 2;
   std::string layer_times;                ///< CSV layer,forward_ms,backward_ms overriding the roofline
   double quantum_ns = 1000;               ///< global LT quantum (ns), default 1 us (ARCHITECTURE §4)
   /// "lt": the engine uses b_transport with the quantum (default); "at": 4-phase

@@ -2,7 +2,10 @@
 // demand and prefetched copies verified by checksum (workloads/vdnn/tensor_check.h).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/activations/activation_source.h"
@@ -123,9 +126,13 @@ TEST(TensorCheck, ProducingAheadGivesTheSameBytesChecksumsAndZerosAsOnDemand) {
   // in 4 KiB windows and once backwards: the worker's chunks equal on-demand production.
   synthetic_activation_source src(0.4, 9);
   const tensor_shape other{1, 3, 50, 70};  // 42000 bytes: one partial chunk
-  for (std::size_t ahead : {0u, 1u, 8u}) {
-    SCOPED_TRACE(ahead);
-    auto producer = std::make_shared<chunk_producer>(src, ahead);
+  // (lookahead, worker threads): no thread, one, and several producing at once (the
+  // synthetic source allows concurrent fill() calls).
+  const std::pair<std::size_t, unsigned> configs[] = {{0, 1}, {1, 1}, {8, 1}, {8, 2}, {3, 3}};
+  for (const auto& [ahead, threads] : configs) {
+    SCOPED_TRACE(std::to_string(ahead) + " ahead, " + std::to_string(threads) + " threads");
+    auto producer = std::make_shared<chunk_producer>(src, ahead, true, threads);
+    EXPECT_EQ(producer->threads(), ahead == 0 ? 0u : threads);
     auto on_demand_a = std::make_shared<tensor_record>(src, "t", kShape);
     auto on_demand_b = std::make_shared<tensor_record>(src, "u", other);
     auto a = std::make_shared<tensor_record>(producer, "t", kShape);
@@ -174,7 +181,7 @@ TEST(TensorCheck, TheSourcesErrorReachesTheReaderWithOrWithoutLookahead) {
   failing_source src;
   for (std::size_t ahead : {0u, 4u}) {
     SCOPED_TRACE(ahead);
-    auto producer = std::make_shared<chunk_producer>(src, ahead);
+    auto producer = std::make_shared<chunk_producer>(src, ahead, true, 2);
     auto rec = std::make_shared<tensor_record>(producer, "bad", kShape);
     std::vector<std::uint8_t> buf(4096);
     tensor_source_region region(rec);
@@ -189,11 +196,48 @@ TEST(TensorCheck, TheSourcesErrorReachesTheReaderWithOrWithoutLookahead) {
   }
 }
 
+namespace {
+// A source that does not allow concurrent fill() calls (like a real activations file with its
+// tensor cache) and records whether two calls ever overlapped.
+class serial_source : public synthetic_activation_source {
+public:
+  serial_source() : synthetic_activation_source(0.5, 3) {}
+  bool concurrent_fill() const override { return false; }
+  void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
+            std::uint8_t* out, std::size_t len) override {
+    if (inside_.exchange(true)) overlapped_ = true;
+    synthetic_activation_source::fill(key, shape, offset, out, len);
+    inside_ = false;
+  }
+  bool overlapped() const { return overlapped_; }
+
+private:
+  std::atomic<bool> inside_{false}, overlapped_{false};
+};
+}  // namespace
+
+TEST(TensorCheck, ASourceWithoutConcurrentFillGetsOneWorkerAndNeverOverlappingCalls) {
+  serial_source src;
+  synthetic_activation_source same(0.5, 3);
+  auto producer = std::make_shared<chunk_producer>(src, 8, true, 4);
+  EXPECT_EQ(producer->threads(), 1u);  // 4 asked, 1 started: more would only wait for the lock
+  const tensor_shape big{2, 16, 56, 56};  // 401408 bytes: 7 chunks
+  auto rec = std::make_shared<tensor_record>(producer, "big", big);
+  std::vector<std::uint8_t> got(big.elements() * 4), want(got.size());
+  for (std::uint64_t off = 0; off < got.size(); off += 4096)
+    tensor_source_region(rec).read(off, got.data() + off, 4096);
+  same.fill("big", big, 0, want.data(), want.size());
+  EXPECT_EQ(got, want);
+  EXPECT_FALSE(src.overlapped());
+  EXPECT_EQ(chunk_producer(same, 8, true, 3).threads(), 3u);  // synthetic: concurrent
+  EXPECT_THROW(chunk_producer(same, 8, true, 0), std::invalid_argument);
+}
+
 TEST(TensorCheck, AProducerStopsCleanlyWithWorkQueuedAndStillServesReadsAfterStop) {
   synthetic_activation_source src(0.5, 2);
   const tensor_shape big{4, 64, 56, 56};  // 3.2 MB: 49 chunks
   {
-    chunk_producer p(src, 64);
+    chunk_producer p(src, 64, true, 2);
     const std::uint64_t id = p.open("big", big);  // 49 chunks queued
     p.close(id);
     p.open("big", big);

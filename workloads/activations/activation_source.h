@@ -33,6 +33,9 @@ public:
   virtual std::string describe(const network& net) const = 0;
   /// Distinct images behind each batch (0 for synthetic data).
   virtual int distinct_images() const = 0;
+  /// True if fill() may run in several threads at once (the source keeps no mutable state,
+  /// e.g. synthetic data). Default false: callers serialise every fill() of one source.
+  virtual bool concurrent_fill() const { return false; }
 };
 
 /// Deterministic dense synthetic image bytes (input of layer 0): element e of the tensor is
@@ -141,6 +144,8 @@ public:
   void validate(const network& net) const override;
   std::string describe(const network& net) const override;
   int distinct_images() const override { return 0; }
+  /// fill() only reads the parameters fixed at construction: safe from several threads.
+  bool concurrent_fill() const override { return true; }
   /// Density used for tensor `key`.
   double density_of(const std::string& key) const;
 

@@ -24,11 +24,15 @@ std::uint64_t checksum(const std::uint8_t* p, std::size_t n) {
   return h ? h : 1;  // 0 marks "not recorded"
 }
 
-std::uint64_t count_zero_words(const std::uint8_t* p, std::size_t n) {
-  std::uint64_t z = 0;
-  for (std::size_t k = 0; k + 4 <= n; k += 4) {
+/// Zero 32-bit words among the n / 4 whole words at p (n <= 4 GiB: a granule). A 32-bit
+/// counter and a word-indexed loop let the compiler vectorise it to one compare and one
+/// subtract per 4 words (about 1 instruction per word; the 64-bit counter took 2.5).
+std::uint32_t count_zero_words(const std::uint8_t* p, std::size_t n) {
+  std::uint32_t z = 0;
+  const std::size_t words = n / 4;
+  for (std::size_t k = 0; k < words; ++k) {
     std::uint32_t v;
-    std::memcpy(&v, p + k, 4);
+    std::memcpy(&v, p + 4 * k, 4);
     z += (v == 0);
   }
   return z;
@@ -40,9 +44,13 @@ std::uint64_t count_zero_words(const std::uint8_t* p, std::size_t n) {
 static_assert(chunk_producer::granule_bytes == tensor_record::granule_bytes);
 static_assert(chunk_producer::chunk_bytes % chunk_producer::granule_bytes == 0);
 
-chunk_producer::chunk_producer(activation_source& source, std::size_t lookahead, bool digest)
-    : source_(source), lookahead_(lookahead), digest_(digest) {
-  if (lookahead_ > 0) thread_ = start_worker_thread([this] { worker(); });
+chunk_producer::chunk_producer(activation_source& source, std::size_t lookahead, bool digest,
+                               unsigned threads)
+    : source_(source), lookahead_(lookahead), digest_(digest), concurrent_(source.concurrent_fill()) {
+  if (threads == 0) throw std::invalid_argument("chunk_producer: threads must be >= 1");
+  if (lookahead_ == 0) return;
+  const unsigned n = concurrent_ ? threads : 1;
+  for (unsigned k = 0; k < n; ++k) threads_.push_back(start_worker_thread([this] { worker(); }));
 }
 
 chunk_producer::~chunk_producer() { stop(); }
@@ -53,7 +61,8 @@ void chunk_producer::stop() {
     stop_ = true;
   }
   work_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 std::uint64_t chunk_producer::open(const std::string& key, const tensor_shape& shape) {
@@ -79,16 +88,17 @@ void chunk_producer::close(std::uint64_t id) {
 void chunk_producer::queue_upto(std::uint64_t id, tensor& t, std::uint64_t end) {
   if (lookahead_ == 0) return;
   end = std::min(end, t.chunks);
-  bool queued = false;
+  std::size_t queued = 0;
   for (; t.next_queue < end; ++t.next_queue) {
     auto j = std::make_shared<job>();
     j->tensor = id;
     j->index = t.next_queue;
     t.jobs.emplace(t.next_queue, j);
     queue_.push_back(std::move(j));
-    queued = true;
+    ++queued;
   }
-  if (queued && worker_idle_) work_cv_.notify_one();  // no futex call while it works
+  // Wake as many idle workers as there are new jobs; no futex call while they all work.
+  for (std::size_t k = std::min(queued, workers_idle_); k > 0; --k) work_cv_.notify_one();
 }
 
 void chunk_producer::produce(job& j, const std::string& key, const tensor_shape& shape,
@@ -107,7 +117,9 @@ void chunk_producer::produce(job& j, const std::string& key, const tensor_shape&
     const std::uint64_t bytes = shape.elements() * 4, off = j.index * chunk_bytes;
     ch->len = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, bytes - off));
     ch->data.resize(chunk_bytes);
-    {
+    if (concurrent_) {
+      source_.fill(key, shape, off, ch->data.data(), ch->len);
+    } else {
       std::lock_guard<std::mutex> g(fill_lock_);
       source_.fill(key, shape, off, ch->data.data(), ch->len);
     }
@@ -117,7 +129,7 @@ void chunk_producer::produce(job& j, const std::string& key, const tensor_shape&
       for (std::size_t k = 0; k < ch->len; k += granule_bytes) {
         const std::size_t len = std::min(granule_bytes, ch->len - k);
         ch->hash.push_back(checksum(ch->data.data() + k, len));
-        ch->zeros.push_back(static_cast<std::uint32_t>(count_zero_words(ch->data.data() + k, len)));
+        ch->zeros.push_back(count_zero_words(ch->data.data() + k, len));
       }
     j.result = std::move(ch);
   } catch (...) {
@@ -128,9 +140,9 @@ void chunk_producer::produce(job& j, const std::string& key, const tensor_shape&
 void chunk_producer::worker() {
   std::unique_lock<std::mutex> g(lock_);
   for (;;) {
-    worker_idle_ = true;
+    ++workers_idle_;
     work_cv_.wait(g, [this] { return stop_ || !queue_.empty(); });
-    worker_idle_ = false;
+    --workers_idle_;
     if (stop_) return;
     std::shared_ptr<job> j = std::move(queue_.front());
     queue_.pop_front();
@@ -201,6 +213,7 @@ void chunk_producer::recycle(std::unique_ptr<chunk> ch) {
 
 void chunk_producer::fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
                           std::uint8_t* out, std::size_t len) {
+  if (concurrent_) return source_.fill(key, shape, offset, out, len);
   std::lock_guard<std::mutex> g(fill_lock_);
   source_.fill(key, shape, offset, out, len);
 }

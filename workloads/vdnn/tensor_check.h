@@ -33,16 +33,18 @@
 
 namespace cdma::workloads {
 
-/// Produces activation tensors in chunks, ahead of their use, on one worker thread.
+/// Produces activation tensors in chunks, ahead of their use, on worker threads.
 ///
 /// A training step reads each offloaded tensor front to back (the DMA engine's windows), so
-/// while the simulation works on chunk c the worker already produces chunks c+1 .. c+lookahead
+/// while the simulation works on chunk c the workers already produce chunks c+1 .. c+lookahead
 /// (and chunks 0 .. lookahead-1 of a tensor as soon as it is opened, i.e. when the kernel that
-/// writes it starts). The bytes are the same as producing them on demand: the activation
-/// source depends only on (key, offset), and every call of the source (the worker's and
-/// fill()) is made under one lock, so a source needs no thread safety of its own.
+/// writes it starts), oldest first. The bytes are the same as producing them on demand: the
+/// activation source depends only on (key, offset). Unless the source says its fill() may run
+/// concurrently (activation_source::concurrent_fill, e.g. synthetic data), every call of the
+/// source (the workers' and fill()) is made under one lock, so a source needs no thread safety
+/// of its own; then one worker is enough and more only wait.
 /// With lookahead 0 there is no thread: a chunk is produced when it is taken, in the caller's
-/// thread. Pure C++ (std::thread; no SystemC in the worker).
+/// thread. Pure C++ (std::thread; no SystemC in the workers).
 class chunk_producer {
 public:
   /// Production unit, bytes (16 granules of tensor_record::granule_bytes).
@@ -61,14 +63,21 @@ public:
 
   /// `source` must outlive the producer. `lookahead`: chunks produced ahead per tensor
   /// (0: no worker thread). `digest`: compute the per-granule checksums and zero counts.
-  chunk_producer(activation_source& source, std::size_t lookahead, bool digest = true);
-  /// Stops the worker (a chunk being produced is finished first); queued chunks are dropped.
+  /// `threads`: worker threads (>= 1; with lookahead > 0). Producing is most of the CPU time
+  /// of a large synthetic-data run (VGG-16 b64: ~7 of ~16 CPU s), so a second worker lets it
+  /// use a core the simulation thread leaves idle; with a source that is not
+  /// concurrent_fill() only one worker is started.
+  chunk_producer(activation_source& source, std::size_t lookahead, bool digest = true,
+                 unsigned threads = 1);
+  /// Stops the workers (chunks being produced are finished first); queued chunks are dropped.
   ~chunk_producer();
   chunk_producer(const chunk_producer&) = delete;
   chunk_producer& operator=(const chunk_producer&) = delete;
 
   std::size_t lookahead() const { return lookahead_; }
-  /// Stops the worker thread now (e.g. before the source is destroyed while records still
+  /// Worker threads started (0 with lookahead 0).
+  std::size_t threads() const { return threads_.size(); }
+  /// Stops the worker threads now (e.g. before the source is destroyed while records still
   /// refer to the producer); later chunks are produced when taken. Idempotent.
   void stop();
 
@@ -89,7 +98,7 @@ public:
   struct counts { std::uint64_t ready = 0, waited = 0, by_reader = 0; };
   counts stats() const { std::lock_guard<std::mutex> g(lock_); return stats_; }
   /// Calls the source for any byte range (e.g. to regenerate one granule), under the lock
-  /// that serialises every call of the source.
+  /// that serialises every call of the source (no lock if the source is concurrent_fill()).
   void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
             std::uint8_t* out, std::size_t len);
 
@@ -118,16 +127,17 @@ private:
   const bool digest_;
   mutable std::mutex lock_;  ///< guards everything below and job states
   counts stats_;
-  std::mutex fill_lock_;     ///< serialises calls of the source
+  std::mutex fill_lock_;     ///< serialises calls of the source (unless concurrent_fill)
+  const bool concurrent_;    ///< source_.concurrent_fill(): fill_lock_ not taken
   std::condition_variable work_cv_, done_cv_;
   std::deque<std::shared_ptr<job>> queue_;
   std::map<std::uint64_t, tensor> tensors_;
   std::vector<std::unique_ptr<chunk>> spare_;
   std::uint64_t next_id_ = 1;
   bool stop_ = false;
-  bool worker_idle_ = false;  ///< waiting on work_cv_ (notify only then)
-  int takers_waiting_ = 0;    ///< take() calls waiting on done_cv_
-  std::thread thread_;
+  std::size_t workers_idle_ = 0;  ///< workers waiting on work_cv_ (notify only then)
+  int takers_waiting_ = 0;        ///< take() calls waiting on done_cv_
+  std::vector<std::thread> threads_;
 };
 
 /// Checksums and verification state of one activation tensor during one training step.

@@ -38,7 +38,7 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
     throw std::invalid_argument(std::string(this->name()) + ": " +
                                 std::to_string(times_.size()) + " layer times for " +
                                 std::to_string(net_.layers.size()) + " layers");
-  producer_ = std::make_shared<chunk_producer>(source_, p_.produce_ahead_chunks);
+  producer_ = std::make_shared<chunk_producer>(source_, p_.produce_ahead_chunks, true, p_.produce_threads);
   regs.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   gpu_mem.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   // Host buffers: one data region and one metadata table per layer, never reused within a
