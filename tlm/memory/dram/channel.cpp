@@ -4,6 +4,11 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CDMA_DRAM_PICK_AVX2 1
+#endif
+
 namespace cdma::dram {
 
 const char* policy_name(page_policy p) { return p == page_policy::open ? "open" : "closed"; }
@@ -22,7 +27,14 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
   if (spec.banks() > 256)  // the scheduler's sort key carries the bank in 8 bits
     throw std::invalid_argument("dram channel: at most 256 banks per channel, the spec has " +
                                 std::to_string(spec.banks()));
-  for (auto& l : by_cmd_) l = key_order(spec.banks());
+  const std::size_t padded = (spec.banks() + 3u) / 4u * 4u;
+  soa_local_.assign(padded, kIdle);
+  soa_key_.assign(padded, ~0ull);
+  soa_sel_.assign(padded, 1ull << 32);  // lanes (0, 1): command 0; idle anyway
+#ifdef CDMA_DRAM_PICK_AVX2
+  __builtin_cpu_init();  // needed when this runs before main (a static channel)
+  avx2_ = __builtin_cpu_supports("avx2");
+#endif
   for (unsigned f = 0; f < spec.banks(); ++f) {
     bg_tab_.push_back(static_cast<std::uint8_t>(f / spec.banks_per_group));
     ba_tab_.push_back(static_cast<std::uint8_t>(f % spec.banks_per_group));
@@ -45,9 +57,9 @@ void channel::refresh_candidate(unsigned flat) {
   dirty_[flat] = 0;
   cand& c = cand_[flat];
   if (b.q.empty()) {
-    if (c.key != ~0ull) by_cmd_[c.cmd & 3u].erase(c.key);
     c.local = kIdle;
     c.key = ~0ull;
+    soa_set(flat, c);
     return;
   }
   const std::size_t qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
@@ -59,15 +71,12 @@ void channel::refresh_candidate(unsigned flat) {
   const bool col = cmd == command::RD || cmd == command::WR;
   const std::uint64_t key = (col ? 0 : (1ull << 63)) | (q.seq << 8) | flat;
   const auto cmd8 = static_cast<std::uint8_t>(cmd);
-  if (key != c.key || cmd8 != c.cmd) {  // keep the per-command age lists
-    if (c.key != ~0ull) by_cmd_[c.cmd & 3u].erase(c.key);
-    by_cmd_[cmd8 & 3u].insert(key);
-  }
   c.arrival = q.r.arrival;
   c.qi = static_cast<std::uint32_t>(qi);
   c.cmd = cmd8;
   c.key = key;
   c.local = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival);
+  soa_set(flat, c);
 }
 
 void channel::update_group(command cmd, unsigned flat, ps_t t) {
@@ -84,7 +93,10 @@ void channel::update_group(command cmd, unsigned flat, ps_t t) {
     if (f == flat || dirty_[f] || c.local == kIdle) continue;
     const auto cc = static_cast<command>(c.cmd);
     const bool ccol = cc == command::RD || cc == command::WR;
-    if (col ? ccol : cc == command::ACT) c.local = std::max(c.local, bound);
+    if (col ? ccol : cc == command::ACT) {
+      c.local = std::max(c.local, bound);
+      soa_local_[f] = c.local;
+    }
   }
 }
 
@@ -127,39 +139,17 @@ void channel::pick_requests() {
     bt = et_of(cand_[win]);
   } else {
     // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
-    // command that can issue first (ties: column commands, then age): the minimum of the
-    // key (time, not a column command, age), unique since ages are. Per command type c the
-    // banks issue at max(cb[c], local): every bank with local <= cb[c] issues at cb[c], the
-    // type's earliest possible time, and the oldest of them wins the type; so the type's
-    // age-ordered list is walked oldest first up to the first such bank, and only if there
-    // is none the whole list gives the minimum (local, key). The types' winners are then
-    // compared on 128-bit keys (time << 64 | key; the key's low 8 bits carry the bank).
+    // command that can issue first (ties: column commands, then age): the minimum of
+    // (time << 64 | key), unique since ages are; a bank's candidate c issues at
+    // max(cb[c], local). One branch-free pass over the banks' arrays (AVX2: 4 banks per
+    // instruction), else the scalar reference scan; both give the same minimum and bound.
     using u128 = unsigned __int128;
-    u128 best = ~u128{0};
-    for (unsigned t = 0; t < 4; ++t) {
-      const key_order& l = by_cmd_[t];
-      const std::size_t n = l.size();
-      if (n == 0) continue;
-      const ps_t cbt = cb_.b[t];
-      ps_t et = kNever;
-      std::uint64_t key = ~0ull;
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t k = l[i];
-        const ps_t loc = cand_[k & 0xffu].local;
-        if (loc <= cbt) {
-          et = cbt;
-          key = k;
-          break;
-        }
-        if (loc < et) {  // keys ascend: the first of equal locals has the smaller key
-          et = loc;
-          key = k;
-        }
-      }
-      const u128 kk = (static_cast<u128>(et) << 64) | key;
-      best = kk < best ? kk : best;
-      bnd = std::min(bnd, et + to_col_[t]);
-    }
+    u128 best;
+#ifdef CDMA_DRAM_PICK_AVX2
+    if (avx2_) best = pick_soa_avx2(bnd);
+    else
+#endif
+      best = pick_reference(bnd);
     if (check_pick_) {
       ps_t rb = kNever;
       const u128 ref = pick_reference(rb);
@@ -173,6 +163,53 @@ void channel::pick_requests() {
   choose(win, cand_[win], bt);
   bound_ = bnd;
 }
+
+#ifdef CDMA_DRAM_PICK_AVX2
+// pick_reference() on the arrays soa_*, 4 banks per step. All values compared are below 2^63
+// (times and kIdle = 2^63 - 1) except the keys (~0 for an idle bank) and time + to_col_
+// (up to kIdle + to_col_): those are compared as unsigned through the sign-bit flip.
+__attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& bnd) const {
+  const std::size_t n = soa_local_.size();
+  const __m256i cbv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cb_.b));
+  const __m256i tcv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(to_col_));
+  const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
+  const __m256i maxv = _mm256_set1_epi64x(INT64_MAX);
+  // Per lane the minimum (time, key) and the minimum time + to_col_ (unsigned order).
+  __m256i emin = maxv, kmin = maxv, bmin = maxv;
+  const auto* lp = reinterpret_cast<const __m256i*>(soa_local_.data());
+  const auto* sp = reinterpret_cast<const __m256i*>(soa_sel_.data());
+  const auto* kp = reinterpret_cast<const __m256i*>(soa_key_.data());
+  for (std::size_t i = 0; i < n / 4; ++i) {
+    const __m256i l = _mm256_loadu_si256(lp + i);
+    const __m256i s = _mm256_loadu_si256(sp + i);
+    const __m256i k = _mm256_xor_si256(_mm256_loadu_si256(kp + i), sign);  // unsigned order
+    const __m256i c = _mm256_permutevar8x32_epi32(cbv, s);  // cb_.b[command]
+    const __m256i t = _mm256_permutevar8x32_epi32(tcv, s);  // to_col_[command]
+    const __m256i e = _mm256_blendv_epi8(c, l, _mm256_cmpgt_epi64(l, c));  // max
+    const __m256i take = _mm256_or_si256(
+        _mm256_cmpgt_epi64(emin, e),
+        _mm256_and_si256(_mm256_cmpeq_epi64(emin, e), _mm256_cmpgt_epi64(kmin, k)));
+    emin = _mm256_blendv_epi8(emin, e, take);
+    kmin = _mm256_blendv_epi8(kmin, k, take);
+    const __m256i b = _mm256_xor_si256(_mm256_add_epi64(e, t), sign);  // unsigned order
+    bmin = _mm256_blendv_epi8(bmin, b, _mm256_cmpgt_epi64(bmin, b));
+  }
+  alignas(32) std::int64_t ev[4], kv[4], bv[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(ev), emin);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(kv), kmin);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(bv), bmin);
+  std::int64_t e = ev[0], k = kv[0], b = bv[0];
+  for (int i = 1; i < 4; ++i) {
+    const bool lt = ev[i] < e || (ev[i] == e && kv[i] < k);
+    e = lt ? ev[i] : e;
+    k = lt ? kv[i] : k;
+    b = std::min(b, bv[i]);
+  }
+  bnd = static_cast<ps_t>(b) ^ (1ull << 63);
+  const std::uint64_t key = static_cast<std::uint64_t>(k) ^ (1ull << 63);
+  return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e)) << 64) | key;
+}
+#endif
 
 unsigned __int128 channel::pick_reference(ps_t& bnd) const {
   using u128 = unsigned __int128;

@@ -18,7 +18,6 @@
 
 #include "tlm/core/units.h"
 #include "tlm/memory/dram/dram_spec.h"
-#include "tlm/memory/dram/key_order.h"
 #include "tlm/memory/dram/timing_checker.h"
 
 namespace cdma::dram {
@@ -81,7 +80,7 @@ public:
   scheduler sched() const { return sched_; }
 
   /// Self-check of the FR-FCFS pick (tests): when on, every pick is also computed by the
-  /// reference scan over all banks (the previous implementation) and a differing choice or
+  /// reference scan over all banks (scalar, over cand_) and a differing choice or
   /// completion bound is counted in pick_mismatches() (must stay 0). Off by default.
   void set_check_pick(bool on) { check_pick_ = on; }
   std::uint64_t pick_mismatches() const { return pick_mismatches_; }
@@ -122,6 +121,8 @@ private:
   /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
   /// (time << 64 | key) and sets `bnd` to the completion bound before min_done_.
   unsigned __int128 pick_reference(ps_t& bnd) const;
+  /// pick_reference() on the arrays soa_* with AVX2 (only called when the processor has it).
+  unsigned __int128 pick_soa_avx2(ps_t& bnd) const;
   void mark_dirty(unsigned flat) {
     if (!dirty_[flat]) {
       dirty_[flat] = 1;
@@ -183,14 +184,22 @@ private:
   std::vector<bank_state> banks_;
   std::vector<std::uint8_t> bg_tab_, ba_tab_;  ///< per flat bank: bank group, bank in group
   std::vector<cand> cand_;             ///< per flat bank (see above)
-  /// Per candidate command (ACT, PRE, RD, WR): the keys of the banks whose candidate is that
-  /// command, ascending (= oldest first: within one command type the keys differ only in
-  /// age and bank). Kept by refresh_candidate(). A FR-FCFS pick walks each list oldest first
-  /// and stops at the first bank whose bank-local time does not exceed the command's
-  /// channel-wide bound: that bank issues at the bound, the earliest time of any bank of the
-  /// type, and is the oldest such bank; only when no bank of the type is that early does
-  /// the walk cover the whole list (minimum of bank-local time, then key).
-  key_order by_cmd_[4];
+  /// The candidates again as arrays (structure of arrays) for the FR-FCFS pick, one entry
+  /// per flat bank, padded to a multiple of 4 banks (padding: an idle bank): bank-local time
+  /// (kIdle when idle), key (~0 when idle) and the candidate command c as the lane pair
+  /// (2c, 2c + 1) that selects cb_.b[c] and to_col_[c] from a 4 x 64-bit vector. Kept by
+  /// refresh_candidate() and update_group() with cand_. The pick is then one branch-free pass
+  /// over all banks (pick_reference()'s minimum of (max(cb[c], local), key) and its
+  /// completion bound), 4 banks per AVX2 instruction when the processor has AVX2
+  /// (pick_soa_avx2(); else pick_reference()). No per-command ordered lists to keep.
+  std::vector<std::uint64_t> soa_local_, soa_key_, soa_sel_;
+  bool avx2_ = false;
+  void soa_set(unsigned flat, const cand& c) {
+    soa_local_[flat] = c.local;
+    soa_key_[flat] = c.key;
+    const std::uint64_t t = c.cmd & 3u;
+    soa_sel_[flat] = (2 * t) | ((2 * t + 1) << 32);
+  }
   std::vector<std::uint8_t> dirty_;
   std::vector<unsigned> dirty_list_;
   ps_t tRRD_L_ps_, tCCD_L_ps_;
