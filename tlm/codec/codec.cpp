@@ -27,6 +27,28 @@ codec_id codec_from_string(const std::string& s) {
                     "'; expected one of: raw, none, zvc, rle, zlib, lz4, zstd");
 }
 
+void check_windows(std::size_t count, std::size_t window, std::size_t out_n) {
+  if (window == 0)
+    throw codec_error("decompress_windows: window size 0 bytes; expected > 0");
+  const std::size_t need = out_n / window + (out_n % window != 0);
+  if (count != need)
+    throw codec_error("decompress_windows: " + std::to_string(count) + " windows for " +
+                      std::to_string(out_n) + " output bytes in windows of " +
+                      std::to_string(window) + "; expected ceil(out_n / window) = " +
+                      std::to_string(need));
+}
+
+void codec::decompress_windows(const std::uint8_t* in, const std::size_t* offset,
+                               const std::size_t* size, std::size_t count, std::uint8_t* out,
+                               std::size_t window, std::size_t out_n) const {
+  check_windows(count, window, out_n);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t first = k * window;
+    const std::size_t n = out_n - first < window ? out_n - first : window;
+    decompress(in + offset[k], size[k], out + first, n);
+  }
+}
+
 std::unique_ptr<codec> make_codec(codec_id id, unsigned element_width, const codec_params& p) {
   if (element_width != 1 && element_width != 2 && element_width != 4)
     throw codec_error("codec " + to_string(id) + ": element width " +

@@ -67,7 +67,22 @@ class codec {
                           std::size_t out_n) const = 0;
   /// Size in bytes compress() would return, without writing output (fast path).
   virtual std::size_t compressed_size(const std::uint8_t* in, std::size_t n) const = 0;
+  /// Decodes `count` independent streams (windows, e.g. a whole tensor compressed per window):
+  /// stream k is in[offset[k] .. offset[k] + size[k]) and decodes to
+  /// out[k * window .. min((k + 1) * window, out_n)). The result and the errors are those of
+  /// decompress() called for each window in order (the first failing window throws; earlier
+  /// windows are decoded, later ones are not). count must be ceil(out_n / window) and window
+  /// > 0, else codec_error (check_windows). A codec may amortise per-call work over the batch
+  /// (zvc with zvc_store::streaming: one store fence at the end instead of one per window).
+  /// Default: decompress() per window.
+  virtual void decompress_windows(const std::uint8_t* in, const std::size_t* offset,
+                                  const std::size_t* size, std::size_t count, std::uint8_t* out,
+                                  std::size_t window, std::size_t out_n) const;
 };
+
+/// The argument check of codec::decompress_windows: throws codec_error unless window > 0 and
+/// count == ceil(out_n / window).
+void check_windows(std::size_t count, std::size_t window, std::size_t out_n);
 
 /// Creates a codec. element_width must be 1, 2 or 4 bytes (else codec_error); an unknown id
 /// or a parameter out of range (see codec_params) also throws codec_error.

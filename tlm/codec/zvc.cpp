@@ -91,9 +91,33 @@ std::size_t zvc_codec::compressed_size(const std::uint8_t* in, std::size_t n) co
   return k_->size[wi_](in, n);
 }
 
+namespace {
+// Issues the kernel table's store fence (if any) when it goes out of scope, also on an error.
+struct fence_at_exit {
+  void (*fence)();
+  ~fence_at_exit() {
+    if (fence) fence();
+  }
+};
+}  // namespace
+
 void zvc_codec::decompress(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out,
                            std::size_t out_n) const {
+  const fence_at_exit f{k_->fence[wi_]};
   k_->decompress[wi_](in, in_n, out, out_n);
+}
+
+void zvc_codec::decompress_windows(const std::uint8_t* in, const std::size_t* offset,
+                                   const std::size_t* size, std::size_t count, std::uint8_t* out,
+                                   std::size_t window, std::size_t out_n) const {
+  check_windows(count, window, out_n);
+  const fence_at_exit f{k_->fence[wi_]};  // once, after the last window
+  const auto dec = k_->decompress[wi_];
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t first = k * window;
+    const std::size_t n = out_n - first < window ? out_n - first : window;
+    dec(in + offset[k], size[k], out + first, n);
+  }
 }
 
 }  // namespace cdma::codec

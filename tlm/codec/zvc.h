@@ -46,6 +46,8 @@ struct zvc_kernels {
   std::size_t (*compress[3])(const std::uint8_t*, std::size_t, std::uint8_t*);
   void (*decompress[3])(const std::uint8_t*, std::size_t, std::uint8_t*, std::size_t);
   std::size_t (*size[3])(const std::uint8_t*, std::size_t);
+  /// Store fence to issue after decompress[i] (a streaming-store decoder), nullptr if none.
+  void (*fence[3])();
 };
 const zvc_kernels& scalar_kernels();
 /// nullptr when the build has no such path (non-x86 or compiler without the intrinsics).
@@ -61,12 +63,15 @@ const zvc_kernels* avx2_nt_kernels();
 ///  * cached (default): normal stores; the decoded window stays in cache. Right for an output
 ///    that is read again soon, e.g. the engine's 4 KiB staging buffer, which the TLM write
 ///    copies right after the call (tlm/cdma). The only mode the engine uses.
-///  * streaming: non-temporal stores (AVX2 path, w = 4, output 32-byte aligned; one sfence
-///    per call), which bypass the cache and need no read-for-ownership: about twice the write
-///    bandwidth of cached stores to memory on Zen 3 (docs/codecs.md), but the output is then
-///    NOT in cache. Right only for a large output that is not read again soon (decoding a
-///    whole tensor into its destination). Elsewhere (scalar, AVX-512, w = 1, 2, unaligned
-///    output) it behaves as cached. Compression is the same in both modes.
+///  * streaming: non-temporal stores (AVX2 path, w = 4, output 32-byte aligned), which bypass
+///    the cache and need no read-for-ownership: about twice the write bandwidth of cached
+///    stores to memory on Zen 3 (docs/codecs.md), but the output is then NOT in cache. Right
+///    only for a large output that is not read again soon (decoding a whole tensor into its
+///    destination). One sfence ends every decompress call, so the output is ordered before
+///    any later store when the call returns, as with cached stores; decompress_windows
+///    decodes many windows with one sfence at the end (per-window fences halve the write
+///    bandwidth: docs/codecs.md). Elsewhere (scalar, AVX-512, w = 1, 2, unaligned output) it
+///    behaves as cached. Compression is the same in both modes.
 enum class zvc_store { cached, streaming };
 std::string to_string(zvc_store s);
 
@@ -88,6 +93,11 @@ class zvc_codec final : public codec {
                   std::size_t out_n) const override;
   /// 4 * ceil(E / 32) + w * nnz + (n mod w), counting nonzero elements only.
   std::size_t compressed_size(const std::uint8_t* in, std::size_t n) const override;
+  /// codec::decompress_windows; with zvc_store::streaming one store fence for the whole batch
+  /// (also when a window throws).
+  void decompress_windows(const std::uint8_t* in, const std::size_t* offset,
+                          const std::size_t* size, std::size_t count, std::uint8_t* out,
+                          std::size_t window, std::size_t out_n) const override;
 
  private:
   unsigned width_;

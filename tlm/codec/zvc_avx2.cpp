@@ -55,7 +55,8 @@ inline __m256i expand_with(__m256i v, __m256i idx) {
 
 // w = 4. NT = true: the streaming-store variant (zvc_store::streaming, avx2_nt_kernels()): the
 // decoder writes with non-temporal stores when the output is 32-byte aligned (checked once per
-// call) and ends the call with sfence; same bytes and errors.
+// call); same bytes and errors. The store fence is not issued here but by zvc_codec, after each
+// decompress call or once after a decompress_windows batch (the table's `fence`).
 template <bool NT>
 struct avx2_kernel_u32 {
   static constexpr bool streaming_output = NT;
@@ -68,9 +69,6 @@ struct avx2_kernel_u32 {
   }
   static bool stream_to(const std::uint8_t* out) {
     return NT && (reinterpret_cast<std::uintptr_t>(out) & 31) == 0;
-  }
-  static void finish(const std::uint8_t* out) {
-    if (stream_to(out)) _mm_sfence();  // order the non-temporal stores before later accesses
   }
   static std::size_t encode_full(const std::uint8_t* in, std::uint8_t* out) {
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
@@ -345,8 +343,18 @@ template <>
 struct avx2_nt_kernel<std::uint32_t> : avx2_kernel_u32<true> {};
 }  // namespace
 
+namespace {
+// Orders the non-temporal stores of the streaming decoder before any later store (and makes
+// them visible to other threads): sfence.
+void stream_fence() { _mm_sfence(); }
+}  // namespace
+
 const zvc_kernels* avx2_nt_kernels() {
-  static const zvc_kernels t = make_table<avx2_nt_kernel>();
+  static const zvc_kernels t = [] {
+    zvc_kernels k = make_table<avx2_nt_kernel>();
+    k.fence[2] = &stream_fence;  // w = 4 streams; w = 1, 2 are the cached kernels
+    return k;
+  }();
   return &t;
 }
 

@@ -212,8 +212,9 @@ template <typename K>
 struct has_decode_fast<K, std::void_t<decltype(&K::decode_fast)>> : std::true_type {};
 
 // A kernel that writes its output with non-temporal stores (zvc_store::streaming) declares
-// `static constexpr bool streaming_output = true` and `static void finish(out)` (the sfence
-// after the call's last store): no output prefetch then.
+// `static constexpr bool streaming_output = true`: no output prefetch then. Its table's
+// `fence` (set by the kernel file) is the store fence zvc_codec issues after the call or the
+// batch (decompress_windows).
 template <typename K, typename = void>
 struct has_streaming_output : std::false_type {};
 template <typename K>
@@ -303,7 +304,6 @@ void decompress_loop(const std::uint8_t* in, std::size_t in_n, std::uint8_t* out
                       " mod " + std::to_string(w) + "), only " + std::to_string(in_n - pos) +
                       " left");
   if (tail) std::memcpy(out + e * w, in + pos, tail);
-  if constexpr (has_streaming_output<K>::value) K::finish(out);
   pos += tail;
   if (pos != in_n)
     throw codec_error("zvc stream too long: " + std::to_string(in_n - pos) +
@@ -324,6 +324,7 @@ zvc_kernels make_table() {
   t.size[0] = &size_loop<std::uint8_t, K<std::uint8_t>>;
   t.size[1] = &size_loop<std::uint16_t, K<std::uint16_t>>;
   t.size[2] = &size_loop<std::uint32_t, K<std::uint32_t>>;
+  t.fence[0] = t.fence[1] = t.fence[2] = nullptr;  // cached stores: nothing to fence
   return t;
 }
 
