@@ -26,6 +26,7 @@
 #include "platform/command.h"
 #include "platform/config.h"
 #include "platform/outputs.h"
+#include "tlm/core/quantity.h"
 
 extern char** environ;
 
@@ -53,6 +54,10 @@ grid_axis parse_grid(const std::string& g) {
   if (a.values.empty()) throw config_error("--grid " + g + ": no values");
   return a;
 }
+
+/// The largest --jobs (runs at once): far above any machine's cores, and below the process
+/// limits a larger value would only run into.
+constexpr unsigned max_jobs = 65536;
 
 std::string self_exe() {
   char buf[4096];
@@ -142,6 +147,42 @@ int spawn_run(const std::string& exe, const std::vector<std::string>& args, cons
   return pid;
 }
 
+/// "" if the configuration recorded in a run result (`recorded`, the result's "config") has
+/// the plan's grid values for its run (`values`: name -> value as given to --param, applied in
+/// the order of `names`, the plan's grid, as the run applied them: last), else what differs
+/// ("pcie.gen = 4, the plan has pcie.gen = 3"). A value counts as the same when applying the
+/// plan's values to the recorded configuration changes nothing (so "3" and 3, "1 us" and
+/// "1000 ns", an empty activations and the source it resolves to, are the same).
+std::string grid_mismatch(const json& recorded, const std::vector<std::string>& names, const json& values) {
+  platform_config rec;
+  try {
+    apply_json(rec, recorded, "its config");
+  } catch (const std::exception& e) {
+    return std::string("a configuration that cannot be read (") + e.what() + ")";
+  }
+  platform_config want = rec;
+  for (const std::string& name : names) {
+    const std::string assignment = name + "=" + values[name].get<std::string>();
+    try {
+      apply_override(want, assignment, false);
+    } catch (const std::exception& e) {
+      return "a configuration to which the plan's " + assignment + " cannot be applied (" + e.what() + ")";
+    }
+  }
+  try {
+    want.activations = resolve_activations(want);  // as the run records it
+  } catch (const std::exception& e) {
+    return std::string("a configuration that contradicts the plan's values (") + e.what() + ")";
+  }
+  if (to_json(want) == to_json(rec)) return "";
+  const auto had = describe_params(rec), asked = describe_params(want);
+  auto shown = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
+  for (std::size_t i = 0; i < had.size() && i < asked.size(); ++i)
+    if (had[i].value != asked[i].value)
+      return had[i].name + " = " + shown(had[i].value) + ", the plan has " + had[i].name + " = " + shown(asked[i].value);
+  return "another configuration than the plan's";
+}
+
 /// Reads run_K.json of every planned run and writes sweep.csv (+ plots). Returns failures.
 /// `statuses`: run index -> status of the runs of this process (else read from run_K.status).
 /// Throws output_error if sweep.csv cannot be written.
@@ -190,10 +231,21 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     csv << k;
     for (const auto& a : plan["grid"])
       csv << "," << csv_field(run["values"][a["name"].get<std::string>()].get<std::string>());
-    std::ifstream rf(dir + "/run_" + std::to_string(k) + ".json");
+    const std::string base = dir + "/run_" + std::to_string(k);
+    // The recorded end of the run (this process's, else run_K.status), read first: a run whose
+    // status says it failed or was interrupted is reported so even if a run_K.json exists (a
+    // stale one, e.g. of an earlier attempt of the task).
+    std::string recorded_status;
+    if (auto st = statuses.find(k); st != statuses.end()) recorded_status = st->second;
+    else if (std::ifstream sf(base + ".status"); sf) sf >> recorded_status;
+    const bool status_not_ok = !recorded_status.empty() && recorded_status != "ok";
+    std::ifstream rf(base + ".json");
+    const bool have_json = rf.is_open();
     json r;
     bool ok = false, bad_result = false;
-    if (rf) {
+    if (rf && status_not_ok) {
+      log << "run " << k << ": " << base << ".json not used: " << base << ".status says " << recorded_status << "\n";
+    } else if (rf) {
       try {
         r = json::parse(rf);
         // A result of cdma-vp run: its shape is checked before any field is read (a hand-made
@@ -205,6 +257,19 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         ok = shaped && (r["verified"].get<bool>() || !r.value("config", json::object()).value("verify", true));
         bad_result = !shaped;
         if (!shaped) log << "run " << k << ": " << dir << "/run_" << k << ".json is not a cdma-vp run result\n";
+        // A result of another plan (or another run of this one) is not this run's result:
+        // its recorded configuration must have the plan's grid values for run k.
+        if (shaped && r.contains("config")) {
+          std::vector<std::string> names;
+          for (const auto& a : plan["grid"]) names.push_back(a["name"].get<std::string>());
+          const std::string diff = grid_mismatch(r["config"], names, run["values"]);
+          if (!diff.empty()) {
+            ok = false;
+            bad_result = true;
+            log << "run " << k << ": " << base << ".json is not the result of the plan's run " << k << ": it records "
+                << diff << "\n";
+          }
+        }
       } catch (const std::exception&) {
         bad_result = true;
         log << "run " << k << ": " << dir << "/run_" << k << ".json is not valid JSON\n";
@@ -215,10 +280,12 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       // The recorded exit status; else a run that never started (no log: the sweep was stopped
       // or is still running its jobs elsewhere) or one that started but whose end was not
       // recorded (the sweep was interrupted while it ran).
-      const std::string base = dir + "/run_" + std::to_string(k);
       std::string status = std::ifstream(base + ".log") ? "interrupted" : "not-run";
-      if (auto st = statuses.find(k); st != statuses.end()) status = st->second;
-      else if (std::ifstream sf(base + ".status"); sf) sf >> status;
+      if (!recorded_status.empty()) status = recorded_status;
+      if (status == "ok" && !have_json) {  // was a row "ok" without results
+        bad_result = true;
+        log << "run " << k << ": " << base << ".status says ok but " << base << ".json is missing\n";
+      }
       if (bad_result) status = "bad-result";  // whatever the status file says: no usable result
       // network, batch and activations as the run was asked for (the plan's resolved values);
       // the results stay empty.
@@ -297,8 +364,9 @@ int sweep_command(const std::vector<std::string>& args) {
                      "       cdma-vp sweep --grid ... --out DIR --emit-slurm FILE [run options]\n"
                      "       cdma-vp sweep --merge DIR [--no-plot]\n\n"
                      "Runs every combination of the grid as a separate `cdma-vp run` (NAME is any parameter\n"
-                     "of `cdma-vp config --list`), --jobs at once (default: cores), then writes DIR/sweep.csv\n"
+                     "of `cdma-vp config --list`), N at once (--jobs, 1..65536, default: cores), then writes DIR/sweep.csv\n"
                      "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n"
+                     "Runs are numbered from 0 (run_K.json, the column run, the progress on stderr).\n"
                      "The column activations names each run's source (a path, or synthetic). A grid over a\n"
                      "synthetic-data key (density, zero_run, density_profile, training_progress, seed) runs\n"
                      "every row on synthetic data (activations=synthetic; with an activations file: an error).\n"
@@ -319,11 +387,14 @@ int sweep_command(const std::vector<std::string>& args) {
       }
       else if (a == "--out") out = value("--out");
       else if (a == "--jobs") {
+        // Read like an integer parameter (parse_whole: 4, 4.0, 1e0); at most max_jobs.
         const std::string v = value("--jobs");
-        jobs = 0;
-        if (!v.empty() && v.size() < 6 && v.find_first_not_of("0123456789") == std::string::npos)
-          jobs = static_cast<unsigned>(std::stoul(v));
-        if (jobs == 0) throw config_error("--jobs " + v + ": expected a whole number >= 1");
+        long long x = 0;
+        const std::string exp = "expected a whole number of runs at once in [1, " + std::to_string(max_jobs) + "]";
+        if (hexadecimal(v)) throw config_error("--jobs " + v + ": hexadecimal is not accepted; " + exp + " written in decimal");
+        if (!parse_whole(v, x) || x < 1 || x > static_cast<long long>(max_jobs))
+          throw config_error("--jobs " + v + ": " + exp);
+        jobs = static_cast<unsigned>(x);
       } else if (a == "--emit-slurm") slurm = value("--emit-slurm");
       else if (a == "--merge") merge_dir = value("--merge");
       else if (a == "--no-plot") plot = false;
@@ -397,7 +468,7 @@ int sweep_command(const std::vector<std::string>& args) {
     std::map<pid_t, std::size_t> running;
     std::map<std::size_t, std::string> statuses;
     std::string status_error;
-    std::size_t next = 0;
+    std::size_t next = 0, finished = 0;
     while (next < n || !running.empty()) {
       while (next < n && running.size() < jobs) {
         auto a = plan["runs"][next]["args"].get<std::vector<std::string>>();
@@ -427,7 +498,10 @@ int sweep_command(const std::vector<std::string>& args) {
       } catch (const output_error& e) {
         if (status_error.empty()) status_error = e.what();
       }
-      std::cerr << "run " << k + 1 << " of " << n << (ok ? " done" : " FAILED") << "\n";
+      // Runs are numbered from 0 as in sweep.csv and the file names (run_K.json).
+      ++finished;
+      std::cerr << "run " << k << (ok ? " done" : " FAILED (see " + out + "/run_" + std::to_string(k) + ".log)") << ", "
+                << finished << " of " << n << " finished\n";
     }
     const int failed = merge(out, plot, std::cout, statuses);
     if (!status_error.empty()) throw output_error(status_error);

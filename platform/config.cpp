@@ -64,10 +64,9 @@ std::string text(const json& v, const std::string& where, const std::string& key
   fail(where, key, v, expected);
 }
 
-/// Reads `s` as a whole number written in decimal, exactly: [+-]digits[.digits][e[+-]digits]
-/// whose value has no fraction (1000, 1e3, 64.0, 1.5e1; not 2.5 or 2.0000000000000001), with
-/// no spaces. Exact for every integer in the long long range (no detour through a double).
-/// False if `s` is not such a number or is out of that range.
+}  // namespace
+
+// Declared in config.h (sweep --jobs reads its integer the same way).
 bool parse_whole(const std::string& s, long long& out) {
   std::size_t i = 0;
   const bool neg = i < s.size() && s[i] == '-';
@@ -105,6 +104,8 @@ bool parse_whole(const std::string& s, long long& out) {
   out = neg ? static_cast<long long>(0 - v) : static_cast<long long>(v);
   return true;
 }
+
+namespace {
 
 template <typename T>
 param integer(const std::string& name, T& ref, long long lo, long long hi, const std::string& doc) {

@@ -46,6 +46,13 @@ void validate(const platform_config& cfg);
 /// The effective configuration as nested JSON with units, loadable by load_config_file.
 nlohmann::json to_json(const platform_config& cfg);
 
+/// Reads `s` as a whole number written in decimal, exactly: [+-]digits[.digits][e[+-]digits]
+/// whose value has no fraction (1000, 1e3, 64.0, 1.5e1; not 2.5 or 2.0000000000000001), with
+/// no spaces. Exact for every integer in the long long range (no detour through a double).
+/// False if `s` is not such a number or is out of that range. (How integer parameters given
+/// on the command line are read; also `sweep --jobs`.)
+bool parse_whole(const std::string& s, long long& out);
+
 /// One documented parameter, for `cdma-vp config --list` and docs.
 struct param_doc {
   std::string name, kind, value, doc;

@@ -431,10 +431,21 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
   // opening the user's own special file, which may block until a reader comes: an interrupt
   // must still end that wait).
   std::optional<interrupts_held> hold(std::in_place);
+  // The directory as the host-memory spill picks it ($TMPDIR, else /tmp), and like it refused
+  // (before anything is simulated) naming where it came from when it is not usable: a TMPDIR
+  // set by the user is not silently replaced by another directory.
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/cdma-vp-relay.XXXXXX";
-  if (!::mkdtemp(templ.data()))
-    throw output_error(failed(option_, path_, ("cannot create a temporary directory " + templ).c_str(), errno, ""));
+  const bool from_env = tmpdir && *tmpdir;
+  const std::string tdir = from_env ? tmpdir : "/tmp";
+  std::string templ = tdir + "/cdma-vp-relay.XXXXXX";
+  if (!::mkdtemp(templ.data())) {
+    const int e = errno;
+    throw output_error(option_ + " " + path_ + ": cannot create a temporary directory in " +
+                       (from_env ? "$TMPDIR (" + tdir + ")" : tdir) + reason(e) +
+                       " (the VCD is relayed through a FIFO there; expected " +
+                       (from_env ? "TMPDIR to name a writable directory, or TMPDIR unset to use /tmp)"
+                                 : "a writable /tmp, or TMPDIR naming a writable directory)"));
+  }
   dir_ = templ;
   clean_dir_ = interrupt_cleanup(dir_, true);
   fifo_base_ = dir_ + "/out";
@@ -654,12 +665,18 @@ void write_csv(const std::string& path, const run_report& r) {
     const auto& l = r.net.layers[i];
     const auto& v = r.vdnn.result.layers[i];
     const auto& c = r.cdma.result.layers[i];
+    // Size, zeros and kernel times from a step that was simulated (as in the report and the
+    // JSON; they were 0 without the cDMA step); compressed size and ratio empty without it.
+    const auto& lf = (r.cdma.simulated ? r.cdma.result : r.vdnn.simulated ? r.vdnn.result : r.oracle.result).layers[i];
     const std::uint64_t moved = c.moved_data_bytes + c.meta_bytes;
     f << l.name << "," << l.offload_key << "," << l.offload.n << "," << l.offload.c << ","
-      << l.offload.h << "," << l.offload.w << "," << c.bytes << ","
-      << (c.bytes ? static_cast<double>(c.zeros) * 4 / c.bytes : 0.0) << "," << moved << ","
-      << (moved ? static_cast<double>(c.bytes) / moved : 0.0) << "," << ps_to_s(c.forward) << ","
-      << ps_to_s(c.backward) << "," << ps_to_s(v.offload) << "," << ps_to_s(v.prefetch) << ","
+      << l.offload.h << "," << l.offload.w << "," << lf.bytes << ",";
+    if (r.cdma.simulated || r.vdnn.simulated)  // else unknown: the oracle moves no data, counts no zeros
+      f << (lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);
+    f << ",";
+    if (r.cdma.simulated) f << moved << "," << (moved ? static_cast<double>(c.bytes) / moved : 0.0);
+    else f << ",";
+    f << "," << ps_to_s(lf.forward) << "," << ps_to_s(lf.backward) << "," << ps_to_s(v.offload) << "," << ps_to_s(v.prefetch) << ","
       << ps_to_s(v.forward_stall + v.backward_stall) << "," << ps_to_s(c.offload) << ","
       << ps_to_s(c.prefetch) << "," << ps_to_s(c.forward_stall + c.backward_stall);
     for (const step_report* s : {&r.vdnn, &r.cdma}) {

@@ -9,11 +9,13 @@
 #include "platform/config.h"
 #include "tlm/core/quantity.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace cdma::platform {
 
@@ -62,35 +64,65 @@ void print_summary(std::ostream& os, const run_report& r) {
      << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"
      << "  activations: " << r.activations << "\n\n";
 
-  os << std::left << std::setw(14) << "layer" << std::setw(20) << "offloaded X_i" << std::right
-     << std::setw(10) << "MB" << std::setw(7) << "zero%" << std::setw(10) << "comp MB"
-     << std::setw(7) << "ratio" << std::setw(9) << "fwd ms" << std::setw(9) << "bwd ms"
-     << std::setw(10) << "vDNN off" << std::setw(10) << "vDNN pre" << std::setw(10) << "cDMA off"
-     << std::setw(10) << "cDMA pre" << std::setw(11) << "vDNN stall" << std::setw(11)
-     << "cDMA stall" << std::setw(7) << "DRAM%" << std::setw(9) << "rd GB/s" << "\n";
+  // The per-layer table: every column at least its usual width and always wider than its
+  // longest cell, so a large value (a 10000 ms layer, a multi-GB tensor) widens its column
+  // instead of running into the next one.
+  struct column {
+    const char* head;
+    std::size_t width;
+    bool left;
+  };
+  const std::vector<column> cols = {{"layer", 14, true},       {"offloaded X_i", 20, true}, {"MB", 10, false},
+                                    {"zero%", 7, false},       {"comp MB", 10, false},      {"ratio", 7, false},
+                                    {"fwd ms", 9, false},      {"bwd ms", 9, false},        {"vDNN off", 10, false},
+                                    {"vDNN pre", 10, false},   {"cDMA off", 10, false},     {"cDMA pre", 10, false},
+                                    {"vDNN stall", 11, false}, {"cDMA stall", 11, false},   {"DRAM%", 7, false},
+                                    {"rd GB/s", 9, false}};
   // Per-layer facts (size, zeros, compute times) come from a step that was simulated.
   const auto& facts = (r.cdma.simulated ? c : r.vdnn.simulated ? v : r.oracle.result).layers;
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(net.layers.size());
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     const auto& l = net.layers[i];
     const auto& lv = v.layers[i];
     const auto& lc = c.layers[i];
     const auto& lf = facts[i];
     const double zf = lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0;
-    os << std::left << std::setw(14) << l.name << std::setw(20) << l.offload.str() << std::right
-       << std::setw(10) << fmt("%.2f", MB(lf.bytes)) << std::setw(7) << fmt("%.1f", zf * 100);
-    if (lc.offloaded)
-      os << std::setw(10) << fmt("%.2f", MB(lc.moved_data_bytes + lc.meta_bytes)) << std::setw(7)
-         << fmt("%.2f", ratio(lc));
-    else
-      os << std::setw(10) << (r.cdma.simulated ? "resident" : "-") << std::setw(7) << "-";
-    os << std::setw(9) << fmt("%.3f", ms(lf.forward)) << std::setw(9) << fmt("%.3f", ms(lf.backward))
-       << std::setw(10) << fmt("%.3f", ms(lv.offload)) << std::setw(10) << fmt("%.3f", ms(lv.prefetch))
-       << std::setw(10) << fmt("%.3f", ms(lc.offload)) << std::setw(10) << fmt("%.3f", ms(lc.prefetch))
-       << std::setw(11) << fmt("%.3f", ms(lv.forward_stall + lv.backward_stall)) << std::setw(11)
-       << fmt("%.3f", ms(lc.forward_stall + lc.backward_stall)) << std::setw(7)
-       << fmt("%.1f", dram_of(r.cdma, i).fwd_utilisation * 100) << std::setw(9)
-       << fmt("%.2f", cdma_read_Bps(r.cdma, i) / 1e9) << "\n";
+    // Zeros are counted where data moves: without a vDNN or cDMA step they are unknown ("-").
+    std::vector<std::string> row = {l.name, l.offload.str(), fmt("%.2f", MB(lf.bytes)),
+                                    r.cdma.simulated || r.vdnn.simulated ? fmt("%.1f", zf * 100) : "-"};
+    if (lc.offloaded) {
+      row.push_back(fmt("%.2f", MB(lc.moved_data_bytes + lc.meta_bytes)));
+      row.push_back(fmt("%.2f", ratio(lc)));
+    } else {
+      row.push_back(r.cdma.simulated ? "resident" : "-");
+      row.push_back("-");
+    }
+    for (const double t : {ms(lf.forward), ms(lf.backward), ms(lv.offload), ms(lv.prefetch), ms(lc.offload),
+                           ms(lc.prefetch), ms(lv.forward_stall + lv.backward_stall),
+                           ms(lc.forward_stall + lc.backward_stall)})
+      row.push_back(fmt("%.3f", t));
+    row.push_back(fmt("%.1f", dram_of(r.cdma, i).fwd_utilisation * 100));
+    row.push_back(fmt("%.2f", cdma_read_Bps(r.cdma, i) / 1e9));
+    rows.push_back(std::move(row));
   }
+  std::vector<std::size_t> width;
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    std::size_t w = cols[k].width;
+    for (const auto& row : rows) w = std::max(w, row[k].size() + 1);  // one space at least
+    width.push_back(w);
+  }
+  auto print_row = [&](const std::vector<std::string>& cells) {
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      os << (cols[k].left ? std::left : std::right) << std::setw(static_cast<int>(width[k])) << cells[k];
+    os << std::right << "\n";
+  };
+  {
+    std::vector<std::string> head;
+    for (const auto& col : cols) head.push_back(col.head);
+    print_row(head);
+  }
+  for (const auto& row : rows) print_row(row);
   os << "  (DRAM%: GPU DRAM data-bus utilisation during the layer's forward pass in the cDMA step,\n"
      << "   all initiators; rd GB/s: the cDMA engine's achieved GPU DRAM read bandwidth while\n"
      << "   offloading; compute kernels' DRAM traffic "
@@ -156,8 +188,12 @@ void print_summary(std::ostream& os, const run_report& r) {
               "rate (see DRAM% per layer)\n";
     }
   }
-  os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n"
-     << "PCIe payload bytes, device-to-host / host-to-device:\n"
+  // Without a cDMA step nothing was compressed: no ratio (the JSON says null).
+  if (r.cdma.simulated)
+    os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n";
+  else
+    os << "compression ratio: none, no cDMA step ran (steps = " << r.config.steps << ")\n";
+  os << "PCIe payload bytes, device-to-host / host-to-device:\n"
      << "  vDNN: " << fmt("%.1f", MB(r.vdnn.d2h.payload_bytes)) << " MB / "
      << fmt("%.1f", MB(r.vdnn.h2d.payload_bytes)) << " MB  (on the wire "
      << fmt("%.1f", MB(r.vdnn.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.vdnn.h2d.wire_bytes))
@@ -226,7 +262,7 @@ std::vector<stat> collect_stats(const run_report& r) {
   }
   if (r.vdnn.simulated && r.cdma.simulated)
     add("speedup.cdma_over_vdnn", static_cast<double>(r.vdnn.result.step) / static_cast<double>(r.cdma.result.step), "ratio");
-  add("compression_ratio", r.compression_ratio(), "ratio");
+  if (r.cdma.simulated) add("compression_ratio", r.compression_ratio(), "ratio");  // like step_time.cdma
   add("verified_bytes", static_cast<double>(r.verified_bytes()), "B");
   add("peak_rss", static_cast<double>(r.peak_rss_bytes), "B");
   add("wall_time", r.wall_s, "s");
@@ -322,10 +358,13 @@ nlohmann::json to_json(const run_report& r) {
     o["offload_key"] = l.offload_key;
     o["shape"] = {l.offload.n, l.offload.c, l.offload.h, l.offload.w};
     o["bytes"] = lf.bytes;
-    o["zero_fraction"] = lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0;
+    // null when only the oracle ran (it moves no data, so it counts no zeros; was 0)
+    o["zero_fraction"] = !(r.cdma.simulated || r.vdnn.simulated) ? json()
+                         : json(lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);
     o["offloaded"] = lf.offloaded;
-    o["compressed_bytes"] = lc.moved_data_bytes + lc.meta_bytes;
-    o["ratio"] = ratio(lc);
+    // null without a cDMA step (nothing was compressed; 0 read as a ratio)
+    o["compressed_bytes"] = r.cdma.simulated ? json(lc.moved_data_bytes + lc.meta_bytes) : json();
+    o["ratio"] = r.cdma.simulated ? json(ratio(lc)) : json();
     o["forward_s"] = ps_to_s(lf.forward);
     o["backward_s"] = ps_to_s(lf.backward);
     o["offload_s"] = ps_to_s(lc.offload);

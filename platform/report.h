@@ -35,7 +35,10 @@ nlohmann::json transfer_histograms(const run_report& r);
 /// mismatched_bytes, pcie.{vdnn,cdma}.{d2h,h2d}.{payload_bytes,wire_bytes}, errors, and
 /// layers[] with name, offload_key, shape [N,C,H,W], bytes, zero_fraction, compressed_bytes,
 /// ratio, forward_s, backward_s, offload_s, prefetch_s, stall_s (cDMA step) and vdnn.{offload_s,
-/// prefetch_s, stall_s}.
+/// prefetch_s, stall_s}. A step not simulated (--steps) has a null step time; without the cDMA
+/// step compression_ratio and layers[].{compressed_bytes, ratio} are null (the keys stay) and
+/// stats has no compression_ratio (as it has no step_time of a step not simulated); with only
+/// the oracle step layers[].zero_fraction is null too (no data moved, no zeros counted).
 nlohmann::json to_json(const run_report& r);
 
 /// Writes to_json(r) to `path` (via PATH.tmp, platform/outputs.h write_output_file); throws

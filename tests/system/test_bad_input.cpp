@@ -413,6 +413,49 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
   EXPECT_DOUBLE_EQ(d.at("syn_4"), 0.6);  // last layer -> last profile layer b
 }
 
+TEST(bad_input, density_profile_rows_match_the_header_names_are_there_and_iterations_are_whole) {
+  const auto net = wl::make_network("synthetic", 1);
+  const std::string p = tmp("profile_rows.csv");
+  auto error = [&](const std::string& text) {
+    std::ofstream(p) << text;
+    try {
+      wl::training_profile_densities(p, 1.0, net);
+    } catch (const wl::activation_error& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << text;
+    return std::string();
+  };
+  const std::string form = " (expected rows iteration,epoch,layer,zero_fraction: one row per layer and iteration, "
+                           "as many fields as the header, iteration a whole number >= 0, zero_fraction in [0, 1])";
+  const std::string h = "iteration,epoch,layer,zero_fraction\n";
+  // Fewer fields than the header (was accepted when the named columns were there: a fifth
+  // column of the header silently missing).
+  EXPECT_EQ(error("iteration,epoch,layer,zero_fraction,test_accuracy\n0,0,conv1,0.5\n"),
+            p + ":2: 4 fields, the header has 5; expected one field per header column" + form);
+  // More fields than the header: "0.9" at column 15 is the first extra one (was ignored).
+  EXPECT_EQ(error(h + "0,0,conv1,0.5,0.9\n"),
+            p + ":2: 5 fields (the first extra one at column 15), the header has 4; expected one field per header "
+                "column" + form);
+  // A column name twice in the header (the last one was used silently).
+  EXPECT_EQ(error("iteration,layer,epoch,layer,zero_fraction\n0,a,0,b,0.5\n"),
+            p + ":1: header column \"layer\" appears twice (fields 2 and 4, columns 11 and 23); expected each column "
+                "name once" + form);
+  // An empty layer name (was a layer named "").
+  EXPECT_EQ(error(h + "0,0,,0.5\n"), p + ":2: empty layer name at column 5; expected a name" + form);
+  EXPECT_EQ(error(h + "0,0, \"\" ,0.5\n"), p + ":2: empty layer name at column 6; expected a name" + form);
+  // A fractional iteration (was interpolated as if iterations were a continuum of rows).
+  EXPECT_EQ(error(h + "0,0,conv1,0.5\n2.5,0,conv1,0.4\n"),
+            p + ":3: iteration \"2.5\" at column 1 is not a whole number" + form);
+  // A whole number written any decimal way is that iteration: 1e1 = 10.0 = 10 (one row each,
+  // so "1e1" and "10.0" are the same iteration: listed twice).
+  EXPECT_EQ(error(h + "0,0,a,0.5\n1e1,1,a,0.25\n10.0,1,a,0.25\n"),
+            p + ":4: layer a at iteration 10.0 is listed twice (first on line 3)" + form);
+  std::ofstream(p) << h << "0,0,a,0.5\n1e1,1,a,0.25\n";  // at the end: zero fraction 0.25 -> density 0.75
+  EXPECT_DOUBLE_EQ(wl::training_profile_densities(p, 1.0, net).at("syn_4"), 0.75);
+  std::remove(p.c_str());
+}
+
 // ---- 6. times without an upper bound ------------------------------------------------------
 
 TEST(bad_input, layer_times_above_ten_seconds_are_refused_naming_file_line_and_value) {
@@ -432,6 +475,53 @@ TEST(bad_input, layer_times_above_ten_seconds_are_refused_naming_file_line_and_v
   }
   std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,10000,0\n";  // the bound itself is allowed
   EXPECT_EQ(wl::apply_time_table(p, net, base)[0].forward, 10000ull * 1000000000ull);
+}
+
+// A layer time of 10000 ms (the largest allowed) filled the 9-character "fwd ms" column and ran
+// into the column before it ("-10000.000"): every column now widens to its longest cell.
+TEST(bad_input, a_ten_second_layer_keeps_the_report_table_aligned) {
+  const std::string p = tmp("long_times.csv");
+  std::ofstream(p) << "layer,forward_ms,backward_ms\nsyn_conv_1,10000,10000\n";
+  std::string out;
+  ASSERT_EQ(cli("run --network synthetic --batch 1 --steps oracle --layer-times " + p, &out), 0) << out;
+  std::istringstream text(out);
+  std::string header;
+  std::vector<std::string> rows;
+  for (std::string l; std::getline(text, l);) {
+    if (l.rfind("layer ", 0) == 0) header = l;
+    else if (!header.empty() && rows.size() < 4) rows.push_back(l);
+  }
+  ASSERT_EQ(rows.size(), 4u) << out;
+  // Where each right-aligned column ends in the header (labels in order).
+  std::vector<std::size_t> ends;
+  std::size_t from = header.find("offloaded X_i") + 13;
+  for (const char* label : {"MB", "zero%", "comp MB", "ratio", "fwd ms", "bwd ms", "vDNN off", "vDNN pre", "cDMA off",
+                            "cDMA pre", "vDNN stall", "cDMA stall", "DRAM%", "rd GB/s"}) {
+    const std::size_t at = header.find(label, from);
+    ASSERT_NE(at, std::string::npos) << label << "\n" << header;
+    from = at + std::string(label).size();
+    ends.push_back(from);
+  }
+  for (const std::string& row : rows) {
+    // Cells are separated by spaces: 16 of them (no cell has a space), the right-aligned ones
+    // ending where their label ends.
+    std::vector<std::pair<std::size_t, std::size_t>> cells;  // [begin, end)
+    for (std::size_t i = 0; i < row.size();) {
+      if (row[i] == ' ') {
+        ++i;
+        continue;
+      }
+      const std::size_t b = i;
+      while (i < row.size() && row[i] != ' ') ++i;
+      cells.emplace_back(b, i);
+    }
+    ASSERT_EQ(cells.size(), 16u) << header << "\n" << row;
+    EXPECT_EQ(cells[1].first, header.find("offloaded X_i")) << header << "\n" << row;
+    for (std::size_t k = 0; k < ends.size(); ++k) EXPECT_EQ(cells[k + 2].second, ends[k]) << k << "\n" << header << "\n" << row;
+  }
+  // syn_conv_1: 10000 ms forward and backward, in full.
+  EXPECT_NE(rows[0].find(" 10000.000 10000.000 "), std::string::npos) << header << "\n" << rows[0];
+  std::remove(p.c_str());
 }
 
 // An all-zero layer-time table makes the oracle step 0 ms: the summary says there is no ratio
@@ -796,4 +886,97 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz' --param "
                 "cdma.unit_bytes_per_cycle=100", &out, &err), 0) << err;
   EXPECT_NE(out.find("4 compression units x 100 B/cycle at 1 MHz\n"), std::string::npos) << out;
+}
+
+// ---- a TMPDIR that is not a directory ------------------------------------------------------
+
+// The VCD relay picks its directory as the host-memory spill does ($TMPDIR, else /tmp) and,
+// like it, refuses before anything is simulated when it is unusable, naming TMPDIR (the relay
+// named only the template path; the spill named neither TMPDIR nor that it can be changed).
+TEST(bad_input, an_unusable_tmpdir_is_named_by_the_vcd_relay_and_by_the_spill) {
+  const std::string vcd = tmp("tmpdir.vcd");
+  std::string out, err;
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle --vcd " + vcd, &out, &err,
+                "TMPDIR=/nonexistent/cdma-vp"),
+            2);
+  EXPECT_NE(err.find("cdma-vp: --vcd " + vcd + ": cannot create a temporary directory in $TMPDIR "
+                     "(/nonexistent/cdma-vp): No such file or directory (the VCD is relayed through a FIFO "
+                     "there; expected TMPDIR to name a writable directory, or TMPDIR unset to use /tmp)\n"),
+            std::string::npos) << err;
+  EXPECT_EQ(out.find("step time"), std::string::npos) << out;  // nothing simulated
+  EXPECT_FALSE(exists(vcd));
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle --param host_mem.spill=on", &out, &err,
+                "TMPDIR=/nonexistent/cdma-vp"),
+            2);
+  EXPECT_NE(err.find("cannot create a spill file in directory '/nonexistent/cdma-vp' ($TMPDIR): No such file or "
+                     "directory (expected a writable directory; set host_mem.spill_dir or TMPDIR)"),
+            std::string::npos) << err;
+  // An empty TMPDIR is unset: /tmp (both run).
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle --param host_mem.spill=on --vcd " + vcd, &out, &err,
+                "TMPDIR="),
+            0) << err;
+  EXPECT_TRUE(exists(vcd));
+  std::remove(vcd.c_str());
+}
+
+// ---- sweep --merge: the status first, the plan checked -----------------------------------
+
+TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_and_numbers_runs_from_0) {
+  const std::string dir = tmp("sweep_merge_check");
+  std::system(("rm -rf " + dir).c_str());
+  std::string out, err;
+  // --jobs is read like an integer parameter: 1e0 is 1 (it was refused).
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3,4 --network synthetic --batch 1 --steps oracle --no-plot --jobs 1e0 --out " +
+                    dir, &out, &err),
+            0) << out << err;
+  // Progress on stderr numbers runs from 0, as sweep.csv and run_K.json do (it said "run 1 of 2").
+  EXPECT_NE(err.find("run 0 done, 1 of 2 finished\nrun 1 done, 2 of 2 finished\n"), std::string::npos) << err;
+  auto row = [&](int k) {
+    std::ifstream csv(dir + "/sweep.csv");
+    std::string l;
+    for (int i = 0; i <= k + 1; ++i) std::getline(csv, l);
+    return l;
+  };
+  EXPECT_EQ(row(0).rfind("0,3,ok,synthetic,1,synthetic,", 0), 0u) << row(0);
+  const std::string run0 = slurp(dir + "/run_0.json");
+  // A run whose status says it failed or was interrupted is reported so, even with a (stale)
+  // run_K.json (it was reported ok from the JSON).
+  for (const std::string status : {"failed(exit=2)", "interrupted(signal=2)"}) {
+    std::ofstream(dir + "/run_0.status") << status << "\n";
+    EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
+    EXPECT_NE(out.find("run 0: " + dir + "/run_0.json not used: " + dir + "/run_0.status says " + status + "\n"),
+              std::string::npos) << out;
+    EXPECT_EQ(row(0), "0,3," + status + ",synthetic,1,synthetic,,,,,,");
+    EXPECT_EQ(row(1).rfind("1,4,ok,", 0), 0u) << row(1);
+  }
+  // A result whose recorded grid value is not the plan's (run 1's result as run_0.json) is a
+  // bad-result row naming the file and the value (it was merged as run 0's result).
+  std::ofstream(dir + "/run_0.status") << "ok\n";
+  std::ofstream(dir + "/run_0.json") << slurp(dir + "/run_1.json");
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records pcie.gen = 4, "
+                     "the plan has pcie.gen = 3\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  // A status "ok" without a run_K.json is not a result (it was a row "ok" with empty cells).
+  std::remove((dir + "/run_0.json").c_str());
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.status says ok but " + dir + "/run_0.json is missing\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  // The right result merges again (a value written another way, "3" and 3, is the same).
+  std::ofstream(dir + "/run_0.json") << run0;
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 0) << out;
+  EXPECT_EQ(row(0).rfind("0,3,ok,", 0), 0u) << row(0);
+  // --jobs: a whole number in [1, 65536], the bound named.
+  for (const std::string v : {"0", "65537", "2.5", "-1", "x", ""}) {
+    EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs '" + v + "' --out " + dir, nullptr, &err), 2) << v;
+    EXPECT_NE(err.find("cdma-vp: --jobs " + v + ": expected a whole number of runs at once in [1, 65536]\n"),
+              std::string::npos) << err;
+  }
+  EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs 0x2 --out " + dir, nullptr, &err), 2);
+  EXPECT_NE(err.find("cdma-vp: --jobs 0x2: hexadecimal is not accepted; expected a whole number of runs at once in "
+                     "[1, 65536] written in decimal\n"),
+            std::string::npos) << err;
+  std::system(("rm -rf " + dir).c_str());
 }

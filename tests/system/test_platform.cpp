@@ -1,7 +1,11 @@
 // System tests: the whole platform (GPU memory, host memory, PCIe link, cDMA engine, vDNN
 // runtime) running training steps end to end.
 #include <gtest/gtest.h>
+#include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <unistd.h>
+#include "platform/outputs.h"
 #include "platform/platform.h"
 #include "platform/report.h"
 #include "support/sc_fixture.h"
@@ -250,4 +254,73 @@ TEST_F(platform_test, shipped_mobilenet_activations_run_with_dense_missing_tenso
   EXPECT_TRUE(rep.ok());
   EXPECT_NE(rep.activations.find("17 tensors not in the file produced as dense synthetic data"), std::string::npos)
       << rep.activations;
+}
+
+// Without a cDMA step nothing is compressed: the summary says so (it printed "compression
+// ratio (metadata included): 1.000x"), the JSON has null for the ratio and the per-layer
+// compressed size and ratio (the keys stay), stats has no compression_ratio, and the per-layer
+// CSV leaves those cells empty while its size and kernel times come from the step that ran
+// (they were 0).
+TEST_F(platform_test, without_a_cdma_step_no_compression_ratio_is_reported) {
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.synthetic_density = 0.3;
+  for (const char* steps : {"oracle", "oracle,vdnn"}) {
+    cfg.steps = steps;
+    cdma::test::reset_systemc_context();
+    const auto rep = cdma::platform::run(cfg);
+    std::ostringstream text;
+    cdma::platform::print_summary(text, rep);
+    EXPECT_NE(text.str().find("\ncompression ratio: none, no cDMA step ran (steps = " + std::string(steps) + ")\n"),
+              std::string::npos) << text.str();
+    EXPECT_EQ(text.str().find("1.000x"), std::string::npos) << text.str();
+    const auto j = cdma::platform::to_json(rep);
+    ASSERT_TRUE(j.contains("compression_ratio"));
+    EXPECT_TRUE(j["compression_ratio"].is_null());
+    EXPECT_TRUE(j["step_time_s"]["cdma"].is_null());
+    EXPECT_FALSE(j["stats"].contains("compression_ratio"));
+    ASSERT_EQ(j["layers"].size(), 4u);
+    EXPECT_TRUE(j["layers"][0]["compressed_bytes"].is_null());
+    EXPECT_TRUE(j["layers"][0]["ratio"].is_null());
+    // syn_1 (layer 0's input, the image): 1 x 3 x 32 x 32 floats = 12288 bytes.
+    EXPECT_EQ(j["layers"][0]["bytes"], 12288);
+    // Zeros are counted by a step that moves data: unknown (null) with the oracle alone (was
+    // 0); syn_2 (a post-ReLU tensor at density 0.3) has about 70 % zeros after vDNN.
+    const bool oracle_only = std::string(steps) == "oracle";
+    EXPECT_EQ(j["layers"][1]["zero_fraction"].is_null(), oracle_only);
+    if (!oracle_only) {
+      EXPECT_NEAR(j["layers"][1]["zero_fraction"].get<double>(), 0.7, 0.02);
+    }
+    const std::string csv = ::testing::TempDir() + "cdma_no_cdma_" + std::to_string(::getpid()) + ".csv";
+    cdma::platform::write_csv(csv, rep);
+    std::ifstream f(csv);
+    std::string header, row;
+    std::getline(f, header);
+    std::getline(f, row);
+    std::remove(csv.c_str());
+    // layer,offload_key,n,c,h,w,bytes,zero_fraction,compressed_bytes,ratio,forward_s,...
+    std::vector<std::string> cells;
+    std::stringstream ss(row);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    ASSERT_GT(cells.size(), 10u) << row;
+    EXPECT_EQ(cells[6], "12288") << row;
+    EXPECT_EQ(cells[7] == "", oracle_only) << row;
+    EXPECT_EQ(cells[8], "") << row;
+    EXPECT_EQ(cells[9], "") << row;
+    const double fwd = cdma::ps_to_s(rep.times[0].forward);  // written with 12 digits
+    EXPECT_GT(fwd, 0.0);
+    EXPECT_NEAR(std::stod(cells[10]), fwd, 1e-11 * fwd) << row;
+  }
+  // With the cDMA step the ratio is there as before (a number in all three outputs).
+  cfg.steps = "cdma";
+  cdma::test::reset_systemc_context();
+  const auto rep = cdma::platform::run(cfg);
+  std::ostringstream text;
+  cdma::platform::print_summary(text, rep);
+  EXPECT_NE(text.str().find("compression ratio (metadata included): "), std::string::npos);
+  const auto j = cdma::platform::to_json(rep);
+  EXPECT_DOUBLE_EQ(j["compression_ratio"].get<double>(), rep.compression_ratio());
+  EXPECT_DOUBLE_EQ(j["stats"]["compression_ratio"]["value"].get<double>(), rep.compression_ratio());
+  EXPECT_TRUE(j["layers"][0]["ratio"].is_number());
 }

@@ -94,6 +94,42 @@ TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
   }
 }
 
+// The message apply_time_table gives for `text` ("" and a failure if it accepts it), with the
+// temporary file's path replaced by FILE.
+std::string table_error(const std::string& text) {
+  const std::string p = write_tmp(text);
+  std::string m;
+  try {
+    wl::apply_time_table(p, wl::synthetic_chain(1, 3), {});
+    ADD_FAILURE() << text;
+  } catch (const wl::layer_time_error& e) {
+    m = e.what();
+    if (m.rfind(p, 0) == 0) m = "FILE" + m.substr(p.size());
+  }
+  std::remove(p.c_str());
+  return m;
+}
+
+TEST(ComputeModel, TimeTableRowWidthAndEmptyNamesAreNamedWithTheirColumn) {
+  // The row/field checks shared with the density profile (workloads/io/csv.h).
+  EXPECT_EQ(table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,2,3\n"),
+            "FILE:2: 4 fields (the first extra one at column 16), the header has 3; expected one field per header "
+            "column (expected 3 columns layer,forward_ms,backward_ms)");
+  EXPECT_EQ(table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1\n"),
+            "FILE:2: 2 fields, the header has 3; expected one field per header column (expected 3 columns "
+            "layer,forward_ms,backward_ms)");
+  // An empty layer name was "layer \"\" is not a layer of network ...".
+  EXPECT_EQ(table_error("layer,forward_ms,backward_ms\n ,1,2\n"),
+            "FILE:2: empty layer name at column 1; expected a name (expected rows layer,forward_ms,backward_ms, "
+            "layer a layer of network synthetic)");
+  EXPECT_EQ(table_error("layer,forward_ms,backward_ms\n\"\",1,2\n"),
+            "FILE:2: empty layer name at column 1; expected a name (expected rows layer,forward_ms,backward_ms, "
+            "layer a layer of network synthetic)");
+  // A duplicate header column is a wrong header (the header is fixed).
+  EXPECT_EQ(table_error("layer,layer,backward_ms\n"),
+            "FILE:1: expected the header \"layer,forward_ms,backward_ms\", got \"layer,layer,backward_ms\"");
+}
+
 TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {
   // 1e-320 ms is a number (subnormal): it was refused as "not a number >= 0"; it rounds to
   // 0 ps (1e-320 x 1e9 ps).

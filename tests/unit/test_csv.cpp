@@ -61,4 +61,46 @@ TEST(Csv, ShownEscapesUnprintableBytesAndShortensLongText) {
   EXPECT_EQ(csv::shown(std::string(60, 'x')), std::string(60, 'x'));
 }
 
+TEST(Csv, SplitGivesTheColumnWhereEachFieldStarts) {
+  std::vector<std::string> f;
+  std::vector<std::size_t> at;
+  // "a, b ,\"c,d\",,e": a at 1, b at 4 (after the space), the quote at 7, the empty field
+  // where it would be (after the comma at 12: column 13), e at 14.
+  ASSERT_EQ(csv::split("a, b ,\"c,d\",,e", f, &at), "");
+  EXPECT_EQ(f, (v{"a", "b", "c,d", "", "e"}));
+  EXPECT_EQ(at, (std::vector<std::size_t>{1, 4, 7, 13, 14}));
+  ASSERT_EQ(csv::split("x,", f, &at), "");  // a trailing empty field starts after the comma
+  EXPECT_EQ(at, (std::vector<std::size_t>{1, 3}));
+}
+
+TEST(Csv, HeaderNamesMustBeThereAndUnique) {
+  std::vector<std::string> f;
+  std::vector<std::size_t> at;
+  ASSERT_EQ(csv::split("iteration,layer,zero_fraction", f, &at), "");
+  EXPECT_EQ(csv::check_header(f, at), "");
+  ASSERT_EQ(csv::split("iteration,layer, layer,zero_fraction", f, &at), "");
+  EXPECT_EQ(csv::check_header(f, at),
+            "header column \"layer\" appears twice (fields 2 and 3, columns 11 and 18); expected each column name once");
+  ASSERT_EQ(csv::split("iteration,,layer", f, &at), "");
+  EXPECT_EQ(csv::check_header(f, at), "header field 2 (column 11) has no name; expected a name for every column");
+}
+
+TEST(Csv, RowsHaveAsManyFieldsAsTheHeader) {
+  std::vector<std::string> f;
+  std::vector<std::size_t> at;
+  ASSERT_EQ(csv::split("0,0,conv1,0.5", f, &at), "");
+  EXPECT_EQ(csv::check_width(f, at, 4), "");
+  EXPECT_EQ(csv::check_width(f, at, 5), "4 fields, the header has 5; expected one field per header column");
+  // The first extra field is "0.5" at column 11.
+  EXPECT_EQ(csv::check_width(f, at, 3),
+            "4 fields (the first extra one at column 11), the header has 3; expected one field per header column");
+  ASSERT_EQ(csv::split("conv1", f, &at), "");
+  EXPECT_EQ(csv::check_width(f, at, 3), "1 field, the header has 3; expected one field per header column");
+}
+
+TEST(Csv, ANameFieldMustNotBeEmpty) {
+  EXPECT_EQ(csv::check_name("conv1", "layer name", 5), "");
+  EXPECT_EQ(csv::check_name("", "layer name", 5), "empty layer name at column 5; expected a name");
+}
+
 }  // namespace

@@ -24,18 +24,23 @@ backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
                              const spill_options& spill)
     : backing_store(size_bytes, page_bytes) {
   std::string dir = spill.dir;
+  std::string from;  // where the directory came from, for the message
   if (dir.empty()) {
     const char* t = std::getenv("TMPDIR");
     dir = (t && *t) ? t : "/tmp";
+    from = (t && *t) ? " ($TMPDIR)" : " (TMPDIR unset)";
   }
   std::string path = dir + "/cdma-vp-store-XXXXXX";
   std::vector<char> buf(path.begin(), path.end());
   buf.push_back('\0');
   fd_ = ::mkstemp(buf.data());
-  if (fd_ < 0)
-    throw std::runtime_error("backing_store: cannot create a spill file in directory '" + dir +
-                             "': " + std::strerror(errno) +
-                             " (expected a writable directory; set host_mem.spill_dir)");
+  if (fd_ < 0) {
+    const int e = errno;
+    throw std::runtime_error("backing_store: cannot create a spill file in directory '" + dir + "'" + from +
+                             ": " + std::strerror(e) +
+                             " (expected a writable directory; set host_mem.spill_dir" +
+                             (from.empty() ? ")" : " or TMPDIR)"));
+  }
   spill_path_ = buf.data();
   ::unlink(buf.data());  // the file lives as long as the descriptor
   cache_pages_ = static_cast<std::size_t>(std::max<std::uint64_t>(1, spill.cache_bytes / page_bytes_));

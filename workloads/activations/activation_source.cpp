@@ -506,16 +506,23 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::pair<double, double>>> curves;  // layer -> (iteration, zero fraction)
   std::map<std::pair<std::string, double>, std::size_t> row_of;           // (layer, iteration) -> line
+  std::size_t header_fields = 0;
   const std::string form = " (expected rows iteration,epoch,layer,zero_fraction: one row per layer and "
-                           "iteration, iteration a number >= 0, zero_fraction in [0, 1])";
+                           "iteration, as many fields as the header, iteration a whole number >= 0, "
+                           "zero_fraction in [0, 1])";
   while (std::getline(in, line)) {
     ++lineno;
     workloads::csv::clean_line(line, lineno);
     if (workloads::csv::trim(line).empty()) continue;
     const std::string where = csv + ":" + std::to_string(lineno) + ": ";
     std::vector<std::string> cols;
-    if (const std::string bad = workloads::csv::split(line, cols); !bad.empty()) throw activation_error(where + bad + form);
+    std::vector<std::size_t> at;  // the column where each field starts
+    if (const std::string bad = workloads::csv::split(line, cols, &at); !bad.empty())
+      throw activation_error(where + bad + form);
     if (c_iter < 0) {
+      if (const std::string bad = workloads::csv::check_header(cols, at); !bad.empty())
+        throw activation_error(where + bad + form);
+      header_fields = cols.size();
       for (std::size_t i = 0; i < cols.size(); ++i) {
         if (cols[i] == "iteration") c_iter = static_cast<int>(i);
         if (cols[i] == "layer") c_layer = static_cast<int>(i);
@@ -526,8 +533,8 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
         throw activation_error(where + "expected a header with the columns iteration, layer and zero_fraction");
       continue;
     }
-    const std::size_t need = static_cast<std::size_t>(std::max({c_iter, c_layer, c_zero, c_epoch})) + 1;
-    if (cols.size() < need) throw activation_error(where + "expected at least " + std::to_string(need) + " columns");
+    if (const std::string bad = workloads::csv::check_width(cols, at, header_fields); !bad.empty())
+      throw activation_error(where + bad + form);
     double it = 0, z = 0;
     for (const auto& [col, name, out] : {std::tuple<int, const char*, double*>{c_iter, "iteration", &it},
                                          std::tuple<int, const char*, double*>{c_zero, "zero_fraction", &z}}) {
@@ -548,8 +555,15 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       throw activation_error(where + "zero_fraction " + workloads::csv::shown(cols[static_cast<std::size_t>(c_zero)]) + " is not in [0, 1]" + form);
     if (it < 0)
       throw activation_error(where + "iteration " + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) + " is negative" + form);
+    if (it != std::floor(it))
+      throw activation_error(where + "iteration \"" + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) +
+                             "\" at column " + std::to_string(at[static_cast<std::size_t>(c_iter)]) +
+                             " is not a whole number" + form);
     if (it == 0) it = 0;  // -0 is iteration 0
     const std::string& name = cols[static_cast<std::size_t>(c_layer)];
+    if (const std::string bad = workloads::csv::check_name(name, "layer name", at[static_cast<std::size_t>(c_layer)]);
+        !bad.empty())
+      throw activation_error(where + bad + form);
     const auto dup = row_of.emplace(std::make_pair(name, it), lineno);
     if (!dup.second)
       throw activation_error(where + "layer " + workloads::csv::shown(name) + " at iteration " + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) +

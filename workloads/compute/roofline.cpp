@@ -139,7 +139,8 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
     if (t.empty() || t[0] == '#') continue;
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
     std::vector<std::string> cols;
-    if (const std::string bad = csv::split(t, cols); !bad.empty())
+    std::vector<std::size_t> at;  // the column where each field starts
+    if (const std::string bad = csv::split(line, cols, &at); !bad.empty())
       throw layer_time_error(where + bad + " (expected CSV rows layer,forward_ms,backward_ms)");
     if (!header) {
       if (cols.size() != 3 || cols[0] != "layer" || cols[1] != "forward_ms" || cols[2] != "backward_ms")
@@ -148,9 +149,11 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       header = true;
       continue;
     }
-    if (cols.size() != 3)
-      throw layer_time_error(where + "expected 3 columns (layer,forward_ms,backward_ms), got " +
-                             std::to_string(cols.size()));
+    if (const std::string bad = csv::check_width(cols, at, 3); !bad.empty())
+      throw layer_time_error(where + bad + " (expected 3 columns layer,forward_ms,backward_ms)");
+    if (const std::string bad = csv::check_name(cols[0], "layer name", at[0]); !bad.empty())
+      throw layer_time_error(where + bad + " (expected rows layer,forward_ms,backward_ms, layer a layer of network " +
+                             net.name + ")");
     auto it = index.find(cols[0]);
     if (it == index.end())
       throw layer_time_error(where + "layer \"" + csv::shown(cols[0]) + "\" is not a layer of network " + net.name);

@@ -108,9 +108,10 @@ class layer_time_error : public std::runtime_error {
 /// kernel time of the whole batch in milliseconds, in [0, max_layer_time_ms]; blank lines and lines starting with
 /// '#' are skipped) and returns `base` with the listed layers' times replaced (ms rounded to
 /// the nearest ps). Layers not listed keep their `base` (roofline) time. Throws
-/// layer_time_error naming the file and line for: unreadable file, wrong header, wrong column
-/// count, a number that does not parse, is negative or above max_layer_time_ms, a layer name the network does not
-/// have, a layer listed twice.
+/// layer_time_error naming the file and line for: unreadable file, wrong header, a row with more
+/// or fewer fields than the header (and the column of the first extra one), an empty layer name
+/// (and its column), a number that does not parse, is negative or above max_layer_time_ms, a
+/// layer name the network does not have, a layer listed twice.
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
                                          std::vector<layer_time> base);
 

@@ -2,7 +2,9 @@
 // comma-separated fields, surrounding spaces ignored, CRLF or LF line ends, an optional UTF-8
 // byte-order mark before the header, and RFC 4180 quoting within one line ("conv1" reads as
 // conv1, "a,b" as a,b, "" inside quotes as one "), as spreadsheet programs export it. A field
-// never spans lines. Pure C++.
+// never spans lines. The row and field checks both tables make (header names present and
+// unique, as many fields per row as the header, no empty name) are here too, so their messages
+// read the same. Pure C++.
 #pragma once
 #include <sys/stat.h>
 
@@ -62,8 +64,12 @@ inline std::string shown(const std::string& s, std::size_t max = 60) {
 /// adds the file, line and expected form): a carriage return inside the line (classic Mac
 /// line ends), a NUL or other control byte (a binary file?), an unterminated quote, or text
 /// after a closing quote.
-inline std::string split(const std::string& line, std::vector<std::string>& out) {
+/// `columns`, if given, receives the 1-based column where each field starts (its first
+/// non-space character or opening quote; for an empty field, where it would be), for messages.
+inline std::string split(const std::string& line, std::vector<std::string>& out,
+                         std::vector<std::size_t>* columns = nullptr) {
   out.clear();
+  if (columns) columns->clear();
   for (std::size_t i = 0; i < line.size(); ++i) {
     const auto c = static_cast<unsigned char>(line[i]);
     if (c == '\r')
@@ -77,7 +83,12 @@ inline std::string split(const std::string& line, std::vector<std::string>& out)
   }
   std::size_t pos = 0;
   for (;;) {
+    const std::size_t start = pos;
     while (pos < line.size() && std::isspace(static_cast<unsigned char>(line[pos]))) ++pos;
+    if (columns) {  // an empty or all-space field: where it starts
+      const bool blank = pos >= line.size() || line[pos] == ',';
+      columns->push_back((blank ? start : pos) + 1);
+    }
     std::string field;
     if (pos < line.size() && line[pos] == '"') {
       const std::size_t open = pos++;
@@ -108,6 +119,43 @@ inline std::string split(const std::string& line, std::vector<std::string>& out)
     if (pos >= line.size()) return "";
     ++pos;  // the comma
   }
+}
+
+/// Checks a header row (its fields and their columns from split): every column has a name
+/// and no name appears twice. Returns "" or what is wrong, naming the column(s), for the
+/// caller's message (which adds the file, line and expected form).
+inline std::string check_header(const std::vector<std::string>& names, const std::vector<std::size_t>& columns) {
+  auto col = [&](std::size_t i) { return i < columns.size() ? columns[i] : i + 1; };
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty())
+      return "header field " + std::to_string(i + 1) + " (column " + std::to_string(col(i)) +
+             ") has no name; expected a name for every column";
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[j] == names[i])
+        return "header column \"" + shown(names[i]) + "\" appears twice (fields " + std::to_string(j + 1) + " and " +
+               std::to_string(i + 1) + ", columns " + std::to_string(col(j)) + " and " + std::to_string(col(i)) +
+               "); expected each column name once";
+  }
+  return "";
+}
+
+/// Checks that a data row has as many fields as the header. Returns "" or what is wrong
+/// ("3 fields, the header has 4" / "5 fields (the first extra one at column 19), the header has
+/// 4"), for the caller's message (which adds the file, line and expected form).
+inline std::string check_width(const std::vector<std::string>& fields, const std::vector<std::size_t>& columns,
+                               std::size_t header_fields) {
+  if (fields.size() == header_fields) return "";
+  std::string m = std::to_string(fields.size()) + (fields.size() == 1 ? " field" : " fields");
+  if (fields.size() > header_fields && header_fields < columns.size())
+    m += " (the first extra one at column " + std::to_string(columns[header_fields]) + ")";
+  return m + ", the header has " + std::to_string(header_fields) + "; expected one field per header column";
+}
+
+/// Checks that a field which names something (a layer) is not empty. Returns "" or what is
+/// wrong, naming the field and its column.
+inline std::string check_name(const std::string& field, const char* what, std::size_t column) {
+  if (!field.empty()) return "";
+  return std::string("empty ") + what + " at column " + std::to_string(column) + "; expected a name";
 }
 
 }  // namespace cdma::workloads::csv
