@@ -349,19 +349,24 @@ TEST_F(bad_input_run, a_tensor_with_a_zero_dimension_is_named_as_such) {
 
 // ---- 5. the density profile ---------------------------------------------------------------
 
+namespace {
+/// Writes `text` to `path` and returns the activation_error training_profile_densities
+/// raises for it (a test failure if it accepts the file).
+std::string profile_error(const wl::network& net, const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  try {
+    wl::training_profile_densities(path, 1.0, net);
+  } catch (const wl::activation_error& e) {
+    return std::string(e.what());
+  }
+  ADD_FAILURE() << text;
+  return std::string();
+}
+}  // namespace
+
 TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) {
   const auto net = wl::make_network("synthetic", 1);
-  auto error = [&](const std::string& text) {
-    const std::string p = tmp("profile.csv");
-    std::ofstream(p) << text;
-    try {
-      wl::training_profile_densities(p, 1.0, net);
-    } catch (const wl::activation_error& e) {
-      return std::string(e.what());
-    }
-    ADD_FAILURE() << text;
-    return std::string();
-  };
+  auto error = [&](const std::string& text) { return profile_error(net, tmp("profile.csv"), text); };
   const std::string p = tmp("profile.csv");
   const std::string dup = error("iteration,epoch,layer,zero_fraction\n0,0,conv1,0.5\n10,1,conv1,0.6\n10,1,conv1,0.7\n");
   EXPECT_NE(dup.find(p + ":4: layer conv1 at iteration 10 is listed twice (first on line 3)"), std::string::npos) << dup;
@@ -416,16 +421,7 @@ TEST(bad_input, density_profile_refuses_duplicate_rows_and_negative_iterations) 
 TEST(bad_input, density_profile_rows_match_the_header_names_are_there_and_iterations_are_whole) {
   const auto net = wl::make_network("synthetic", 1);
   const std::string p = tmp("profile_rows.csv");
-  auto error = [&](const std::string& text) {
-    std::ofstream(p) << text;
-    try {
-      wl::training_profile_densities(p, 1.0, net);
-    } catch (const wl::activation_error& e) {
-      return std::string(e.what());
-    }
-    ADD_FAILURE() << text;
-    return std::string();
-  };
+  auto error = [&](const std::string& text) { return profile_error(net, p, text); };
   const std::string form = " (expected rows iteration,epoch,layer,zero_fraction: one row per layer and iteration, "
                            "as many fields as the header, iteration a whole number >= 0, zero_fraction in [0, 1])";
   const std::string h = "iteration,epoch,layer,zero_fraction\n";
