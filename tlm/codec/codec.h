@@ -69,7 +69,10 @@ class codec {
   virtual std::size_t compressed_size(const std::uint8_t* in, std::size_t n) const = 0;
   /// Decodes `count` independent streams (windows, e.g. a whole tensor compressed per window):
   /// stream k is in[offset[k] .. offset[k] + size[k]) and decodes to
-  /// out[k * window .. min((k + 1) * window, out_n)). The result and the errors are those of
+  /// out[k * window .. min((k + 1) * window, out_n)); the caller guarantees every
+  /// in[offset[k] .. offset[k] + size[k]) is readable (e.g. offsets from a validated window
+  /// table: decode_table in tlm/codec/window.h); the streams' contents are checked as by decompress().
+  /// The result and the errors are those of
   /// decompress() called for each window in order (the first failing window throws; earlier
   /// windows are decoded, later ones are not). count must be ceil(out_n / window) and window
   /// > 0, else codec_error (check_windows). A codec may amortise per-call work over the batch
