@@ -235,31 +235,84 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     // The recorded end of the run (this process's, else run_K.status), read first: a run whose
     // status says it failed or was interrupted is reported so even if a run_K.json exists (a
     // stale one, e.g. of an earlier attempt of the task).
-    std::string recorded_status;
-    if (auto st = statuses.find(k); st != statuses.end()) recorded_status = st->second;
-    else if (std::ifstream sf(base + ".status"); sf) sf >> recorded_status;
-    const bool status_not_ok = !recorded_status.empty() && recorded_status != "ok";
-    std::ifstream rf(base + ".json");
-    const bool have_json = rf.is_open();
+    // Only regular files are opened: a FIFO (or a device) named run_K.* would block the merge.
+    auto regular = [](const std::string& f) {
+      struct stat sb {};
+      return ::stat(f.c_str(), &sb) == 0 && S_ISREG(sb.st_mode);
+    };
+    auto present = [](const std::string& f) {
+      struct stat sb {};
+      return ::lstat(f.c_str(), &sb) == 0;
+    };
     json r;
     bool ok = false, bad_result = false;
-    if (rf && status_not_ok) {
+    std::string recorded_status;
+    if (auto st = statuses.find(k); st != statuses.end()) {
+      recorded_status = st->second;
+    } else if (regular(base + ".status")) {
+      std::ifstream sf(base + ".status");
+      sf >> recorded_status;
+    } else if (present(base + ".status")) {
+      bad_result = true;
+      log << "run " << k << ": " << base << ".status is not a regular file; expected the run's status text\n";
+    }
+    const bool status_not_ok = !recorded_status.empty() && recorded_status != "ok";
+    std::ifstream rf;
+    if (regular(base + ".json")) {
+      rf.open(base + ".json");
+    } else if (present(base + ".json")) {
+      bad_result = true;
+      log << "run " << k << ": " << base << ".json is not a regular file; expected a cdma-vp run result\n";
+    }
+    const bool have_json = rf.is_open();
+    if (bad_result) {
+      // reported below as bad-result
+    } else if (have_json && status_not_ok) {
       log << "run " << k << ": " << base << ".json not used: " << base << ".status says " << recorded_status << "\n";
-    } else if (rf) {
+    } else if (have_json) {
       try {
         r = json::parse(rf);
         // A result of cdma-vp run: its shape is checked before any field is read (a hand-made
         // or truncated run_K.json is a row without results, not a library message).
-        const bool shaped = r.is_object() && r.value("network", json()).is_string() &&
-                            r.value("batch", json()).is_number() && r.value("step_time_s", json()).is_object() &&
-                            r.value("verified_bytes", json()).is_number() && r.value("verified", json()).is_boolean() &&
-                            r.value("config", json::object()).is_object();
-        ok = shaped && (r["verified"].get<bool>() || !r.value("config", json::object()).value("verify", true));
+        bool shaped = r.is_object() && r.value("network", json()).is_string() &&
+                      r.value("batch", json()).is_number() && r.value("step_time_s", json()).is_object() &&
+                      r.value("verified_bytes", json()).is_number() && r.value("verified", json()).is_boolean() &&
+                      r.contains("config") && r["config"].is_object();
+        // Step times: a number >= 0 s, or null for a step not run; a ratio > 0 or null.
+        if (shaped)
+          for (const auto& [step, t] : r["step_time_s"].items())
+            if (!t.is_null() && !(t.is_number() && t.get<double>() >= 0)) shaped = false;
+        if (shaped && r.contains("compression_ratio") && !r["compression_ratio"].is_null() &&
+            !(r["compression_ratio"].is_number() && r["compression_ratio"].get<double>() > 0))
+          shaped = false;
+        const bool verified = shaped && (r["verified"].get<bool>() || !r["config"].value("verify", true));
+        ok = verified;
         bad_result = !shaped;
         if (!shaped) log << "run " << k << ": " << dir << "/run_" << k << ".json is not a cdma-vp run result\n";
+        if (shaped && !verified) {
+          recorded_status = "mismatch";  // the run's prefetched bytes differed from the offloaded ones
+          log << "run " << k << ": " << base << ".json records a failed verification ("
+              << r.value("mismatched_bytes", json()).dump() << " mismatched bytes)\n";
+        }
         // A result of another plan (or another run of this one) is not this run's result:
         // its recorded configuration must have the plan's grid values for run k.
-        if (shaped && r.contains("config")) {
+        if (shaped) {
+          // The plan's resolved network and batch must be the result's too.
+          const json& want = run.value("resolved", json::object());
+          std::string diff;
+          if (want.is_object() && want.value("network", json()).is_string() &&
+              want["network"] != r["network"])
+            diff = "network = " + r["network"].dump() + ", the plan has network = " + want["network"].dump();
+          else if (want.is_object() && want.value("batch", json()).is_number() && want["batch"] != r["batch"])
+            diff = "batch = " + r["batch"].dump() + ", the plan has batch = " + want["batch"].dump();
+          if (!diff.empty()) {
+            ok = false;
+            bad_result = true;
+            log << "run " << k << ": " << base << ".json is not the result of the plan's run " << k << ": it records "
+                << diff << "\n";
+          }
+        }
+        if (shaped && !bad_result) {
           std::vector<std::string> names;
           for (const auto& a : plan["grid"]) names.push_back(a["name"].get<std::string>());
           const std::string diff = grid_mismatch(r["config"], names, run["values"]);
@@ -280,9 +333,9 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       // The recorded exit status; else a run that never started (no log: the sweep was stopped
       // or is still running its jobs elsewhere) or one that started but whose end was not
       // recorded (the sweep was interrupted while it ran).
-      std::string status = std::ifstream(base + ".log") ? "interrupted" : "not-run";
+      std::string status = present(base + ".log") ? "interrupted" : "not-run";
       if (!recorded_status.empty()) status = recorded_status;
-      if (status == "ok" && !have_json) {  // was a row "ok" without results
+      if (status == "ok" && !have_json && !bad_result) {  // was a row "ok" without results
         bad_result = true;
         log << "run " << k << ": " << base << ".status says ok but " << base << ".json is missing\n";
       }

@@ -964,6 +964,37 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   std::ofstream(dir + "/run_0.json") << run0;
   EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 0) << out;
   EXPECT_EQ(row(0).rfind("0,3,ok,", 0), 0u) << row(0);
+  // Edited results are not "ok" (breaker, session 7): no "config" (the grid check was skipped),
+  // another batch than the plan's, a step time that is not a number >= 0, and a failed
+  // verification (it read "ok" with empty cells and counted as failed).
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string j = run0;
+    const auto at = j.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) j.replace(at, from.size(), to);
+    std::ofstream(dir + "/run_0.json") << j;
+    return cli("sweep --merge " + dir + " --no-plot", &out);
+  };
+  EXPECT_EQ(edited("\"config\":", "\"konfig\":"), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not a cdma-vp run result\n"), std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(edited("\"batch\": 1,", "\"batch\": 64,"), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records batch = 64, "
+                     "the plan has batch = 1\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(edited("\"verified\": true", "\"verified\": false"), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json records a failed verification ("), std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,mismatch,synthetic,1,synthetic,,,,,,");
+  // A FIFO named run_0.json is not opened (the merge blocked on it): bad-result at once.
+  std::remove((dir + "/run_0.json").c_str());
+  ASSERT_EQ(::mkfifo((dir + "/run_0.json").c_str(), 0600), 0);
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not a regular file; expected a cdma-vp run result\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  std::remove((dir + "/run_0.json").c_str());
+  std::ofstream(dir + "/run_0.json") << run0;
   // --jobs: a whole number in [1, 65536], the bound named.
   for (const std::string v : {"0", "65537", "2.5", "-1", "x", ""}) {
     EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs '" + v + "' --out " + dir, nullptr, &err), 2) << v;
