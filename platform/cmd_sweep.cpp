@@ -297,13 +297,18 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         // A result of another plan (or another run of this one) is not this run's result:
         // its recorded configuration must have the plan's grid values for run k.
         if (shaped) {
-          // The plan's resolved network and batch must be the result's too.
+          // The plan's resolved network and batch must be the result's configuration's too
+          // (config.network as given, e.g. a layer file's path; the result's top-level
+          // "network" is the network's name).
           const json& want = run.value("resolved", json::object());
+          const json& got = r["config"];
           std::string diff;
           if (want.is_object() && want.value("network", json()).is_string() &&
-              want["network"] != r["network"])
-            diff = "network = " + r["network"].dump() + ", the plan has network = " + want["network"].dump();
-          else if (want.is_object() && want.value("batch", json()).is_number() && want["batch"] != r["batch"])
+              want["network"] != got.value("network", json()))
+            diff = "network = " + got.value("network", json()).dump() + ", the plan has network = " +
+                   want["network"].dump();
+          else if (want.is_object() && want.value("batch", json()).is_number() &&
+                   (want["batch"] != got.value("batch", json()) || want["batch"] != r["batch"]))
             diff = "batch = " + r["batch"].dump() + ", the plan has batch = " + want["batch"].dump();
           if (!diff.empty()) {
             ok = false;

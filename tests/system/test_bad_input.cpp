@@ -995,6 +995,16 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
   std::remove((dir + "/run_0.json").c_str());
   std::ofstream(dir + "/run_0.json") << run0;
+  // A network given as a layer file: the result's "network" is its name (fmnist_cnn), its
+  // config the path; the plan's check compares the path and merges the run as ok.
+  const std::string file_dir = tmp("sweep_merge_layer_file");
+  std::system(("rm -rf " + file_dir).c_str());
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3 --network " + std::string(CDMA_TESTS_DIR) +
+                    "/../workloads/networks/fmnist_cnn.json --batch 1 --steps oracle --no-plot --out " + file_dir,
+                &out, &err),
+            0) << out << err;
+  EXPECT_EQ(cli("sweep --merge " + file_dir + " --no-plot", &out), 0) << out;
+  std::system(("rm -rf " + file_dir).c_str());
   // --jobs: a whole number in [1, 65536], the bound named.
   for (const std::string v : {"0", "65537", "2.5", "-1", "x", ""}) {
     EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs '" + v + "' --out " + dir, nullptr, &err), 2) << v;
