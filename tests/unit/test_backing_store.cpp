@@ -157,6 +157,69 @@ TEST(BackingStorePages, ARecycledPageFrameReadsAsZerosWhereNotWritten) {
   EXPECT_EQ(p[7], 0x5A);
 }
 
+TEST(BackingStorePages, RecycledFramesAndPartialWritesMatchAPlainByteArray) {
+  // New pages take recycled frames without zero-filling them (only the written prefix of a
+  // page is valid): random partial writes at gaps, discards (frames back to the pool), reads,
+  // DMI pointers and evictions of partly written pages to the spill file must all show the
+  // same bytes as a plain array where unwritten bytes are 0.
+  const std::uint64_t size = 48 * 4096;
+  spill_options o;
+  o.cache_bytes = 3 * 4096;  // evicts partly written pages often
+  o.io_thread = true;
+  o.read_ahead_pages = 2;
+  o.write_behind_pages = 1;
+  backing_store ram(size, 4096), spill(size, 4096, o);
+  std::vector<std::uint8_t> model(size, 0), buf(size), back(size);
+  std::mt19937_64 rng(777);
+  auto fill_junk = [&](std::uint64_t addr, std::size_t len) {  // makes recycled frames dirty
+    std::vector<std::uint8_t> junk(len, 0xEE);
+    ram.write(addr, junk.data(), len);
+    spill.write(addr, junk.data(), len);
+    std::fill(model.begin() + static_cast<std::ptrdiff_t>(addr),
+              model.begin() + static_cast<std::ptrdiff_t>(addr + len), std::uint8_t{0xEE});
+  };
+  for (int op = 0; op < 4000; ++op) {
+    const int kind = static_cast<int>(rng() % 12);
+    const std::uint64_t page = rng() % 48;
+    std::uint64_t addr = page * 4096 + rng() % 4096;
+    std::size_t len = static_cast<std::size_t>(rng() % 700) + 1;
+    len = static_cast<std::size_t>(std::min<std::uint64_t>(len, size - addr));
+    if (kind < 4) {  // a write somewhere inside a page (often past a gap of unwritten bytes)
+      for (std::size_t k = 0; k < len; ++k) buf[k] = static_cast<std::uint8_t>(rng() | 1);
+      ram.write(addr, buf.data(), len);
+      spill.write(addr, buf.data(), len);
+      std::copy(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(len),
+                model.begin() + static_cast<std::ptrdiff_t>(addr));
+    } else if (kind == 4) {  // whole pages freed: their frames are reused dirty
+      const std::uint64_t n = std::min<std::uint64_t>(1 + rng() % 4, 48 - page) * 4096;
+      ram.discard(page * 4096, n);
+      spill.discard(page * 4096, n);
+      std::fill(model.begin() + static_cast<std::ptrdiff_t>(page * 4096),
+                model.begin() + static_cast<std::ptrdiff_t>(page * 4096 + n), std::uint8_t{0});
+    } else if (kind == 5) {  // part of a page zeroed
+      ram.discard(addr, len);
+      spill.discard(addr, len);
+      std::fill(model.begin() + static_cast<std::ptrdiff_t>(addr),
+                model.begin() + static_cast<std::ptrdiff_t>(addr + len), std::uint8_t{0});
+    } else if (kind == 6) {
+      fill_junk(page * 4096, 4096);
+    } else if (kind == 7) {  // a DMI pointer (RAM store) sees the whole page
+      const std::uint8_t* p = ram.page_pointer(page * 4096);
+      ASSERT_EQ(0, std::memcmp(p, model.data() + page * 4096, 4096)) << "op " << op;
+    } else {
+      ram.read(addr, back.data(), len);
+      ASSERT_EQ(0, std::memcmp(back.data(), model.data() + addr, len)) << "ram, op " << op;
+      spill.read(addr, back.data(), len);
+      ASSERT_EQ(0, std::memcmp(back.data(), model.data() + addr, len)) << "spill, op " << op;
+    }
+  }
+  ram.read(0, back.data(), size);
+  EXPECT_EQ(0, std::memcmp(back.data(), model.data(), size));
+  spill.read(0, back.data(), size);
+  EXPECT_EQ(0, std::memcmp(back.data(), model.data(), size));
+  EXPECT_GT(spill.spilled_bytes(), 0u);
+}
+
 TEST(BackingStoreSpill, HelperIoThreadGivesTheSameBytesAsSyncIoAndRam) {
   // Random writes, reads and discards (and sequential scans, which trigger read-ahead) on a
   // RAM store, a spilled store doing its I/O in the caller's thread and one with the helper

@@ -1,4 +1,5 @@
 #include "tlm/memory/backing_store.h"
+#include "tlm/core/prefetch.h"
 #include "tlm/core/worker_thread.h"
 
 #include <fcntl.h>
@@ -78,11 +79,10 @@ detail::page_pool::~page_pool() {
   for (const auto& [addr, len] : arenas_) ::munmap(addr, len);
 }
 
-std::uint8_t* detail::page_pool::get(bool zeroed) {
+std::uint8_t* detail::page_pool::get() {
   if (!free_.empty()) {
     std::uint8_t* p = free_.back();
     free_.pop_back();
-    if (zeroed) std::memset(p, 0, page_bytes_);
     return p;
   }
   if (fresh_ == 0) {
@@ -173,7 +173,8 @@ void backing_store::io_raise() {
   throw store_io_error(io_error_);
 }
 
-void backing_store::io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages) {
+void backing_store::io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages,
+                              std::size_t wake_at) {
   auto j = std::make_shared<io_job>();
   j->write = write;
   j->index = index;
@@ -185,9 +186,12 @@ void backing_store::io_submit(bool write, std::uint64_t index, std::uint8_t* fra
   {
     std::lock_guard<std::mutex> g(io_lock_);
     io_queue_.push_back(std::move(j));
-    wake = io_idle_;
+    // No futex call while the helper works or has been woken already; an idle helper is
+    // woken once `wake_at` jobs wait (io_wait() wakes it for fewer).
+    wake = io_idle_ && io_queue_.size() >= wake_at;
+    if (wake) io_idle_ = false;
   }
-  if (wake) io_work_cv_.notify_one();  // no futex call while the helper works
+  if (wake) io_work_cv_.notify_one();
 }
 
 void backing_store::punch(std::uint64_t first, std::uint64_t n) {
@@ -199,6 +203,10 @@ void backing_store::punch(std::uint64_t first, std::uint64_t n) {
 
 void backing_store::io_wait(const std::shared_ptr<io_job>& j) {
   std::unique_lock<std::mutex> g(io_lock_);
+  if (io_idle_ && !io_queue_.empty()) {  // jobs held back by io_submit's wake_at
+    io_idle_ = false;
+    io_work_cv_.notify_one();
+  }
   ++io_waiting_;
   io_done_cv_.wait(g, [&] { return j->st == io_job::state::done || j->st == io_job::state::cancelled; });
   --io_waiting_;
@@ -265,7 +273,7 @@ void backing_store::io_read_ahead(std::uint64_t from) {
   for (; i < end; ++i) {
     if (!on_file_[i]) break;  // the written data ends here
     if (pages_.count(i) || io_pending_.count(i)) continue;
-    io_submit(false, i, pool_.get(false));
+    io_submit(false, i, pool_.get());
   }
   ra_from_ = from;
   ra_next_ = i;
@@ -283,8 +291,10 @@ void backing_store::evict_if_full() {
     const std::uint64_t victim = lru_.back();
     auto it = pages_.find(victim);
     if (it->second.dirty) {
+      zero_tail(it->second);  // the file gets the page's real bytes
       if (io_thread_.joinable())
-        io_submit(true, victim, it->second.data.release());  // written behind; frame kept until then
+        // Written behind (frame kept until then), the helper woken per batch of pages.
+        io_submit(true, victim, it->second.data.release(), 0, kWriteWakeBatch);
       else
         page_io(true, victim, it->second.data.get());
       if (!on_file_[victim]) {
@@ -298,6 +308,11 @@ void backing_store::evict_if_full() {
   if (io_thread_.joinable()) io_reap(true);
 }
 
+void backing_store::zero_tail(page& p) {
+  if (p.valid < page_bytes_) std::memset(p.data.get() + p.valid, 0, page_bytes_ - p.valid);
+  p.valid = page_bytes_;
+}
+
 backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_overwrite) {
   if (page* p = find_page(index)) return *p;
   evict_if_full();
@@ -306,13 +321,20 @@ backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_ov
   std::uint8_t* taken = io_thread_.joinable() ? io_take(index, pg.dirty) : nullptr;
   if (taken) {  // read ahead, or written behind and not freed yet: the page's current bytes
     pg.data.reset(taken);
+    pg.valid = page_bytes_;
     if (!whole_overwrite) io_read_ahead(index + 1);
   } else if (fd_ >= 0 && on_file_[index] && !whole_overwrite) {
-    pg.data.reset(pool_.get(false));
+    pg.data.reset(pool_.get());
+    pg.valid = page_bytes_;
     page_io(false, index, pg.data.get());
     if (io_thread_.joinable()) io_read_ahead(index + 1);
   } else {
-    pg.data.reset(pool_.get(!whole_overwrite));  // zeros unless every byte is written next
+    // A new page: its bytes are zeros, but a recycled frame holds old data; rather than
+    // zero-filling it here, only [0, valid) is taken from the frame (reads beyond valid give
+    // zeros, writes beyond it zero the gap first, zero_tail() completes it before the page
+    // leaves the store's hands). A DMA engine writing a page from its start then never zeroes it.
+    pg.data.reset(pool_.get());
+    pg.valid = whole_overwrite ? page_bytes_ : 0;
   }
   if (fd_ >= 0) {
     lru_.push_front(index);
@@ -322,34 +344,70 @@ backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_ov
 }
 
 void backing_store::read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
+  const bool sequential = addr == seq_read_end_;
+  const std::uint8_t* last = nullptr;  // the page data the access ended in
+  std::size_t last_end = 0;
   while (len > 0) {
     const std::uint64_t index = addr / page_bytes_;
     const std::size_t offset = static_cast<std::size_t>(addr % page_bytes_);
     const std::size_t n = std::min(len, page_bytes_ - offset);
-    if (const page* p = find_page(index))
-      std::memcpy(dst, p->data.get() + offset, n);
+    last = nullptr;
+    if (const page* p = find_page(index)) {
+      last = p->data.get();
+      const std::size_t have = p->valid > offset ? std::min(n, p->valid - offset) : 0;
+      std::memcpy(dst, last + offset, have);
+      if (have < n) std::memset(dst + have, 0, n - have);  // not written yet: zeros
+    }
     else if (fd_ >= 0 && on_file_[index])
-      std::memcpy(dst, load_page(index, false).data.get() + offset, n);
+      std::memcpy(dst, (last = load_page(index, false).data.get()) + offset, n);
     else
       std::memset(dst, 0, n);  // never written: zeros, nothing allocated
+    last_end = offset + n;
     addr += n;
     dst += n;
     len -= n;
   }
+  seq_read_end_ = addr;
+  if (sequential && last) prefetch_after(addr, last, last_end, false);
+}
+
+void backing_store::prefetch_after(std::uint64_t end_addr, const std::uint8_t* page_data, std::size_t from,
+                                   bool write) {
+  // A stream of accesses walking upwards (a DMA engine reading or writing window after
+  // window) then finds its next bytes in cache (prefetch_range). Inside this page only, and
+  // only the lines the previous call did not request already.
+  std::uint64_t& done = write ? seq_write_prefetched_ : seq_read_prefetched_;
+  const std::size_t start = done > end_addr && done - end_addr < page_bytes_ - from
+                                ? from + static_cast<std::size_t>(done - end_addr)
+                                : from;
+  const std::size_t stop = std::min(page_bytes_, from + kSequentialPrefetchBytes);
+  if (start < stop) {
+    prefetch_range(page_data + start, stop - start, write);
+    done = end_addr + (stop - from);
+  }
 }
 
 void backing_store::write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
+  const bool sequential = addr == seq_write_end_;
+  std::uint8_t* last = nullptr;
+  std::size_t last_end = 0;
   while (len > 0) {
     const std::uint64_t index = addr / page_bytes_;
     const std::size_t offset = static_cast<std::size_t>(addr % page_bytes_);
     const std::size_t n = std::min(len, page_bytes_ - offset);
     page& p = load_page(index, n == page_bytes_);
-    std::memcpy(p.data.get() + offset, src, n);
+    last = p.data.get();
+    if (offset > p.valid) std::memset(last + p.valid, 0, offset - p.valid);
+    std::memcpy(last + offset, src, n);
+    p.valid = std::max(p.valid, offset + n);
     p.dirty = true;
+    last_end = offset + n;
     addr += n;
     src += n;
     len -= n;
   }
+  seq_write_end_ = addr;
+  if (sequential && last) prefetch_after(addr, last, last_end, true);
 }
 
 void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
@@ -381,7 +439,8 @@ void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
       }
     } else if (find_page(index) || (fd_ >= 0 && on_file_[index])) {
       page& p = load_page(index, false);
-      std::memset(p.data.get() + offset, 0, static_cast<std::size_t>(n));
+      if (offset < p.valid)
+        std::memset(p.data.get() + offset, 0, std::min(static_cast<std::size_t>(n), p.valid - offset));
       p.dirty = true;
     }
     addr += n;
@@ -488,7 +547,9 @@ std::uint8_t* backing_store::page_pointer(std::uint64_t addr) {
        << " is not directly accessible (spill file or content region)";
     throw std::logic_error(os.str());
   }
-  return load_page(addr / page_bytes_, false).data.get();
+  page& p = load_page(addr / page_bytes_, false);
+  zero_tail(p);  // the pointer sees every byte
+  return p.data.get();
 }
 
 }  // namespace cdma::mem

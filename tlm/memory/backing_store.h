@@ -88,17 +88,18 @@ struct spill_options {
 
 namespace detail {
 /// Page frames carved from large anonymous mappings and recycled through a free list when
-/// pages are freed or evicted. Fresh frames are zero already (no memset; the kernel zeroes a
-/// page on first touch). Transparent huge pages are not requested: on the VMs measured, their
-/// first touch cost more than the 4 KiB faults they replace.
+/// pages are freed or evicted. A frame's bytes are undefined (a recycled frame holds an old
+/// page; backing_store tracks which bytes of a page are valid instead of zero-filling).
+/// Transparent huge pages are not requested: on the VMs measured, their first touch cost
+/// more than the 4 KiB faults they replace.
 class page_pool {
 public:
   explicit page_pool(std::size_t page_bytes) : page_bytes_(page_bytes) {}
   ~page_pool();
   page_pool(const page_pool&) = delete;
   page_pool& operator=(const page_pool&) = delete;
-  /// A frame of page_bytes; zero-filled if `zeroed`. Throws std::bad_alloc.
-  std::uint8_t* get(bool zeroed);
+  /// A frame of page_bytes, contents undefined. Throws std::bad_alloc.
+  std::uint8_t* get();
   void put(std::uint8_t* p) { free_.push_back(p); }
 
 private:
@@ -186,7 +187,11 @@ private:
     std::unique_ptr<std::uint8_t[], detail::page_release> data;
     std::list<std::uint64_t>::iterator lru;  ///< spill mode only
     bool dirty = false;                      ///< spill mode: differs from the file
+    /// Bytes [0, valid) hold the page's data; [valid, page_bytes) read as zeros but the frame
+    /// may still hold a recycled page's bytes there (see load_page; zero_tail completes it).
+    std::size_t valid = 0;
   };
+  void zero_tail(page& p);  ///< zero-fills [valid, page_bytes) and makes the whole page valid
   page* find_page(std::uint64_t index);          ///< resident page or nullptr (touches LRU)
   page& load_page(std::uint64_t index, bool whole_overwrite);  ///< resident, allocating / reading
   void evict_if_full();
@@ -204,7 +209,11 @@ private:
     std::string error;
   };
   void io_worker();
-  void io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages = 0);
+  void io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages = 0,
+                 std::size_t wake_at = 1);
+  /// Evicted pages queued before an idle helper is woken for them (a wake-up costs a futex
+  /// call and a context switch; VGG-16 b64 spills ~32 K pages).
+  static constexpr std::size_t kWriteWakeBatch = 8;
   /// Gives the disk blocks of pages [first, first + n) back (fallocate PUNCH_HOLE; best
   /// effort, errors ignored): on the helper thread if there is one.
   void punch(std::uint64_t first, std::uint64_t n);
@@ -220,6 +229,11 @@ private:
   void io_read_ahead(std::uint64_t from);
   void io_raise();  ///< throws store_io_error if a helper I/O failed
   void read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_t len);
+  /// Bytes after the end of an access that continues the previous one (sequential) that are
+  /// requested into the cache (prefetch_after): one 4 KiB window of a DMA stream.
+  static constexpr std::size_t kSequentialPrefetchBytes = 4096;
+  /// The access ended at end_addr, byte `from` of the page at page_data.
+  void prefetch_after(std::uint64_t end_addr, const std::uint8_t* page_data, std::size_t from, bool write);
   void write_pages(std::uint64_t addr, const std::uint8_t* src, std::size_t len);
   void discard_pages(std::uint64_t addr, std::uint64_t len);
   /// Splits [addr, addr + len) at region edges: on_region(region, offset in it, offset in the
@@ -232,6 +246,8 @@ private:
   std::size_t page_bytes_;
   detail::page_pool pool_{page_bytes_};  ///< declared before pages_: outlives them
   std::unordered_map<std::uint64_t, page> pages_;
+  std::uint64_t seq_read_end_ = ~0ull, seq_write_end_ = ~0ull;  ///< end of the last read / write
+  std::uint64_t seq_read_prefetched_ = 0, seq_write_prefetched_ = 0;  ///< prefetch_after() requested up to
   struct region_entry { std::uint64_t len; std::shared_ptr<content_region> region; };
   std::map<std::uint64_t, region_entry> regions_;  ///< by start address
   // spill mode

@@ -1,4 +1,5 @@
 #include "workloads/vdnn/tensor_check.h"
+#include "tlm/core/prefetch.h"
 #include "tlm/core/worker_thread.h"
 
 // xxh_x86dispatch.h maps XXH3_64bits to XXH3_64bits_dispatch: the same hash, computed with the
@@ -97,8 +98,13 @@ void chunk_producer::queue_upto(std::uint64_t id, tensor& t, std::uint64_t end) 
     queue_.push_back(std::move(j));
     ++queued;
   }
-  // Wake as many idle workers as there are new jobs; no futex call while they all work.
-  for (std::size_t k = std::min(queued, workers_idle_); k > 0; --k) work_cv_.notify_one();
+  // Wake as many idle workers as there are new jobs, counting those woken already that have
+  // not run yet (a futex call each; none while they all work).
+  const std::size_t asleep = workers_idle_ - std::min(workers_idle_, wakes_pending_);
+  for (std::size_t k = std::min(queued, asleep); k > 0; --k) {
+    ++wakes_pending_;
+    work_cv_.notify_one();
+  }
 }
 
 void chunk_producer::produce(job& j, const std::string& key, const tensor_shape& shape,
@@ -143,6 +149,7 @@ void chunk_producer::worker() {
     ++workers_idle_;
     work_cv_.wait(g, [this] { return stop_ || !queue_.empty(); });
     --workers_idle_;
+    if (wakes_pending_) --wakes_pending_;
     if (stop_) return;
     std::shared_ptr<job> j = std::move(queue_.front());
     queue_.pop_front();
@@ -180,7 +187,10 @@ std::unique_ptr<chunk_producer::chunk> chunk_producer::take(std::uint64_t id, st
     if (f->second->state == job_state::queued) f->second->state = job_state::dropped;
     f = t.jobs.erase(f);
   }
-  queue_upto(id, t, c + 1 + lookahead_);
+  // Keep the workers up to `lookahead` chunks ahead of the reader, queued in batches: once
+  // the lead falls to half of it (not after every chunk: each refill may wake a worker, a
+  // futex call and a context switch each, ~4 per 64 KiB chunk on the VMs measured).
+  if (t.next_queue < c + 1 + (lookahead_ + 1) / 2) queue_upto(id, t, c + 1 + lookahead_);
   if (j && j->state == job_state::queued) j->state = job_state::dropped;  // not started: produce here
   if (j && j->state == job_state::done) ++stats_.ready;
   if (j && j->state == job_state::running) {
@@ -275,6 +285,18 @@ void tensor_record::produce(std::uint64_t offset, std::uint8_t* dst, std::size_t
     offset += n;
     dst += n;
     len -= n;
+  }
+  // The engine reads a tensor window after window: its next window is requested into the
+  // cache now (the chunk was written by a producer thread on another core).
+  // Only the lines an earlier call did not request, inside the loaded chunk.
+  const std::size_t next = static_cast<std::size_t>(offset % chunk_bytes_);
+  if (next != 0 && offset < bytes_) {
+    const std::uint64_t stop = std::min<std::uint64_t>({offset + 4096, offset - next + chunk_bytes_, bytes_});
+    const std::uint64_t start = prefetched_ > offset && prefetched_ <= stop ? prefetched_ : offset;
+    if (start < stop) {
+      prefetch_range(chunk_->data.data() + (start - (offset - next)), static_cast<std::size_t>(stop - start), false);
+      prefetched_ = stop;
+    }
   }
 }
 

@@ -136,6 +136,7 @@ private:
   std::uint64_t next_id_ = 1;
   bool stop_ = false;
   std::size_t workers_idle_ = 0;  ///< workers waiting on work_cv_ (notify only then)
+  std::size_t wakes_pending_ = 0;  ///< notified workers that have not woken yet
   int takers_waiting_ = 0;        ///< take() calls waiting on done_cv_
   std::vector<std::thread> threads_;
 };
@@ -200,6 +201,7 @@ private:
   std::unique_ptr<chunk_producer::chunk> chunk_;
   std::vector<std::uint8_t> scratch_;
   std::uint64_t chunk_index_ = ~0ull;
+  std::uint64_t prefetched_ = 0;  ///< produce() requested the chunk's bytes up to this offset into the cache
 };
 
 /// X_i as produced by the previous layer's kernel; read-only (a write is a region_error).
