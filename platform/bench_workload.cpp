@@ -29,12 +29,14 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "platform/bench.h"
 #include "platform/command.h"
+#include "platform/config.h"
 #include "platform/platform.h"
 #include "tlm/codec/codec.h"
 #include "workloads/activations/activation_source.h"
@@ -129,73 +131,84 @@ std::string reference(const workloads::network& net, double density) {
   return o.str();
 }
 
+/// A bad option of `cdma-vp bench workload`: the message and where the options are listed;
+/// exit status 2 (nothing measured).
+int bench_usage_error(const std::string& msg) {
+  std::cerr << "cdma-vp: bench workload: " << msg << "\n(see cdma-vp bench workload --help)\n";
+  return 2;
+}
+
 int bench_workload(const std::vector<std::string>& args) {
-  std::string network = "vgg16";
+  // Values are read as the configuration reads them (apply_override: whole numbers written any
+  // decimal way, 4, 4.0 or 4e0; ranges and messages of the keys batch, density, produce_threads).
+  platform_config opts;
+  opts.network = "vgg16";
   std::vector<int> batches{64, 128, 256};
-  double density = 0.5;
   bool full = false;
-  std::uint64_t produce_threads = platform_config{}.produce_threads;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    auto value = [&](const char* opt) {
-      if (i + 1 >= args.size()) throw std::invalid_argument(std::string(opt) + " needs a value");
+    // --opt value and --opt=value
+    std::string opt = args[i];
+    std::optional<std::string> inline_value;
+    if (const auto eq = opt.find('='); opt.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = opt.substr(eq + 1);
+      opt.erase(eq);
+    }
+    auto value = [&]() {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) throw std::invalid_argument(opt + " needs a value");
       return args[++i];
     };
     try {
-      if (args[i] == "--network") network = value("--network");
-      else if (args[i] == "--density") {
-        const std::string v = value("--density");
-        std::size_t pos = 0;
-        double d = -1;
-        try {
-          d = std::stod(v, &pos);
-        } catch (const std::exception&) {
-        }
-        if (pos != v.size() || !(d >= 0.0 && d <= 1.0))
-          throw std::invalid_argument("--density '" + v + "': expected a nonzero fraction from 0 to 1");
-        density = d;
-      }
-      else if (args[i] == "--full") full = true;
-      else if (args[i] == "--produce-threads") {
-        const std::string v = value("--produce-threads");
-        std::size_t pos = 0;
-        long n = 0;
-        try {
-          n = std::stol(v, &pos);
-        } catch (const std::exception&) {
-        }
-        if (pos != v.size() || n < 1 || n > 64)
-          throw std::invalid_argument("--produce-threads '" + v + "': expected a whole number from 1 to 64");
-        produce_threads = static_cast<std::uint64_t>(n);
-      }
-      else if (args[i] == "--batches") {
+      if (opt == "--network") opts.network = value();
+      else if (opt == "--density") apply_override(opts, "density=" + value(), false, "--density");
+      else if (opt == "--full" && !inline_value) full = true;
+      else if (opt == "--full") throw std::invalid_argument("--full takes no value (got --full=" + *inline_value + ")");
+      else if (opt == "--produce-threads") apply_override(opts, "produce_threads=" + value(), false, "--produce-threads");
+      else if (opt == "--batches") {
+        // Comma-separated batch sizes, each read as the key batch is: 64, 6.4e1; no empty item.
+        const std::string list = value();
         batches.clear();
-        std::stringstream ss(value("--batches"));
-        std::string b;
-        while (std::getline(ss, b, ',')) {
-          std::size_t pos = 0;
-          long n = 0;
-          try {
-            n = std::stol(b, &pos);
-          } catch (const std::exception&) {
-          }
-          if (pos != b.size() || n < 1 || n > (1 << 20))
-            throw std::invalid_argument("--batches '" + b + "': expected comma-separated batch sizes from 1 to 1048576");
-          batches.push_back(static_cast<int>(n));
+        std::size_t from = 0;
+        for (;;) {
+          const std::size_t comma = std::min(list.find(',', from), list.size());
+          const std::string b = list.substr(from, comma - from);
+          if (b.empty())
+            throw std::invalid_argument("--batches '" + list + "': an empty batch size (item " +
+                                        std::to_string(batches.size() + 1) +
+                                        "); expected comma-separated batch sizes, e.g. 64,128,256");
+          platform_config one;
+          apply_override(one, "batch=" + b, false, "--batches");
+          batches.push_back(one.batch);
+          if (comma == list.size()) break;
+          from = comma + 1;
         }
-        if (batches.empty()) throw std::invalid_argument("--batches: expected at least one batch size, e.g. 64,128,256");
-      } else if (args[i] == "--help" || args[i] == "-h") {
+      } else if (opt == "--help" || opt == "-h") {
         std::cout << "Usage: cdma-vp bench workload [--network NAME] [--batches 64,128,256] "
                      "[--density D] [--full] [--produce-threads N]\n"
                      "  LT runs the cDMA step only (it produces + compresses every activation once, as the\n"
                      "  reference does); --full runs oracle, vDNN and cDMA steps as `cdma-vp run` does.\n"
                      "  --produce-threads: activation producer threads of the LT run (default 2; the\n"
-                     "  reference always uses one thread).\n";
+                     "  reference always uses one thread).\n"
+                     "  Values as in `cdma-vp run` (--opt value or --opt=value; whole numbers 64, 6.4e1);\n"
+                     "  batch sizes 1..1048576, density 0..1, producer threads 1..64.\n";
         return 0;
       } else {
-        return usage_error("bench workload: unknown option '" + args[i] + "'");
+        return bench_usage_error("unknown option '" + args[i] + "'");
       }
     } catch (const std::exception& e) {
-      return usage_error(std::string("bench workload: ") + e.what());
+      return bench_usage_error(e.what());
+    }
+  }
+  const std::string network = opts.network;
+  const double density = opts.synthetic_density;
+  const std::uint64_t produce_threads = opts.produce_threads;
+  // Every batch's network is built before the table starts (an unknown network printed the
+  // table header before failing).
+  for (const int b : batches) {
+    try {
+      workloads::make_network(network, b);
+    } catch (const std::exception& e) {
+      return bench_usage_error("--network " + network + ": " + e.what());
     }
   }
   std::cout << "bench workload: " << network << ", synthetic density " << density << ", LT "
@@ -210,12 +223,7 @@ int bench_workload(const std::vector<std::string>& args) {
             << std::setw(9) << "LT wall" << std::setw(9) << "LT cpu" << std::setw(10) << "LT RSS"
             << std::setw(10) << "ovh wall" << std::setw(10) << "ovh cpu" << "  note\n";
   for (int b : batches) {
-    workloads::network net;
-    try {
-      net = workloads::make_network(network, b);
-    } catch (const std::exception& e) {
-      return usage_error(e.what());
-    }
+    const workloads::network net = workloads::make_network(network, b);  // checked above
     std::uint64_t offload = 0;
     for (std::size_t i = 0; i + 1 < net.layers.size(); ++i) offload += net.layers[i].offload.bytes();
     const measure ref = in_child([&] { return reference(net, density); });

@@ -8,6 +8,8 @@
 // and "cpu_ratio_lt_over_at": user + system CPU seconds of the process (getrusage) from the
 // start of the simulation (a probe module's start_of_simulation) to the end of the run,
 // i.e. the span wall_s measures, so the ratio does not depend on what else the machine runs.
+// A step left out with --steps prints "-" and is null in the JSON (step_time_s too without
+// the cDMA step).
 // Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input, 3 the
 // --json file could not be written (the comparison itself ran and was printed).
 #include <cmath>
@@ -107,6 +109,13 @@ int compare_command(const std::vector<std::string>& args) {
   std::printf("%-8s %14s %14s %9s\n", "step", "LT (ms)", "AT (ms)", "AT-LT %");
   nlohmann::json j;
   for (int k = 0; k < 3; ++k) {
+    if (!lt[k]->simulated || !at[k]->simulated) {  // left out with --steps: no figures (were 0)
+      std::printf("%-8s %14s %14s %9s\n", names[k], "-", "-", "-");
+      j["lt"][std::string(names[k]) + "_s"] = nullptr;
+      j["at"][std::string(names[k]) + "_s"] = nullptr;
+      j["diff_pct"][names[k]] = nullptr;
+      continue;
+    }
     const double a = s(lt[k]->result.step), b = s(at[k]->result.step);
     std::printf("%-8s %14.6f %14.6f %+9.3f\n", names[k], a * 1e3, b * 1e3, pct(b, a));
     j["lt"][std::string(names[k]) + "_s"] = a;
@@ -120,7 +129,7 @@ int compare_command(const std::vector<std::string>& args) {
   std::printf("CPU (user+sys): LT %.3f s, AT %.3f s, LT is %.1fx faster\n", cpu[0], cpu[1],
               cpu_ratio);
   for (int i = 0; i < 2; ++i) {
-    j[modes[i]]["step_time_s"] = s(rep[i].cdma.result.step);
+    j[modes[i]]["step_time_s"] = rep[i].cdma.simulated ? nlohmann::json(s(rep[i].cdma.result.step)) : nlohmann::json();
     j[modes[i]]["wall_s"] = rep[i].wall_s;
     j[modes[i]]["cpu_s"] = cpu[i];
     j[modes[i]]["ok"] = rep[i].ok();

@@ -27,6 +27,7 @@
 #include "platform/config.h"
 #include "platform/outputs.h"
 #include "tlm/core/quantity.h"
+#include "workloads/io/csv.h"
 
 extern char** environ;
 
@@ -71,6 +72,42 @@ std::string shell_quote(const std::string& s) {
   std::string o = "'";
   for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return o + "'";
+}
+
+/// The forms a run's recorded end takes (this process's statuses, run_K.status of a local
+/// sweep or of the Slurm script): ok, failed(exit=N), failed(signal=N), interrupted(signal=N)
+/// with N one to three decimal digits. For messages: the same list.
+constexpr const char* status_forms = "ok, failed(exit=N), failed(signal=N) or interrupted(signal=N)";
+bool known_status(const std::string& s) {
+  if (s == "ok") return true;
+  for (const std::string pre : {"failed(exit=", "failed(signal=", "interrupted(signal="}) {
+    if (s.size() < pre.size() + 2 || s.size() > pre.size() + 4 || s.compare(0, pre.size(), pre) != 0 || s.back() != ')')
+      continue;
+    const std::string n = s.substr(pre.size(), s.size() - pre.size() - 1);
+    if (n.find_first_not_of("0123456789") == std::string::npos) return true;
+  }
+  return false;
+}
+
+/// Reads run_K.status (a regular file): "" and `status` set to its word, or what is wrong for
+/// the log (the content shown with control bytes as \xNN, never raw: it goes to the terminal
+/// and sweep.csv). Exactly one known word, optionally followed by one newline, is a status; an
+/// empty file is none (`status` stays "": the run's end was not recorded, e.g. a task killed
+/// while writing it).
+std::string read_status(const std::string& path, std::string& status) {
+  std::ifstream f(path, std::ios::binary);
+  std::string text(4097, '\0');
+  f.read(&text[0], static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(f.gcount()));
+  if (!f.eof() && !f.good()) return "cannot be read";
+  std::string word = text;
+  if (!word.empty() && word.back() == '\n') word.pop_back();
+  if (text.empty()) return "";
+  if (!known_status(word))
+    return "holds \"" + workloads::csv::shown(text, 80) + "\"" + (text.size() > 4096 ? " (and more)" : "") +
+           "; expected one status word, " + status_forms + ", optionally followed by a newline";
+  status = word;
+  return "";
 }
 
 /// Checks every combination's configuration in-process, so a bad key fails before any run;
@@ -245,13 +282,18 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       return ::lstat(f.c_str(), &sb) == 0;
     };
     json r;
-    bool ok = false, bad_result = false;
+    bool ok = false, bad_result = false, bad_status = false;
     std::string recorded_status;
     if (auto st = statuses.find(k); st != statuses.end()) {
       recorded_status = st->second;
     } else if (regular(base + ".status")) {
-      std::ifstream sf(base + ".status");
-      sf >> recorded_status;
+      const std::string why = read_status(base + ".status", recorded_status);
+      if (!why.empty()) {
+        bad_status = true;
+        log << "run " << k << ": " << base << ".status " << why << "\n";
+      } else if (recorded_status.empty()) {
+        log << "run " << k << ": " << base << ".status is empty: read as no status (the run's end was not recorded)\n";
+      }
     } else if (present(base + ".status")) {
       bad_result = true;
       log << "run " << k << ": " << base << ".status is not a regular file; expected the run's status text\n";
@@ -265,8 +307,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       log << "run " << k << ": " << base << ".json is not a regular file; expected a cdma-vp run result\n";
     }
     const bool have_json = rf.is_open();
-    if (bad_result) {
-      // reported below as bad-result
+    if (bad_result || bad_status) {
+      // reported below as bad-result / bad-status
     } else if (have_json && status_not_ok) {
       log << "run " << k << ": " << base << ".json not used: " << base << ".status says " << recorded_status << "\n";
     } else if (have_json) {
@@ -276,8 +318,12 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         // or truncated run_K.json is a row without results, not a library message).
         bool shaped = r.is_object() && r.value("network", json()).is_string() &&
                       r.value("batch", json()).is_number() && r.value("step_time_s", json()).is_object() &&
-                      r.value("verified_bytes", json()).is_number() && r.value("verified", json()).is_boolean() &&
+                      r.value("verified_bytes", json()).is_number() &&
+                      (r.value("verified", json()).is_boolean() || r.value("verified", json(0)).is_null()) &&
                       r.contains("config") && r["config"].is_object();
+        // verified is null only where nothing was to verify: no vDNN or cDMA step time.
+        if (shaped && r["verified"].is_null())
+          shaped = r["step_time_s"].value("vdnn", json()).is_null() && r["step_time_s"].value("cdma", json()).is_null();
         // Step times: a number >= 0 s, or null for a step not run; a ratio > 0 or null.
         if (shaped)
           for (const auto& [step, t] : r["step_time_s"].items())
@@ -285,7 +331,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         if (shaped && r.contains("compression_ratio") && !r["compression_ratio"].is_null() &&
             !(r["compression_ratio"].is_number() && r["compression_ratio"].get<double>() > 0))
           shaped = false;
-        const bool verified = shaped && (r["verified"].get<bool>() || !r["config"].value("verify", true));
+        const bool verified =
+            shaped && (r["verified"].is_null() || r["verified"].get<bool>() || !r["config"].value("verify", true));
         ok = verified;
         bad_result = !shaped;
         if (!shaped) log << "run " << k << ": " << dir << "/run_" << k << ".json is not a cdma-vp run result\n";
@@ -345,6 +392,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         log << "run " << k << ": " << base << ".status says ok but " << base << ".json is missing\n";
       }
       if (bad_result) status = "bad-result";  // whatever the status file says: no usable result
+      if (bad_status) status = "bad-status";  // named (and its content shown) in the log above
       // network, batch and activations as the run was asked for (the plan's resolved values);
       // the results stay empty.
       const json& want = run.value("resolved", json::object());
@@ -397,6 +445,9 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     }
     if (st == 0)
       log << "plots written to " << dir << "/sweep.png and " << dir << "/sweep.svg\n";
+    else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)  // scripts/plot_sweep.py: a plot file cannot be written
+      throw output_error("sweep: " + dir + "/sweep.png / .svg could not be written (the reason is on the line "
+                         "above); sweep.csv is complete");
     else
       log << "warning: plotting failed (needs /usr/bin/python3 with matplotlib); the CSV is complete\n";
   }
@@ -429,7 +480,7 @@ int sweep_command(const std::vector<std::string>& args) {
                      "synthetic-data key (density, zero_run, density_profile, training_progress, seed) runs\n"
                      "every row on synthetic data (activations=synthetic; with an activations file: an error).\n"
                      "Exit status: 0 ok, 1 a run failed, 2 bad input (nothing run), 3 a file of the sweep\n"
-                     "(plan, Slurm script, status, sweep.csv) could not be written.\n";
+                     "(plan, Slurm script, status, sweep.csv, plots) could not be written.\n";
         return 0;
       } else if (a == "--grid") {
         grid.push_back(parse_grid(value("--grid")));
@@ -449,18 +500,30 @@ int sweep_command(const std::vector<std::string>& args) {
         const std::string v = value("--jobs");
         long long x = 0;
         const std::string exp = "expected a whole number of runs at once in [1, " + std::to_string(max_jobs) + "]";
+        if (v.empty()) throw config_error("--jobs '': an empty value; " + exp);
         if (hexadecimal(v)) throw config_error("--jobs " + v + ": hexadecimal is not accepted; " + exp + " written in decimal");
         if (!parse_whole(v, x) || x < 1 || x > static_cast<long long>(max_jobs))
           throw config_error("--jobs " + v + ": " + exp);
         jobs = static_cast<unsigned>(x);
       } else if (a == "--emit-slurm") slurm = value("--emit-slurm");
-      else if (a == "--merge") merge_dir = value("--merge");
+      else if (a == "--merge") {
+        merge_dir = value("--merge");
+        if (merge_dir.empty())
+          throw config_error("--merge '': an empty folder name; expected the --out DIR of a cdma-vp sweep");
+      }
       else if (a == "--no-plot") plot = false;
       else if (a == "--json" || a == "--csv" || a == "--trace" || a == "--vcd")
         throw config_error(a + " is set per run by the sweep (DIR/run_K.json); not allowed here");
       else pass.push_back(a);
     }
     if (!merge_dir.empty()) {
+      // A file (e.g. DIR/run_0.json) or a missing folder: named as such, not as a missing plan.
+      if (!workloads::csv::is_directory(merge_dir)) {
+        struct stat sb {};
+        throw config_error("--merge " + merge_dir + ": " +
+                           (::stat(merge_dir.c_str(), &sb) == 0 ? "not a folder" : "no such folder") +
+                           "; expected the --out DIR of a cdma-vp sweep (the folder holding sweep.plan.json)");
+      }
       const int failed = merge(merge_dir, plot, std::cout);
       if (check_stdout()) return 3;
       return failed ? 1 : 0;

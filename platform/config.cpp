@@ -187,6 +187,32 @@ param string(const std::string& name, std::string& ref, std::vector<std::string>
           [&ref] { return json(ref); }};
 }
 
+/// The training steps to simulate: a comma-separated subset of oracle,vdnn,cdma in that order
+/// (each once, lower case). Checked where the value is given, so the message names the option
+/// or file ("--steps: steps = \"CDMA\": expected ..."), not only when the run starts.
+param steps_list(const std::string& name, std::string& ref, const std::string& doc) {
+  return {name, "string", doc,
+          [&ref, name](const json& v, const std::string& where) {
+            const std::string exp = "a comma-separated subset of oracle,vdnn,cdma in that order, each once and in "
+                                    "lower case (e.g. cdma, vdnn,cdma or oracle,vdnn,cdma)";
+            if (!v.is_string()) fail(where, name, v, exp);
+            const std::string s = v.get<std::string>();
+            const char* order[] = {"oracle", "vdnn", "cdma"};
+            std::size_t next = 0, from = 0;
+            for (;;) {
+              const std::size_t comma = std::min(s.find(',', from), s.size());
+              const std::string item = s.substr(from, comma - from);
+              while (next < 3 && item != order[next]) ++next;
+              if (next == 3) fail(where, name, v, exp);  // unknown, repeated, out of order or empty
+              ++next;
+              if (comma == s.size()) break;
+              from = comma + 1;
+            }
+            ref = s;
+          },
+          [&ref] { return json(ref); }};
+}
+
 template <typename E>
 param choice(const std::string& name, E& ref, std::vector<std::pair<std::string, E>> choices, const std::string& doc) {
   return {name, "string", doc,
@@ -298,7 +324,7 @@ std::vector<param> table(platform_config& c) {
       integer("produce_ahead", c.produce_ahead, 0, 1 << 16, "64 KiB activation chunks produced ahead of the engine's reads on a worker thread; 0: no thread (same results, only wall time differs)"),
       integer("produce_threads", c.produce_threads, 1, 64, "threads producing activation chunks ahead when the source allows it (synthetic data; real files use one); same results, only wall time differs"),
       string("layer_times", c.layer_times, {}, "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers"),
-      string("steps", c.steps, {}, "training steps to simulate, comma-separated subset of oracle,vdnn,cdma in that order"),
+      steps_list("steps", c.steps, "training steps to simulate, comma-separated subset of oracle,vdnn,cdma in that order"),
       string("mode", c.mode, {"lt", "at"}, "timing style: lt (b_transport + quantum) or at (4-phase nb_transport)"),
       boolean("check_protocol", c.check_protocol, "protocol_checker on every initiator -> target connection"),
       quantity("quantum", "time", c.quantum_ns, 1e-3, 1e9, "a time with its unit such as \"1 us\"",

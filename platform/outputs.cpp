@@ -18,6 +18,7 @@
 #include <random>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <iterator>
 #include <utility>
@@ -676,15 +677,25 @@ void write_csv(const std::string& path, const run_report& r) {
     f << ",";
     if (r.cdma.simulated) f << moved << "," << (moved ? static_cast<double>(c.bytes) / moved : 0.0);
     else f << ",";
-    f << "," << ps_to_s(lf.forward) << "," << ps_to_s(lf.backward) << "," << ps_to_s(v.offload) << "," << ps_to_s(v.prefetch) << ","
-      << ps_to_s(v.forward_stall + v.backward_stall) << "," << ps_to_s(c.offload) << ","
-      << ps_to_s(c.prefetch) << "," << ps_to_s(c.forward_stall + c.backward_stall);
+    f << "," << ps_to_s(lf.forward) << "," << ps_to_s(lf.backward);
+    // The transfer figures of a step that did not run are empty cells (as in the JSON: null).
+    auto cells = [&f](bool ran, std::initializer_list<double> vs) {
+      for (const double x : vs) {
+        f << ",";
+        if (ran) f << x;
+      }
+    };
+    cells(r.vdnn.simulated, {ps_to_s(v.offload), ps_to_s(v.prefetch), ps_to_s(v.forward_stall + v.backward_stall)});
+    cells(r.cdma.simulated, {ps_to_s(c.offload), ps_to_s(c.prefetch), ps_to_s(c.forward_stall + c.backward_stall)});
     for (const step_report* s : {&r.vdnn, &r.cdma}) {
       const layer_dram d = i < s->dram_layers.size() ? s->dram_layers[i] : layer_dram{};
       const auto& l2 = s->result.layers[i];
       const double rd = l2.offloaded && l2.offload ? d.fwd_cdma_read / ps_to_s(l2.offload) / 1e9 : 0.0;
-      f << "," << d.fwd_utilisation << "," << d.bwd_utilisation << "," << rd;
-      if (s == &r.cdma) f << "," << d.kernel_bytes();
+      cells(s->simulated, {d.fwd_utilisation, d.bwd_utilisation, rd});
+      if (s == &r.cdma) {  // an integer (a double would turn 1e12 bytes and up into 1.2e+12)
+        f << ",";
+        if (s->simulated) f << d.kernel_bytes();
+      }
     }
     f << "\n";
   }

@@ -157,7 +157,8 @@ struct run_options {
 /// vdnn_dram_util_fwd,vdnn_dram_util_bwd,vdnn_read_GBps,cdma_dram_util_fwd,cdma_dram_util_bwd,
 /// cdma_read_GBps (engine's achieved DRAM read bandwidth while offloading),cdma_kernel_bytes.
 /// Without the cDMA step (--steps) compressed_bytes and ratio are empty cells; with only the
-/// oracle step zero_fraction too (no data moved, no zeros counted).
+/// oracle step zero_fraction too (no data moved, no zeros counted); every vdnn_* / cdma_* cell
+/// of a step that did not run is empty.
 void write_csv(const std::string& path, const run_report& r);
 
 /// Chrome trace event JSON (Perfetto / chrome://tracing): one process per step (oracle, vdnn,

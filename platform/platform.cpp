@@ -221,11 +221,15 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     for (const auto& t : rep.times) step_ms += (ps_to_s(t.forward) + ps_to_s(t.backward)) * 1e3;
     if (step_ms > workloads::max_step_time_ms) {
       char b[200];
-      std::snprintf(b, sizeof b, "the layer kernels of one training step add up to %.6g s (forward + backward, "
-                    "roofline and --layer-times); expected at most %g s per step", step_ms / 1e3,
-                    workloads::max_step_time_ms / 1e3);
-      throw std::invalid_argument(std::string(b) + " (no real training step takes that long, and the simulator would "
-                                  "walk that much simulated time three times)");
+      std::snprintf(b, sizeof b, "the layer kernels of one training step add up to %.6g s (forward + backward: ",
+                    step_ms / 1e3);
+      char m[64];
+      std::snprintf(m, sizeof m, "; expected at most %g s per step", workloads::max_step_time_ms / 1e3);
+      throw std::invalid_argument(std::string(b) +
+                                  (cfg.layer_times.empty() ? "roofline, no --layer-times table"
+                                                           : "--layer-times " + cfg.layer_times + " and the roofline") +
+                                  ")" + m + " (no real training step takes that long, and the simulator would walk "
+                                  "that much simulated time in each step simulated, steps = " + cfg.steps + ")");
     }
   }
 

@@ -43,6 +43,16 @@ const layer_dram& dram_of(const step_report& s, std::size_t i) {
   return i < s.dram_layers.size() ? s.dram_layers[i] : none;
 }
 
+/// A figure of a step that was simulated, formatted with `f`; "-" for a step that did not run
+/// (--steps, or stopped by an I/O error): its figures are unknown, never 0.
+std::string ran_fmt(bool ran, const char* f, double v) { return ran ? fmt(f, v) : std::string("-"); }
+
+/// The JSON form of the same rule: the value of a step that ran, else null (the key stays).
+template <typename T>
+nlohmann::json ran_json(bool ran, const T& v) {
+  return ran ? nlohmann::json(v) : nlohmann::json();
+}
+
 double ratio(const workloads::layer_result& l) {
   const std::uint64_t moved = l.moved_data_bytes + l.meta_bytes;
   return moved ? static_cast<double>(l.bytes) / static_cast<double>(moved) : 0.0;
@@ -98,12 +108,15 @@ void print_summary(std::ostream& os, const run_report& r) {
       row.push_back(r.cdma.simulated ? "resident" : "-");
       row.push_back("-");
     }
-    for (const double t : {ms(lf.forward), ms(lf.backward), ms(lv.offload), ms(lv.prefetch), ms(lc.offload),
-                           ms(lc.prefetch), ms(lv.forward_stall + lv.backward_stall),
-                           ms(lc.forward_stall + lc.backward_stall)})
-      row.push_back(fmt("%.3f", t));
-    row.push_back(fmt("%.1f", dram_of(r.cdma, i).fwd_utilisation * 100));
-    row.push_back(fmt("%.2f", cdma_read_Bps(r.cdma, i) / 1e9));
+    // Kernel times hold in every step; a transfer step's figures are "-" when it did not run.
+    const bool rv = r.vdnn.simulated, rc = r.cdma.simulated;
+    for (const auto& [ran, t] : {std::pair<bool, double>{true, ms(lf.forward)}, {true, ms(lf.backward)},
+                                 {rv, ms(lv.offload)}, {rv, ms(lv.prefetch)}, {rc, ms(lc.offload)},
+                                 {rc, ms(lc.prefetch)}, {rv, ms(lv.forward_stall + lv.backward_stall)},
+                                 {rc, ms(lc.forward_stall + lc.backward_stall)}})
+      row.push_back(ran_fmt(ran, "%.3f", t));
+    row.push_back(ran_fmt(rc, "%.1f", dram_of(r.cdma, i).fwd_utilisation * 100));
+    row.push_back(ran_fmt(rc, "%.2f", cdma_read_Bps(r.cdma, i) / 1e9));
     rows.push_back(std::move(row));
   }
   std::vector<std::size_t> width;
@@ -156,9 +169,9 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x ("
        << (tv >= tc ? fmt("%+.1f", (tv / tc - 1) * 100) + "% faster" : fmt("%.1f", (1 - tv / tc) * 100) + "% slower")
        << ")\n";
-  os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << fmt("%.1f", r.oracle.dram.utilisation * 100)
-     << "% / " << fmt("%.1f", r.vdnn.dram.utilisation * 100) << "% / "
-     << fmt("%.1f", r.cdma.dram.utilisation * 100) << "%; cDMA placement "
+  os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << ran_fmt(so, "%.1f%%", r.oracle.dram.utilisation * 100)
+     << " / " << ran_fmt(sv, "%.1f%%", r.vdnn.dram.utilisation * 100) << " / "
+     << ran_fmt(sc, "%.1f%%", r.cdma.dram.utilisation * 100) << "; cDMA placement "
      << (r.config.engine.placement == unit_placement::dma ? "dma" : "memory_controller") << "\n";
   {
     // Open-loop kernel traffic that could not keep to its schedule (AT, too few requests
@@ -193,15 +206,17 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n";
   else
     os << "compression ratio: none, no cDMA step ran (steps = " << r.config.steps << ")\n";
-  os << "PCIe payload bytes, device-to-host / host-to-device:\n"
-     << "  vDNN: " << fmt("%.1f", MB(r.vdnn.d2h.payload_bytes)) << " MB / "
-     << fmt("%.1f", MB(r.vdnn.h2d.payload_bytes)) << " MB  (on the wire "
-     << fmt("%.1f", MB(r.vdnn.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.vdnn.h2d.wire_bytes))
-     << " MB)\n"
-     << "  cDMA: " << fmt("%.1f", MB(r.cdma.d2h.payload_bytes)) << " MB / "
-     << fmt("%.1f", MB(r.cdma.h2d.payload_bytes)) << " MB  (on the wire "
-     << fmt("%.1f", MB(r.cdma.d2h.wire_bytes)) << " / " << fmt("%.1f", MB(r.cdma.h2d.wire_bytes))
-     << " MB)\n";
+  os << "PCIe payload bytes, device-to-host / host-to-device:\n";
+  for (const step_report* s : {&r.vdnn, &r.cdma}) {
+    os << "  " << (s == &r.vdnn ? "vDNN" : "cDMA") << ": ";
+    if (!s->simulated) {  // nothing moved because nothing ran: no byte count, not 0 MB
+      os << "- (" << (s->failed ? "not completed" : "not simulated, steps = " + r.config.steps) << ")\n";
+      continue;
+    }
+    os << fmt("%.1f", MB(s->d2h.payload_bytes)) << " MB / " << fmt("%.1f", MB(s->h2d.payload_bytes))
+       << " MB  (on the wire " << fmt("%.1f", MB(s->d2h.wire_bytes)) << " / " << fmt("%.1f", MB(s->h2d.wire_bytes))
+       << " MB)\n";
+  }
   if (!r.io_error.empty()) {
     os << "verification: incomplete, the run stopped at an I/O error; " << r.verified_bytes()
        << " prefetched bytes compared before it, " << r.mismatched_bytes() << " differ\n";
@@ -211,8 +226,10 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "verification: OFF (--no-verify): prefetched data was not compared\n";
   } else if (r.ok()) {
     os << "verification: every prefetched byte was compared with what was offloaded and matched ("
-       << r.verified_bytes() << " bytes compared: vDNN " << v.verified_bytes << ", cDMA "
-       << c.verified_bytes << ")\n";
+       << r.verified_bytes() << " bytes compared: ";
+    if (sv) os << "vDNN " << v.verified_bytes << (sc ? ", " : "");
+    if (sc) os << "cDMA " << c.verified_bytes;
+    os << ")\n";
   } else {
     os << "verification: FAILED: " << r.mismatched_bytes() << " of " << r.verified_bytes()
        << " prefetched bytes differ\n";
@@ -271,9 +288,11 @@ std::vector<stat> collect_stats(const run_report& r) {
     const auto& v = r.vdnn.result.layers[i];
     const std::string p = "layer." + r.net.layers[i].name;
     if (c.offloaded) add(p + ".compression_ratio", ratio(c), "ratio");
-    add(p + ".stall.vdnn", ps_to_s(v.forward_stall + v.backward_stall), "s");
-    add(p + ".stall.cdma", ps_to_s(c.forward_stall + c.backward_stall), "s");
+    // A step that did not run has no statistics (no key), as it has no step_time.
+    if (r.vdnn.simulated) add(p + ".stall.vdnn", ps_to_s(v.forward_stall + v.backward_stall), "s");
+    if (r.cdma.simulated) add(p + ".stall.cdma", ps_to_s(c.forward_stall + c.backward_stall), "s");
     for (const step_report* s : steps) {
+      if (!s->simulated) continue;
       const std::string k = s->result.config.label;
       add(p + ".dram_utilisation_fwd." + k, dram_of(*s, i).fwd_utilisation, "ratio");
       add(p + ".dram_utilisation_bwd." + k, dram_of(*s, i).bwd_utilisation, "ratio");
@@ -289,6 +308,7 @@ nlohmann::json transfer_histograms(const run_report& r) {
   namespace bh = boost::histogram;
   json out = json::object();
   for (const step_report* s : {&r.vdnn, &r.cdma}) {
+    if (!s->simulated) continue;  // no histogram of a step that did not run (not an empty one)
     for (const bool off : {true, false}) {
       // Log-spaced bins from 1 us to 1 s, 4 per decade; under/overflow kept.
       auto h = bh::make_histogram(bh::axis::regular<double, bh::axis::transform::log>(24, 1e-6, 1.0));
@@ -336,11 +356,17 @@ nlohmann::json to_json(const run_report& r) {
   j["compression_ratio"] = r.cdma.simulated ? json(r.compression_ratio()) : json();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
-  j["verified"] = r.config.verify && r.ok();
+  // null: no transfer step was asked for (--steps oracle), so there was nothing to verify
+  // (not true for 0 bytes); false after an I/O error stopped one.
+  const bool transfers = r.vdnn.simulated || r.cdma.simulated || r.vdnn.failed || r.cdma.failed;
+  j["verified"] = ran_json(transfers, r.config.verify && r.ok());
   for (const auto* s : {&r.vdnn, &r.cdma}) {
     const std::string k = s == &r.vdnn ? "vdnn" : "cdma";
-    j["pcie"][k]["d2h"] = {{"payload_bytes", s->d2h.payload_bytes}, {"wire_bytes", s->d2h.wire_bytes}};
-    j["pcie"][k]["h2d"] = {{"payload_bytes", s->h2d.payload_bytes}, {"wire_bytes", s->h2d.wire_bytes}};
+    const bool ran = s->simulated;
+    j["pcie"][k]["d2h"] = {{"payload_bytes", ran_json(ran, s->d2h.payload_bytes)},
+                           {"wire_bytes", ran_json(ran, s->d2h.wire_bytes)}};
+    j["pcie"][k]["h2d"] = {{"payload_bytes", ran_json(ran, s->h2d.payload_bytes)},
+                           {"wire_bytes", ran_json(ran, s->h2d.wire_bytes)}};
   }
   json errors = json::array();
   for (const auto* s : {&v, &c})
@@ -367,18 +393,22 @@ nlohmann::json to_json(const run_report& r) {
     o["ratio"] = r.cdma.simulated ? json(ratio(lc)) : json();
     o["forward_s"] = ps_to_s(lf.forward);
     o["backward_s"] = ps_to_s(lf.backward);
-    o["offload_s"] = ps_to_s(lc.offload);
-    o["prefetch_s"] = ps_to_s(lc.prefetch);
-    o["stall_s"] = ps_to_s(lc.forward_stall + lc.backward_stall);
-    o["vdnn"] = {{"offload_s", ps_to_s(lv.offload)},
-                 {"prefetch_s", ps_to_s(lv.prefetch)},
-                 {"stall_s", ps_to_s(lv.forward_stall + lv.backward_stall)}};
+    // Transfer figures of a step that did not run are null (the keys stay), never 0.
+    const bool rv = r.vdnn.simulated, rc = r.cdma.simulated;
+    o["offload_s"] = ran_json(rc, ps_to_s(lc.offload));
+    o["prefetch_s"] = ran_json(rc, ps_to_s(lc.prefetch));
+    o["stall_s"] = ran_json(rc, ps_to_s(lc.forward_stall + lc.backward_stall));
+    o["vdnn"] = {{"offload_s", ran_json(rv, ps_to_s(lv.offload))},
+                 {"prefetch_s", ran_json(rv, ps_to_s(lv.prefetch))},
+                 {"stall_s", ran_json(rv, ps_to_s(lv.forward_stall + lv.backward_stall))}};
     for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
       const layer_dram& d = dram_of(*s, i);
+      const bool ran = s->simulated;
       o["dram"][s->result.config.label] = {
-          {"fwd_utilisation", d.fwd_utilisation}, {"bwd_utilisation", d.bwd_utilisation},
-          {"kernel_bytes", d.kernel_bytes()},
-          {"cdma_read_bytes", d.fwd_cdma_read}, {"cdma_read_GBps", cdma_read_Bps(*s, i) / 1e9}};
+          {"fwd_utilisation", ran_json(ran, d.fwd_utilisation)}, {"bwd_utilisation", ran_json(ran, d.bwd_utilisation)},
+          {"kernel_bytes", ran_json(ran, d.kernel_bytes())},
+          {"cdma_read_bytes", ran_json(ran, d.fwd_cdma_read)},
+          {"cdma_read_GBps", ran_json(ran, cdma_read_Bps(*s, i) / 1e9)}};
     }
     layers.push_back(o);
   }

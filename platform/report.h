@@ -14,6 +14,7 @@ namespace cdma::platform {
 void close_checked(std::ofstream& f, const std::string& path, const char* option);
 
 /// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
+/// A figure of a step that did not run (--steps, or an I/O error) is "-", never 0.
 void print_summary(std::ostream& os, const run_report& r);
 
 /// One named statistic with its unit ("s", "B", "GB/s", "ratio").
@@ -38,7 +39,10 @@ nlohmann::json transfer_histograms(const run_report& r);
 /// prefetch_s, stall_s}. A step not simulated (--steps) has a null step time; without the cDMA
 /// step compression_ratio and layers[].{compressed_bytes, ratio} are null (the keys stay) and
 /// stats has no compression_ratio (as it has no step_time of a step not simulated); with only
-/// the oracle step layers[].zero_fraction is null too (no data moved, no zeros counted).
+/// the oracle step layers[].zero_fraction is null too (no data moved, no zeros counted). Every
+/// figure of a step that did not run is null (keys kept): layers[].offload_s / prefetch_s /
+/// stall_s (cDMA), layers[].vdnn.*, layers[].dram.STEP.*, pcie.STEP.*; stats and histograms
+/// have no key of it; verified is null without a vDNN or cDMA step (nothing to verify).
 nlohmann::json to_json(const run_report& r);
 
 /// Writes to_json(r) to `path` (via PATH.tmp, platform/outputs.h write_output_file); throws

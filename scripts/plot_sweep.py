@@ -14,9 +14,24 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+# Exit status 3: a plot file could not be written (cdma-vp sweep then exits 3, as for any
+# output of the sweep it cannot write); the message names the file and the reason.
+CANNOT_WRITE = 3
+
+
+def cannot_write(path, why):
+    sys.stderr.write(f"cdma-vp: error: {path}: {why}; the plots were not written (sweep.csv is complete)\n")
+    sys.exit(CANNOT_WRITE)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM")
+    # Before any work: a directory (or another non-file) where a plot goes cannot be replaced.
+    for ext in ("png", "svg"):
+        final = f"{sys.argv[2]}.{ext}"
+        if os.path.isdir(final):
+            cannot_write(final, "is a directory; expected a file name for the plot (remove or rename the directory)")
     with open(sys.argv[1], newline="") as f:
         rows = list(csv.DictReader(f))
     grid_cols = [c for c in rows[0].keys() if c.startswith("grid:")] if rows else []
@@ -49,11 +64,16 @@ def main():
     # interrupted plotter leaves the old plot or none, never half a file.
     for ext in ("png", "svg"):
         final = f"{sys.argv[2]}.{ext}"
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(final) + ".tmp.", dir=os.path.dirname(final) or ".")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(final) + ".tmp.", dir=os.path.dirname(final) or ".")
+        except OSError as e:
+            cannot_write(final, e.strerror or str(e))
         try:
             with os.fdopen(fd, "wb") as out:
                 fig.savefig(out, format=ext, dpi=120)
             os.replace(tmp, final)
+        except OSError as e:
+            cannot_write(final, e.strerror or str(e))
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)

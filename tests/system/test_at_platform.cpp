@@ -97,6 +97,11 @@ TEST(at_compare_cli, json_has_step_times_wall_and_cpu_seconds_of_both_modes) {
   std::ifstream t(out + ".txt");
   const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("CPU (user+sys): LT"), std::string::npos) << text;
+  // The oracle step was left out (steps=vdnn,cdma): "-" and null, not 0 (session 8).
+  EXPECT_NE(text.find("\noracle                -              -         -\n"), std::string::npos) << text;
+  for (const char* m : {"lt", "at"}) EXPECT_TRUE(j[m]["oracle_s"].is_null()) << m;
+  EXPECT_TRUE(j["diff_pct"]["oracle"].is_null());
+  EXPECT_GT(j["lt"]["vdnn_s"].get<double>(), 0.0);
   std::remove((out + ".json").c_str());
   std::remove((out + ".txt").c_str());
 }

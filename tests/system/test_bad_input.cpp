@@ -447,6 +447,14 @@ TEST(bad_input, density_profile_rows_match_the_header_names_are_there_and_iterat
   // so "1e1" and "10.0" are the same iteration: listed twice).
   EXPECT_EQ(error(h + "0,0,a,0.5\n1e1,1,a,0.25\n10.0,1,a,0.25\n"),
             p + ":4: layer a at iteration 10.0 is listed twice (first on line 3)" + form);
+  // From 2^53 on two iterations are the same double (9007199254740993 read as ...992): refused
+  // (breaker L1, session 7: they collided); 2^53 - 1 is the largest iteration.
+  for (const std::string big : {"9007199254740993", "9007199254740992", "1e300"})
+    EXPECT_EQ(error(h + "0,0,a,0.5\n" + big + ",1,a,0.25\n"),
+              p + ":3: iteration \"" + big + "\" at column 1 is 2^53 = 9007199254740992 or more (such iterations "
+                  "cannot be told apart); expected a whole number below 2^53" + form) << big;
+  std::ofstream(p) << h << "0,0,a,0.5\n9007199254740991,1,a,0.25\n";
+  EXPECT_DOUBLE_EQ(wl::training_profile_densities(p, 1.0, net).at("syn_4"), 0.75);
   std::ofstream(p) << h << "0,0,a,0.5\n1e1,1,a,0.25\n";  // at the end: zero fraction 0.25 -> density 0.75
   EXPECT_DOUBLE_EQ(wl::training_profile_densities(p, 1.0, net).at("syn_4"), 0.75);
   std::remove(p.c_str());
@@ -551,6 +559,16 @@ TEST_F(bad_input_run, a_step_beyond_the_bound_is_refused_before_simulating) {
   const std::string step = run_error<std::invalid_argument>(cfg, "80 s of kernels per step");
   EXPECT_NE(step.find("add up to 80 s"), std::string::npos) << step;
   EXPECT_NE(step.find("at most 60 s per step"), std::string::npos) << step;
+  // The message names the table, and with only the cDMA step asked for it no longer says the
+  // simulator would walk that time "three times" (breaker M4, session 7).
+  EXPECT_NE(step.find("add up to 80 s (forward + backward: --layer-times " + p + " and the roofline); expected at "
+                      "most 60 s per step"),
+            std::string::npos) << step;
+  cfg.steps = "cdma";
+  const std::string one = run_error<std::invalid_argument>(cfg, "80 s of kernels, cDMA step only");
+  EXPECT_NE(one.find("in each step simulated, steps = cdma)"), std::string::npos) << one;
+  EXPECT_EQ(one.find("three times"), std::string::npos) << one;
+  cfg.steps = "oracle,vdnn,cdma";
   // Roofline: at 1 GFLOP/s x 0.7 the synthetic network's largest layer at batch 32 (2 x 32 x
   // 32 x 32 x 128 x 64 x 9 = 4.8 GFLOP forward) takes about 6.9 s forward and 13.8 s backward.
   platform_config slow;
@@ -983,9 +1001,14 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
                      "the plan has batch = 1\n"),
             std::string::npos) << out;
   EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
-  EXPECT_EQ(edited("\"verified\": true", "\"verified\": false"), 1) << out;
+  // (The runs are --steps oracle: nothing to verify, "verified" is null since session 8.)
+  EXPECT_EQ(edited("\"verified\": null", "\"verified\": false"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json records a failed verification ("), std::string::npos) << out;
   EXPECT_EQ(row(0), "0,3,mismatch,synthetic,1,synthetic,,,,,,");
+  // "verified": null (nothing to verify) is no result of a run with a transfer step.
+  EXPECT_EQ(edited("\"vdnn\": null", "\"vdnn\": 0.001"), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not a cdma-vp run result\n"), std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
   // A FIFO named run_0.json is not opened (the merge blocked on it): bad-result at once.
   std::remove((dir + "/run_0.json").c_str());
   ASSERT_EQ(::mkfifo((dir + "/run_0.json").c_str(), 0600), 0);
@@ -995,6 +1018,58 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
   std::remove((dir + "/run_0.json").c_str());
   std::ofstream(dir + "/run_0.json") << run0;
+  // run_K.status holds exactly one status word, optionally + a newline (breaker M1/M2,
+  // session 7: only the first word counted, "banana" was a status, ESC and BEL went raw to the
+  // terminal and sweep.csv); an empty one is no status (judged by the result, here ok).
+  auto merged_with_status = [&](const std::string& status) {
+    std::ofstream(dir + "/run_0.status", std::ios::binary) << status;
+    return cli("sweep --merge " + dir + " --no-plot", &out, &err);
+  };
+  EXPECT_EQ(merged_with_status(""), 0) << out << err;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.status is empty: read as no status"), std::string::npos) << out;
+  EXPECT_EQ(row(0).rfind("0,3,ok,", 0), 0u) << row(0);
+  for (const std::string good : {"ok", "ok\n"}) {
+    EXPECT_EQ(merged_with_status(good), 0) << out << err;
+    EXPECT_EQ(row(0).rfind("0,3,ok,", 0), 0u) << row(0);
+  }
+  const std::string expected_form = "; expected one status word, ok, failed(exit=N), failed(signal=N) or "
+                                    "interrupted(signal=N), optionally followed by a newline\n";
+  for (const auto& [status, shown] :
+       {std::pair<std::string, std::string>{"ok\nfailed(exit=1)\n", "ok\\x0Afailed(exit=1)\\x0A"},
+        {"banana", "banana"}, {"ok ", "ok "}, {"ok\n\n", "ok\\x0A\\x0A"}, {"failed(exit=)", "failed(exit=)"},
+        {"\x1B[31mok\x07", "\\x1B[31mok\\x07"}}) {
+    EXPECT_EQ(merged_with_status(status), 1) << shown << "\n" << out << err;
+    EXPECT_NE(out.find("run 0: " + dir + "/run_0.status holds \"" + shown + "\"" + expected_form), std::string::npos)
+        << out;
+    EXPECT_EQ(row(0), "0,3,bad-status,synthetic,1,synthetic,,,,,,");
+    const std::string csv = slurp(dir + "/sweep.csv");
+    for (const std::string& text : {out, err, csv}) {
+      EXPECT_EQ(text.find('\x1B'), std::string::npos) << text;
+      EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+    }
+  }
+  std::remove((dir + "/run_0.status").c_str());
+  // A directory where sweep.png goes: an error naming it, exit status 3 as for any file of the
+  // sweep that cannot be written (it was a Python traceback blaming matplotlib, and exit 0).
+  ASSERT_EQ(::mkdir((dir + "/sweep.png").c_str(), 0755), 0);
+  EXPECT_EQ(cli("sweep --merge " + dir, &out, &err), 3) << out << err;
+  EXPECT_NE(err.find("cdma-vp: error: " + dir + "/sweep.png: is a directory; expected a file name for the plot"),
+            std::string::npos) << err;
+  EXPECT_NE(err.find("cdma-vp: error: sweep: " + dir + "/sweep.png / .svg could not be written"), std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("Traceback"), std::string::npos) << err;
+  EXPECT_EQ(out.find("matplotlib"), std::string::npos) << out;
+  EXPECT_FALSE(exists(dir + "/sweep.svg"));
+  ::rmdir((dir + "/sweep.png").c_str());
+  // A file or a missing folder given to --merge is named as such (it said
+  // "DIR/run_0.json/sweep.plan.json: not found").
+  expect_cli_error("sweep --merge " + dir + "/run_0.json", 2,
+                   "cdma-vp: --merge " + dir + "/run_0.json: not a folder; expected the --out DIR of a cdma-vp sweep "
+                   "(the folder holding sweep.plan.json)");
+  expect_cli_error("sweep --merge " + dir + "/nosuch", 2, "cdma-vp: --merge " + dir + "/nosuch: no such folder");
+  // An empty --merge folder is named as such (it said "no --grid given").
+  expect_cli_error("sweep --merge ''", 2, "cdma-vp: --merge '': an empty folder name; expected the --out DIR of a "
+                                          "cdma-vp sweep");
   // A network given as a layer file: the result's "network" is its name (fmnist_cnn), its
   // config the path; the plan's check compares the path and merges the run as ok.
   const std::string file_dir = tmp("sweep_merge_layer_file");
@@ -1006,14 +1081,86 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   EXPECT_EQ(cli("sweep --merge " + file_dir + " --no-plot", &out), 0) << out;
   std::system(("rm -rf " + file_dir).c_str());
   // --jobs: a whole number in [1, 65536], the bound named.
-  for (const std::string v : {"0", "65537", "2.5", "-1", "x", ""}) {
+  for (const std::string v : {"0", "65537", "2.5", "-1", "x"}) {
     EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs '" + v + "' --out " + dir, nullptr, &err), 2) << v;
     EXPECT_NE(err.find("cdma-vp: --jobs " + v + ": expected a whole number of runs at once in [1, 65536]\n"),
               std::string::npos) << err;
   }
+  // An empty value is named as such (it read "--jobs : expected ...").
+  expect_cli_error("sweep --grid pcie.gen=3 --network synthetic --jobs '' --out " + dir, 2,
+                   "cdma-vp: --jobs '': an empty value; expected a whole number of runs at once in [1, 65536]\n");
   EXPECT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --jobs 0x2 --out " + dir, nullptr, &err), 2);
   EXPECT_NE(err.find("cdma-vp: --jobs 0x2: hexadecimal is not accepted; expected a whole number of runs at once in "
                      "[1, 65536] written in decimal\n"),
             std::string::npos) << err;
   std::system(("rm -rf " + dir).c_str());
+}
+
+// ---- bench workload options (breaker M3, session 7) ----------------------------------------
+
+TEST(bad_input, bench_workload_reads_options_as_the_configuration_does) {
+  std::string out, err;
+  // Whole numbers written any decimal way (1e0 was refused, config and sweep accept it), and
+  // --opt=value forms (were unknown options).
+  ASSERT_EQ(cli("bench workload --network synthetic --batches 1 --produce-threads 1e0 --density 0.5", &out, &err), 0)
+      << out << err;
+  EXPECT_NE(out.find("1 activation producer(s)"), std::string::npos) << out;
+  ASSERT_EQ(cli("bench workload --network=synthetic --batches=1,2.0 --produce-threads=3", &out, &err), 0) << out << err;
+  EXPECT_NE(out.find("3 activation producer(s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n2 "), std::string::npos) << out;  // the row of batch 2
+  // Refused before anything runs, naming the option, the value, the expected form and where
+  // the options are listed (they pointed to `cdma-vp --help`).
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--batches '1,'", "--batches '1,': an empty batch size (item 2); expected comma-separated batch sizes"},
+           {"--batches ',1'", "--batches ',1': an empty batch size (item 1)"},
+           {"--batches=", "--batches '': an empty batch size (item 1)"},
+           {"--batches 1,2.5", "--batches: batch = \"2.5\": expected an integer in [1, 1048576]"},
+           {"--produce-threads 65", "--produce-threads: produce_threads = \"65\": expected an integer in [1, 64]"},
+           {"--produce-threads 0x2", "--produce-threads: produce_threads = \"0x2\": hexadecimal is not accepted"},
+           {"--density 1.5", "--density: density = \"1.5\": expected a number in [0, 1]"},
+           {"--full=1", "--full takes no value (got --full=1)"},
+           {"--produce-threads", "--produce-threads needs a value"},
+           {"--bogus", "unknown option '--bogus'"}}) {
+    EXPECT_EQ(cli("bench workload --network synthetic " + args, &out, &err), 2) << args << "\n" << out << err;
+    EXPECT_NE(err.find("cdma-vp: bench workload: " + needle), std::string::npos) << args << "\n" << err;
+    EXPECT_NE(err.find("\n(see cdma-vp bench workload --help)\n"), std::string::npos) << err;
+    EXPECT_EQ(out, "") << args;
+  }
+  // An unknown network fails before the table header is printed.
+  EXPECT_EQ(cli("bench workload --network nosuch --batches 1", &out, &err), 2) << out << err;
+  EXPECT_EQ(out, "");
+  EXPECT_NE(err.find("cdma-vp: bench workload: --network nosuch: "), std::string::npos) << err;
+  EXPECT_NE(err.find("(see cdma-vp bench workload --help)"), std::string::npos) << err;
+}
+
+// ---- layer-time table: no rows; the step bound names the file (breaker M4, session 7) -------
+
+TEST(bad_input, a_layer_time_table_without_rows_is_refused_naming_the_file) {
+  const auto net = wl::make_network("synthetic", 1);
+  const auto base = wl::roofline_times(net, wl::titan_x_maxwell());
+  const std::string p = tmp("header_only.csv");
+  for (const char* text : {"layer,forward_ms,backward_ms\n", "layer,forward_ms,backward_ms\n\n# none yet\n",
+                           "\xEF\xBB\xBFlayer,forward_ms,backward_ms\r\n"}) {
+    std::ofstream(p, std::ios::binary) << text;
+    try {
+      wl::apply_time_table(p, net, base);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const wl::layer_time_error& e) {
+      EXPECT_NE(std::string(e.what()).find(p + ": no rows after the header; expected one row "
+                                           "layer,forward_ms,backward_ms per layer"),
+                std::string::npos) << e.what();
+    }
+  }
+  std::remove(p.c_str());
+}
+
+// ---- --steps: checked where it is given (breaker L2, session 7: "steps: ..." at run time) -----
+
+TEST(bad_input, steps_are_checked_naming_the_option_and_the_valid_steps) {
+  for (const std::string v : {"CDMA", "cdma,vdnn", "oracle,,cdma", "oracle,oracle", "cdma,", ""})
+    expect_cli_error("run --network synthetic --batch 1 -q --steps '" + v + "'", 2,
+                     "cdma-vp: --steps: steps = \"" + v + "\": expected a comma-separated subset of oracle,vdnn,cdma "
+                     "in that order, each once and in lower case (e.g. cdma, vdnn,cdma or oracle,vdnn,cdma)");
+  expect_cli_error("run --network synthetic --batch 1 -q --param steps=Oracle", 2,
+                   "cdma-vp: --param: steps = \"Oracle\": expected a comma-separated subset");
 }

@@ -324,3 +324,162 @@ TEST_F(platform_test, without_a_cdma_step_no_compression_ratio_is_reported) {
   EXPECT_DOUBLE_EQ(j["stats"]["compression_ratio"]["value"].get<double>(), rep.compression_ratio());
   EXPECT_TRUE(j["layers"][0]["ratio"].is_number());
 }
+
+// A step that did not run has no figures (breaker H5, session 7: they printed 0): "-" in the
+// report, null in the JSON (keys kept; stats keys absent), empty CSV cells; with no transfer
+// step "verified" is null (it said true for 0 bytes compared). The figures of the steps that
+// ran are numbers (a transfer step offloads syn_1, layer 0's 12288-byte input, so its offload
+// time is > 0).
+TEST_F(platform_test, figures_of_a_step_not_run_are_dash_null_or_empty_never_zero) {
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.synthetic_density = 0.3;
+  for (const std::string steps : {"oracle", "cdma", "vdnn,cdma"}) {
+    SCOPED_TRACE(steps);
+    const bool ro = steps == "oracle", rv = steps.find("vdnn") != std::string::npos,
+               rc = steps.find("cdma") != std::string::npos;
+    cfg.steps = steps;
+    cdma::test::reset_systemc_context();
+    const auto rep = cdma::platform::run(cfg);
+
+    // Text: the per-layer table (16 cells a row, none with a space), then the summary lines.
+    std::ostringstream os;
+    cdma::platform::print_summary(os, rep);
+    const std::string text = os.str();
+    std::istringstream lines(text);
+    std::vector<std::vector<std::string>> rows;
+    bool table = false;
+    for (std::string l; std::getline(lines, l);) {
+      if (l.rfind("layer ", 0) == 0) {
+        table = true;
+        continue;
+      }
+      if (!table || rows.size() == 4) continue;
+      std::vector<std::string> cells;
+      std::istringstream ws(l);
+      for (std::string c; ws >> c;) cells.push_back(c);
+      rows.push_back(cells);
+    }
+    ASSERT_EQ(rows.size(), 4u) << text;
+    for (const auto& cells : rows) {
+      ASSERT_EQ(cells.size(), 16u) << text;
+      // 6 fwd ms, 7 bwd ms (every step), 8 vDNN off, 9 vDNN pre, 10 cDMA off, 11 cDMA pre,
+      // 12 vDNN stall, 13 cDMA stall, 14 DRAM% and 15 rd GB/s (cDMA step).
+      for (const auto& [col, ran] : {std::pair<int, bool>{6, true}, {7, true}, {8, rv}, {9, rv}, {10, rc}, {11, rc},
+                                     {12, rv}, {13, rc}, {14, rc}, {15, rc}}) {
+        const std::string& c = cells[static_cast<std::size_t>(col)];
+        if (ran) {
+          EXPECT_NE(c.find_first_of("0123456789"), std::string::npos) << col << ": " << c;
+          EXPECT_EQ(c.find('-'), std::string::npos) << col << ": " << c;
+        } else {
+          EXPECT_EQ(c, "-") << col;
+        }
+      }
+    }
+    auto pct = [](bool ran) { return ran ? std::string("%") : std::string("-"); };
+    {
+      const auto at = text.find("GPU DRAM utilisation (oracle / vDNN / cDMA): ");
+      ASSERT_NE(at, std::string::npos) << text;
+      std::istringstream ws(text.substr(at + 45, text.find(';', at) - at - 45));
+      std::string o, s1, v, s2, c;
+      ws >> o >> s1 >> v >> s2 >> c;
+      EXPECT_EQ(o.substr(o.size() - 1), pct(ro)) << o;
+      EXPECT_EQ(v.substr(v.size() - 1), pct(rv)) << v;
+      EXPECT_EQ(c.substr(c.size() - 1), pct(rc)) << c;
+    }
+    for (const auto& [name, ran] : {std::pair<std::string, bool>{"vDNN", rv}, {"cDMA", rc}}) {
+      const std::string none = "  " + name + ": - (not simulated, steps = " + steps + ")\n";
+      EXPECT_EQ(text.find(none) != std::string::npos, !ran) << text;
+      EXPECT_EQ(text.find("  " + name + ": 0.0 MB"), std::string::npos) << text;
+    }
+    if (ro) {
+      EXPECT_NE(text.find("verification: no transfer step simulated (steps = oracle), nothing to compare"),
+                std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find(rv ? "bytes compared: vDNN " : "bytes compared: cDMA "), std::string::npos) << text;
+      EXPECT_EQ(text.find("vDNN 0,"), std::string::npos) << text;
+    }
+
+    // JSON, read back through the parser as a user would.
+    const auto j = nlohmann::json::parse(cdma::platform::to_json(rep).dump());
+    EXPECT_EQ(j["verified"].is_null(), ro) << j["verified"];
+    if (!ro) {
+      EXPECT_TRUE(j["verified"].get<bool>());
+    }
+    for (const char* step : {"vdnn", "cdma"}) {
+      const bool ran = std::string(step) == "vdnn" ? rv : rc;
+      for (const char* dir : {"d2h", "h2d"})
+        for (const char* k : {"payload_bytes", "wire_bytes"}) {
+          const auto& v = j["pcie"][step][dir][k];
+          EXPECT_EQ(v.is_null(), !ran) << step << dir << k;
+          if (ran) {
+            EXPECT_GT(v.get<double>(), 0.0) << step << dir << k;
+          }
+        }
+    }
+    ASSERT_EQ(j["layers"].size(), 4u);
+    for (const auto& l : j["layers"]) {
+      for (const char* k : {"offload_s", "prefetch_s", "stall_s"}) {
+        ASSERT_TRUE(l.contains(k)) << k;
+        EXPECT_EQ(l[k].is_null(), !rc) << k;
+        ASSERT_TRUE(l["vdnn"].contains(k)) << k;
+        EXPECT_EQ(l["vdnn"][k].is_null(), !rv) << k;
+      }
+      EXPECT_TRUE(l["forward_s"].is_number());
+      for (const auto& [step, ran] : {std::pair<std::string, bool>{"oracle", ro}, {"vdnn", rv}, {"cdma", rc}})
+        for (const char* k : {"fwd_utilisation", "bwd_utilisation", "kernel_bytes", "cdma_read_bytes", "cdma_read_GBps"}) {
+          ASSERT_TRUE(l["dram"][step].contains(k)) << step << k;
+          EXPECT_EQ(l["dram"][step][k].is_null(), !ran) << step << k;
+        }
+    }
+    EXPECT_EQ(j["layers"][0]["offload_s"].is_number() && j["layers"][0]["offload_s"].get<double>() > 0, rc);
+    EXPECT_EQ(j["layers"][0]["vdnn"]["offload_s"].is_number() && j["layers"][0]["vdnn"]["offload_s"].get<double>() > 0,
+              rv);
+    const auto& st = j["stats"];
+    for (const auto& [step, ran] : {std::pair<std::string, bool>{"oracle", ro}, {"vdnn", rv}, {"cdma", rc}}) {
+      const std::string p = "layer." + rep.net.layers[0].name;
+      EXPECT_EQ(st.contains(p + ".dram_utilisation_fwd." + step), ran) << step;
+      EXPECT_EQ(st.contains(p + ".dram_utilisation_bwd." + step), ran) << step;
+      EXPECT_EQ(st.contains("dram." + step + ".utilisation"), ran) << step;
+      if (step != "oracle") {
+        EXPECT_EQ(st.contains(p + ".stall." + step), ran) << step;
+        EXPECT_EQ(j["histograms"].contains(step + ".offload_time"), ran) << step;
+      }
+    }
+
+    // CSV: the cells of a step not run are empty, the others numbers.
+    const std::string csv = ::testing::TempDir() + "cdma_not_run_" + std::to_string(::getpid()) + ".csv";
+    cdma::platform::write_csv(csv, rep);
+    std::ifstream f(csv);
+    auto split = [](const std::string& line) {
+      std::vector<std::string> cells;
+      std::size_t from = 0;
+      for (;;) {
+        const auto comma = line.find(',', from);
+        cells.push_back(line.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+        if (comma == std::string::npos) return cells;
+        from = comma + 1;
+      }
+    };
+    std::string line;
+    std::getline(f, line);
+    const auto head = split(line);
+    int data_rows = 0;
+    while (std::getline(f, line)) {
+      const auto cells = split(line);
+      ASSERT_EQ(cells.size(), head.size()) << line;
+      ++data_rows;
+      for (std::size_t k = 0; k < head.size(); ++k) {
+        const bool v = head[k].rfind("vdnn_", 0) == 0, c = head[k].rfind("cdma_", 0) == 0;
+        if (!v && !c) continue;
+        EXPECT_EQ(cells[k].empty(), v ? !rv : !rc) << head[k] << " in " << line;
+        if (!cells[k].empty()) {
+          EXPECT_GE(std::stod(cells[k]), 0.0) << head[k];
+        }
+      }
+    }
+    EXPECT_EQ(data_rows, 4);
+    std::remove(csv.c_str());
+  }
+}

@@ -559,6 +559,13 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       throw activation_error(where + "iteration \"" + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) +
                              "\" at column " + std::to_string(at[static_cast<std::size_t>(c_iter)]) +
                              " is not a whole number" + form);
+    // From 2^53 on neighbouring whole numbers read as the same double (9007199254740993 is
+    // ...992): two iterations would collide. Every whole number below is exact.
+    if (it >= 9007199254740992.0)
+      throw activation_error(where + "iteration \"" + workloads::csv::shown(cols[static_cast<std::size_t>(c_iter)]) +
+                             "\" at column " + std::to_string(at[static_cast<std::size_t>(c_iter)]) +
+                             " is 2^53 = 9007199254740992 or more (such iterations cannot be told apart); expected "
+                             "a whole number below 2^53" + form);
     if (it == 0) it = 0;  // -0 is iteration 0
     const std::string& name = cols[static_cast<std::size_t>(c_layer)];
     if (const std::string bad = workloads::csv::check_name(name, "layer name", at[static_cast<std::size_t>(c_layer)]);

@@ -184,6 +184,10 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
     base[it->second].backward = static_cast<ps_t>(std::llround(ms[1] * 1e9));
   }
   if (!header) throw layer_time_error(path + ": empty file (expected the header layer,forward_ms,backward_ms)");
+  // A header alone sets nothing: a table saved before its rows were filled in, most likely.
+  if (seen.empty())
+    throw layer_time_error(path + ": no rows after the header; expected one row layer,forward_ms,backward_ms per "
+                           "layer to time (layers of network " + net.name + " not listed keep their roofline time)");
   return base;
 }
 

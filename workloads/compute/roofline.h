@@ -111,7 +111,8 @@ class layer_time_error : public std::runtime_error {
 /// layer_time_error naming the file and line for: unreadable file, wrong header, a row with more
 /// or fewer fields than the header (and the column of the first extra one), an empty layer name
 /// (and its column), a number that does not parse, is negative or above max_layer_time_ms, a
-/// layer name the network does not have, a layer listed twice.
+/// layer name the network does not have, a layer listed twice; and naming the file for a table
+/// with the header and no rows.
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
                                          std::vector<layer_time> base);
 
