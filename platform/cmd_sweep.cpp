@@ -184,6 +184,18 @@ int spawn_run(const std::string& exe, const std::vector<std::string>& args, cons
   return pid;
 }
 
+/// "" if `rec` (a run result's recorded configuration) equals `want`, else the first parameter
+/// that differs ("pcie.gen = 4, the plan has pcie.gen = 3").
+std::string config_diff(const platform_config& rec, const platform_config& want) {
+  if (to_json(want) == to_json(rec)) return "";
+  const auto had = describe_params(rec), asked = describe_params(want);
+  auto shown = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
+  for (std::size_t i = 0; i < had.size() && i < asked.size(); ++i)
+    if (had[i].value != asked[i].value)
+      return had[i].name + " = " + shown(had[i].value) + ", the plan has " + had[i].name + " = " + shown(asked[i].value);
+  return "another configuration than the plan's";
+}
+
 /// "" if the configuration recorded in a run result (`recorded`, the result's "config") has
 /// the plan's grid values for its run (`values`: name -> value as given to --param, applied in
 /// the order of `names`, the plan's grid, as the run applied them: last), else what differs
@@ -211,13 +223,25 @@ std::string grid_mismatch(const json& recorded, const std::vector<std::string>& 
   } catch (const std::exception& e) {
     return std::string("a configuration that contradicts the plan's values (") + e.what() + ")";
   }
-  if (to_json(want) == to_json(rec)) return "";
-  const auto had = describe_params(rec), asked = describe_params(want);
-  auto shown = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
-  for (std::size_t i = 0; i < had.size() && i < asked.size(); ++i)
-    if (had[i].value != asked[i].value)
-      return had[i].name + " = " + shown(had[i].value) + ", the plan has " + had[i].name + " = " + shown(asked[i].value);
-  return "another configuration than the plan's";
+  return config_diff(rec, want);
+}
+
+/// "" if the configuration recorded in a run result is the one the plan's arguments for the
+/// run give (`args`, read as `cdma-vp run` reads them: preset, --config file, options,
+/// --param, grid values; activations resolved as the run records them), else the first
+/// parameter that differs. Throws what reading the arguments throws (e.g. a --config file
+/// that is gone since the sweep ran): the caller then compares the grid values only.
+std::string plan_mismatch(const json& recorded, const std::vector<std::string>& args) {
+  platform_config rec;
+  try {
+    apply_json(rec, recorded, "its config");
+  } catch (const std::exception& e) {
+    return std::string("a configuration that cannot be read (") + e.what() + ")";
+  }
+  std::string acts;
+  platform_config want = check_config(args, &acts);
+  want.activations = acts;
+  return config_diff(rec, want);
 }
 
 /// Reads run_K.json of every planned run and writes sweep.csv (+ plots). Returns failures.
@@ -367,7 +391,17 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         if (shaped && !bad_result) {
           std::vector<std::string> names;
           for (const auto& a : plan["grid"]) names.push_back(a["name"].get<std::string>());
-          const std::string diff = grid_mismatch(r["config"], names, run["values"]);
+          // Every parameter, not only the grid's (an edited pcie.lanes was merged as ok): the
+          // configuration the plan's arguments give; if they cannot be read any more (a --config
+          // file moved since), the grid values alone.
+          std::string diff;
+          try {
+            diff = plan_mismatch(r["config"], run["args"].get<std::vector<std::string>>());
+          } catch (const std::exception& e) {
+            log << "run " << k << ": the plan's arguments for run " << k << " cannot be read now (" << e.what()
+                << "); only its grid values are compared with " << base << ".json\n";
+            diff = grid_mismatch(r["config"], names, run["values"]);
+          }
           if (!diff.empty()) {
             ok = false;
             bad_result = true;

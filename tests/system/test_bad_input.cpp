@@ -935,6 +935,26 @@ TEST(bad_input, an_unusable_tmpdir_is_named_by_the_vcd_relay_and_by_the_spill) {
 
 // ---- sweep --merge: the status first, the plan checked -----------------------------------
 
+TEST(bad_input, sweep_merge_compares_grid_values_only_when_the_plans_arguments_cannot_be_read_any_more) {
+  // The plan's --config file moved after the sweep: the merge says so and still checks the
+  // grid values (the runs stay ok; an edited grid value is still caught).
+  const std::string dir = tmp("sweep_merge_moved_config");
+  std::system(("rm -rf " + dir + " " + dir + ".json " + dir + ".moved.json").c_str());
+  std::ofstream(dir + ".json") << "{\"pcie\": {\"lanes\": 8}}\n";
+  std::string out, err;
+  ASSERT_EQ(cli("sweep --config " + dir + ".json --grid pcie.gen=3,4 --network synthetic --batch 1 --steps oracle "
+                "--no-plot --jobs 1 --out " + dir, &out, &err),
+            0) << out << err;
+  ASSERT_EQ(std::rename((dir + ".json").c_str(), (dir + ".moved.json").c_str()), 0);
+  EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 0) << out;
+  EXPECT_NE(out.find("run 0: the plan's arguments for run 0 cannot be read now (" + dir +
+                     ".json: cannot open the configuration file); only its grid values are compared with " + dir +
+                     "/run_0.json\n"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("(2 ok)"), std::string::npos) << out;
+  std::system(("rm -rf " + dir + " " + dir + ".moved.json").c_str());
+}
+
 TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_and_numbers_runs_from_0) {
   const std::string dir = tmp("sweep_merge_check");
   std::system(("rm -rf " + dir).c_str());
@@ -999,6 +1019,13 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   EXPECT_EQ(edited("\"batch\": 1,", "\"batch\": 64,"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records batch = 64, "
                      "the plan has batch = 1\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  // A parameter outside the grid (session 8: an edited pcie.lanes was merged as ok): the run's
+  // whole configuration is compared with what the plan's arguments give.
+  EXPECT_EQ(edited("\"lanes\": 16", "\"lanes\": 8"), 1) << out;
+  EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records pcie.lanes = 8, "
+                     "the plan has pcie.lanes = 16\n"),
             std::string::npos) << out;
   EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
   // (The runs are --steps oracle: nothing to verify, "verified" is null since session 8.)
