@@ -59,6 +59,7 @@ TEST(Channel, ListPickEqualsReferenceScan) {
       EXPECT_GT(c.picks_checked(), 5000u) << name;
       EXPECT_EQ(c.pick_mismatches(), 0u) << name << " " << policy_name(pp);
       EXPECT_EQ(c.bound_mismatches(), 0u) << name << " " << policy_name(pp);
+      EXPECT_EQ(c.local_mismatches(), 0u) << name << " " << policy_name(pp);
       EXPECT_EQ(c.checker().total_violations(), 0u) << name;
       EXPECT_EQ(c.completions().size(), tag) << name;
     }
@@ -100,6 +101,8 @@ TEST(Channel, IncrementalChannelBoundsEqualRecomputed) {
         }
         while (c.queued() > 0) c.advance(c.next_command_time() + 1);
         EXPECT_EQ(c.bound_mismatches(), 0u) << name << " " << scheduler_name(sch) << " "
+                                            << policy_name(pp);
+        EXPECT_EQ(c.local_mismatches(), 0u) << name << " " << scheduler_name(sch) << " "
                                             << policy_name(pp);
         EXPECT_GT(c.refreshes(), 10u) << name;
         EXPECT_EQ(c.checker().total_violations(), 0u) << name;

@@ -114,6 +114,7 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
   burst_shift_ = log2_exact(burst_bytes_);
   row_on_top_ = row_slices == 1 && slices_.back().f == field::row;
   row_period_ = row_on_top_ ? size_bursts_ / slices_.back().count : 0;
+  if (!slices_.empty() && slices_.front().f == field::column) low_col_shift_ = shift_.front();
 }
 
 location address_mapping::decode(std::uint64_t addr) const {

@@ -83,6 +83,14 @@ public:
   std::uint64_t row_period() const { return row_period_; }
   /// Size of the memory in bursts (product of all counts).
   std::uint64_t size_bursts() const { return size_bursts_; }
+  /// True when the bursts [first, last] (burst indices, first <= last) lie in one block of
+  /// the least significant slice and that slice is a column slice with a power-of-two count
+  /// (e.g. `column:2` of the default mapping): they then differ only in the column, i.e. have
+  /// the same channel, bank group, bank and row. Also true for a single burst (first == last).
+  /// (A block never straddles the wrap-around: the memory size is a multiple of its count.)
+  bool one_low_column_block(std::uint64_t first, std::uint64_t last) const {
+    return first == last || (low_col_shift_ > 0 && ((first ^ last) >> low_col_shift_) == 0);
+  }
 
 private:
   std::vector<slice> slices_;
@@ -93,6 +101,9 @@ private:
   std::string text_;
   bool row_on_top_ = false;
   std::uint64_t row_period_ = 0, size_bursts_ = 1;
+  /// log2(count) of the least significant slice when it is a column slice with a
+  /// power-of-two count, else -1 (one_low_column_block()).
+  int low_col_shift_ = -1;
 };
 
 }  // namespace cdma::dram

@@ -57,9 +57,8 @@ void channel::refresh_candidate(unsigned flat) {
   dirty_[flat] = 0;
   cand& c = cand_[flat];
   if (b.q.empty()) {
-    c.local = kIdle;
     c.key = ~0ull;
-    soa_set(flat, c);
+    soa_set(flat, c, kIdle);
     return;
   }
   const std::size_t qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
@@ -75,30 +74,46 @@ void channel::refresh_candidate(unsigned flat) {
   c.qi = static_cast<std::uint32_t>(qi);
   c.cmd = cmd8;
   c.key = key;
-  c.local = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival);
-  soa_set(flat, c);
+  soa_set(flat, c, chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival));
 }
 
 void channel::update_group(command cmd, unsigned flat, ps_t t) {
   // bank_local() is a max of terms; the group term (gr.act + tRRD_L for ACT, gr.col + tCCD_L
   // for RD/WR) is the only one a command to another bank of the group changes, and it rises
   // to t + that timing (commands issue in time order), so max() with it is the new value.
+  // Branch-free over the group: per candidate command the bound it receives (0: none, for
+  // PRE and for the other command class). No bank needs to be skipped: an idle bank keeps
+  // kIdle (every bound is far below it), a dirty bank is recomputed before its next use
+  // (pick_requests()), and the issued bank `flat` is recomputed by issue() right after.
   const bool col = cmd == command::RD || cmd == command::WR;
   if (!col && cmd != command::ACT) return;
   const ps_t bound = t + (col ? tCCD_L_ps_ : tRRD_L_ps_);
+  const ps_t tab[4] = {col ? 0 : bound, 0, col ? bound : 0, col ? bound : 0};
   const unsigned bpg = spec_.banks_per_group;
   const unsigned g0 = flat - ba_of(flat);
-  for (unsigned f = g0; f < g0 + bpg; ++f) {
-    cand& c = cand_[f];
-    if (f == flat || dirty_[f] || c.local == kIdle) continue;
-    const auto cc = static_cast<command>(c.cmd);
-    const bool ccol = cc == command::RD || cc == command::WR;
-    if (col ? ccol : cc == command::ACT) {
-      c.local = std::max(c.local, bound);
-      soa_local_[f] = c.local;
-    }
+#ifdef CDMA_DRAM_PICK_AVX2
+  if (avx2_ && bpg == 4) {  // g0 is a multiple of 4: one vector, inside the padded arrays
+    raise_group4_avx2(g0, tab);
+    return;
   }
+#endif
+  std::uint64_t* lp = soa_local_.data() + g0;
+  const std::uint64_t* sp = soa_sel_.data() + g0;
+  for (unsigned i = 0; i < bpg; ++i) lp[i] = std::max(lp[i], tab[(sp[i] & 0xffu) >> 1]);
 }
+
+#ifdef CDMA_DRAM_PICK_AVX2
+__attribute__((target("avx2"))) void channel::raise_group4_avx2(unsigned g0, const ps_t* tab) {
+  // Per bank the bound of its candidate command (the lane selector picks tab[command]); all
+  // values are below 2^63, so the signed maximum is the unsigned one.
+  auto* lp = reinterpret_cast<__m256i*>(soa_local_.data() + g0);
+  const __m256i b = _mm256_permutevar8x32_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tab)),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(soa_sel_.data() + g0)));
+  const __m256i l = _mm256_loadu_si256(lp);
+  _mm256_storeu_si256(lp, _mm256_blendv_epi8(l, b, _mm256_cmpgt_epi64(b, l)));
+}
+#endif
 
 void channel::pick_requests() {
   for (unsigned f : dirty_list_) refresh_candidate(f);
@@ -114,13 +129,23 @@ void channel::pick_requests() {
         break;
       }
   }
+  if (check_pick_) {  // self-check: every kept bank-local time is the recomputed one
+    for (unsigned f = 0; f < static_cast<unsigned>(cand_.size()); ++f) {
+      const cand& c = cand_[f];
+      const ps_t want = banks_[f].q.empty()
+                            ? kIdle
+                            : chk_.bank_local(static_cast<command>(c.cmd), bg_of(f), ba_of(f),
+                                              c.arrival);
+      if (soa_local_[f] != want) ++local_mismatches_;
+    }
+  }
   req_ = choice{};
   bound_ = kNever;
   if (queued_ == 0) return;
   const unsigned nb = static_cast<unsigned>(cand_.size());
   // The candidate of bank f issues at et = max(channel-wide bound of its command, its
   // bank-local bound) and its first column command is not before et + to_col_[command].
-  auto et_of = [&](const cand& c) { return std::max(cb_.b[c.cmd & 3u], c.local); };
+  auto et_of = [&](unsigned f) { return std::max(cb_.b[cand_[f].cmd & 3u], soa_local_[f]); };
   ps_t bnd = kNever;
   unsigned win = 0;
   ps_t bt = kNever;
@@ -134,9 +159,9 @@ void channel::pick_requests() {
         oseq = b.q.front().seq;
         win = f;
       }
-      bnd = std::min(bnd, et_of(cand_[f]) + to_col_[cand_[f].cmd & 3u]);
+      bnd = std::min(bnd, et_of(f) + to_col_[cand_[f].cmd & 3u]);
     }
-    bt = et_of(cand_[win]);
+    bt = et_of(win);
   } else {
     // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
     // command that can issue first (ties: column commands, then age): the minimum of
@@ -165,6 +190,21 @@ void channel::pick_requests() {
 }
 
 #ifdef CDMA_DRAM_PICK_AVX2
+namespace {
+// One step of the lane reduction of pick_soa_avx2(): per lane the lexicographic minimum of
+// (emin, kmin) and (e2, k2) (signed; keys sign-flipped) and the minimum of bmin and b2.
+__attribute__((target("avx2"))) inline void pick_fold(__m256i& emin, __m256i& kmin,
+                                                      __m256i& bmin, __m256i e2, __m256i k2,
+                                                      __m256i b2) {
+  const __m256i take = _mm256_or_si256(
+      _mm256_cmpgt_epi64(emin, e2),
+      _mm256_and_si256(_mm256_cmpeq_epi64(emin, e2), _mm256_cmpgt_epi64(kmin, k2)));
+  emin = _mm256_blendv_epi8(emin, e2, take);
+  kmin = _mm256_blendv_epi8(kmin, k2, take);
+  bmin = _mm256_blendv_epi8(bmin, b2, _mm256_cmpgt_epi64(bmin, b2));
+}
+}  // namespace
+
 // pick_reference() on the arrays soa_*, 4 banks per step. All values compared are below 2^63
 // (times and kIdle = 2^63 - 1) except the keys (~0 for an idle bank) and time + to_col_
 // (up to kIdle + to_col_): those are compared as unsigned through the sign-bit flip.
@@ -194,17 +234,15 @@ __attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& b
     const __m256i b = _mm256_xor_si256(_mm256_add_epi64(e, t), sign);  // unsigned order
     bmin = _mm256_blendv_epi8(bmin, b, _mm256_cmpgt_epi64(bmin, b));
   }
-  alignas(32) std::int64_t ev[4], kv[4], bv[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ev), emin);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(kv), kmin);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(bv), bmin);
-  std::int64_t e = ev[0], k = kv[0], b = bv[0];
-  for (int i = 1; i < 4; ++i) {
-    const bool lt = ev[i] < e || (ev[i] == e && kv[i] < k);
-    e = lt ? ev[i] : e;
-    k = lt ? kv[i] : k;
-    b = std::min(b, bv[i]);
-  }
+  // Reduction over the 4 lanes in registers: the lexicographic minimum (time, key) and the
+  // minimum bound of lane pairs (2, 3) vs (0, 1), then of the lanes 1 vs 0.
+  pick_fold(emin, kmin, bmin, _mm256_permute4x64_epi64(emin, 0x4E),
+            _mm256_permute4x64_epi64(kmin, 0x4E), _mm256_permute4x64_epi64(bmin, 0x4E));
+  pick_fold(emin, kmin, bmin, _mm256_shuffle_epi32(emin, 0x4E), _mm256_shuffle_epi32(kmin, 0x4E),
+            _mm256_shuffle_epi32(bmin, 0x4E));
+  const std::int64_t e = _mm_cvtsi128_si64(_mm256_castsi256_si128(emin));
+  const std::int64_t k = _mm_cvtsi128_si64(_mm256_castsi256_si128(kmin));
+  const std::int64_t b = _mm_cvtsi128_si64(_mm256_castsi256_si128(bmin));
   bnd = static_cast<ps_t>(b) ^ (1ull << 63);
   const std::uint64_t key = static_cast<std::uint64_t>(k) ^ (1ull << 63);
   return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e)) << 64) | key;
@@ -217,7 +255,7 @@ unsigned __int128 channel::pick_reference(ps_t& bnd) const {
   bnd = kNever;
   for (unsigned f = 0; f < static_cast<unsigned>(cand_.size()); ++f) {
     const cand& c = cand_[f];
-    const ps_t et = std::max(cb_.b[c.cmd & 3u], c.local);  // kIdle for a bank without requests
+    const ps_t et = std::max(cb_.b[c.cmd & 3u], soa_local_[f]);  // kIdle: no requests
     const u128 k = (static_cast<u128>(et) << 64) | c.key;
     best = k < best ? k : best;
     bnd = std::min(bnd, et + to_col_[c.cmd & 3u]);
@@ -278,14 +316,17 @@ void channel::pick_after_submit(unsigned flat) {
   // cached_: pick() ran after the last change, so no other bank is dirty and cb_, req_ and
   // bound_ describe the other banks; only this bank's candidate can have changed.
   const cand old = cand_[flat];
+  const ps_t old_local = soa_local_[flat];
   refresh_candidate(flat);
   const cand& c = cand_[flat];
   if (req_.time != kNever && req_.bank == flat) {
-    if (c.key == old.key && c.cmd == old.cmd && c.qi == old.qi && c.local == old.local) return;
+    if (c.key == old.key && c.cmd == old.cmd && c.qi == old.qi &&
+        soa_local_[flat] == old_local)
+      return;
     pick();  // the chosen bank's candidate changed: choose again among all banks
     return;
   }
-  const ps_t et = std::max(cb_.b[c.cmd & 3u], c.local);
+  const ps_t et = std::max(cb_.b[c.cmd & 3u], soa_local_[flat]);
   if (et < req_.time || (et == req_.time && c.key < req_.key)) choose(flat, c, et);
   bound_ = std::min(bound_, et + to_col_[c.cmd & 3u]);
   finish_pick();

@@ -89,6 +89,10 @@ public:
   /// incrementally (timing_checker::raise_channel_wide) differed from the checker's
   /// channel_wide() (must stay 0).
   std::uint64_t bound_mismatches() const { return cb_mismatches_; }
+  /// Self-check (with set_check_pick(true)): bank-local times kept incrementally (a command
+  /// raises its bank group's candidates in update_group()) that differed at a pick from the
+  /// checker's bank_local() recomputed for the bank's candidate (must stay 0).
+  std::uint64_t local_mismatches() const { return local_mismatches_; }
 
 private:
   struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
@@ -100,8 +104,8 @@ private:
   };
   /// Scheduler cache per bank: the FR-FCFS candidate of the bank (its next command, queue
   /// index, sort key) and its bank-local earliest time (bank and bank-group rules and the
-  /// arrival; the channel-wide rules are combined in pick()); local = kIdle and key = ~0
-  /// for a bank without queued requests. A candidate is recomputed only when a command was
+  /// arrival; the channel-wide rules are combined in pick(); kept only in soa_local_, not in
+  /// `cand`); local = kIdle and key = ~0 for a bank without queued requests. A candidate is recomputed only when a command was
   /// issued to its bank or its queue changed (`dirty`); a command to another bank of its
   /// group raises its bank-local time by the one group rule that changed (tRRD_L after ACT,
   /// tCCD_L after RD/WR) without a recomputation.
@@ -109,7 +113,6 @@ private:
   /// when a timing is added to it (simulated times stay far below 2^62 ps = 53 days).
   static constexpr ps_t kIdle = kNever / 2;
   struct cand {
-    ps_t local = kIdle;
     /// (not a column command) << 63 | age << 8 | bank: the order of candidates issuing at
     /// equal times (column commands first, then the oldest); ages are unique.
     std::uint64_t key = ~0ull;
@@ -123,14 +126,18 @@ private:
   unsigned __int128 pick_reference(ps_t& bnd) const;
   /// pick_reference() on the arrays soa_* with AVX2 (only called when the processor has it).
   unsigned __int128 pick_soa_avx2(ps_t& bnd) const;
+  /// update_group() with AVX2 for 4 banks per group (the group's banks are one vector):
+  /// soa_local_[g0 + i] = max(soa_local_[g0 + i], tab[command of bank g0 + i]).
+  void raise_group4_avx2(unsigned g0, const ps_t* tab);
   void mark_dirty(unsigned flat) {
     if (!dirty_[flat]) {
       dirty_[flat] = 1;
       dirty_list_.push_back(flat);
     }
   }
-  /// A command `cmd` issued at `t` to bank `flat`: raises the bank-local times of the other
-  /// banks of its group by the group rule it changed and marks `flat` dirty.
+  /// A command `cmd` issued at `t` to bank `flat`: raises the bank-local times of the banks
+  /// of its group by the group rule it changed (branch-free over the whole group; the caller
+  /// recomputes `flat`'s candidate afterwards).
   void update_group(command cmd, unsigned flat, ps_t t);
   static constexpr std::size_t npos = ~std::size_t{0};
   void rescan(bank_state& b);
@@ -187,15 +194,16 @@ private:
   /// The candidates again as arrays (structure of arrays) for the FR-FCFS pick, one entry
   /// per flat bank, padded to a multiple of 4 banks (padding: an idle bank): bank-local time
   /// (kIdle when idle), key (~0 when idle) and the candidate command c as the lane pair
-  /// (2c, 2c + 1) that selects cb_.b[c] and to_col_[c] from a 4 x 64-bit vector. Kept by
-  /// refresh_candidate() and update_group() with cand_. The pick is then one branch-free pass
-  /// over all banks (pick_reference()'s minimum of (max(cb[c], local), key) and its
+  /// (2c, 2c + 1) that selects cb_.b[c] and to_col_[c] from a 4 x 64-bit vector. Key and
+  /// selector are kept by refresh_candidate() with cand_ (the self-check's reference scan
+  /// reads them from cand_); the bank-local time exists only here (refresh_candidate(),
+  /// update_group()). The pick is then one branch-free pass over all banks (pick_reference()'s minimum of (max(cb[c], local), key) and its
   /// completion bound), 4 banks per AVX2 instruction when the processor has AVX2
   /// (pick_soa_avx2(); else pick_reference()). No per-command ordered lists to keep.
   std::vector<std::uint64_t> soa_local_, soa_key_, soa_sel_;
   bool avx2_ = false;
-  void soa_set(unsigned flat, const cand& c) {
-    soa_local_[flat] = c.local;
+  void soa_set(unsigned flat, const cand& c, ps_t local) {
+    soa_local_[flat] = local;
     soa_key_[flat] = c.key;
     const std::uint64_t t = c.cmd & 3u;
     soa_sel_[flat] = (2 * t) | ((2 * t + 1) << 32);
@@ -224,6 +232,7 @@ private:
   std::vector<completion> done_;
   bool check_pick_ = false;
   std::uint64_t pick_mismatches_ = 0, picks_checked_ = 0, cb_mismatches_ = 0;
+  std::uint64_t local_mismatches_ = 0;
 };
 
 }  // namespace cdma::dram

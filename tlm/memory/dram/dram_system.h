@@ -30,6 +30,14 @@ public:
     const std::uint64_t bb = map_.burst_bytes();
     std::uint64_t b = addr / bb;
     const std::uint64_t end = (addr + len + bb - 1) / bb;
+    if (map_.one_low_column_block(b, end - 1)) {
+      // Fast path (e.g. a 64-B request of the default mapping): every burst has the first
+      // one's channel, bank and row, so the loop below would give this one request.
+      const location l = address_mapping::cursor(map_, b * bb).loc();
+      f(l.channel, request{tag, arrival, write, l.bank_group, l.bank, l.row,
+                           static_cast<unsigned>(end - b)});
+      return;
+    }
     unsigned ch = 0;
     request r;
     bool have = false;
