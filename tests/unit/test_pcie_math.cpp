@@ -1,9 +1,14 @@
 // PCIe link arithmetic (tlm/pcie/link_math.h), values worked out by hand from the spec.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <deque>
+#include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
+#include "tlm/core/bandwidth_server.h"
 #include "tlm/core/units.h"
 #include "tlm/pcie/link_math.h"
 
@@ -226,4 +231,198 @@ TEST(PcieMath, OneMiBWriteAtGen3x16) {
   EXPECT_EQ(s.wire_bytes, 1146880u);
   // 1,146,880 B / (16e9 x 128/130 x 370/371 B/s) = 72.8 us x 371/370 = 72,996,757 ps (ceil).
   EXPECT_EQ(ser_ps(p, s.wire_bytes), 72996757u);
+}
+
+// ---- runs of equal TLPs and credit_stream::send (the LT path's per-run forms) ---------------
+
+namespace {
+using piece_list = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+// Expands for_each_*_run's runs into single TLPs (addr, bytes).
+template <class Runs>
+piece_list expand(Runs runs) {
+  piece_list out;
+  runs([&](std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+    EXPECT_GE(k, 1u);
+    for (std::uint64_t j = 0; j < k; ++j) out.emplace_back(a + j * n, n);
+  });
+  return out;
+}
+}  // namespace
+
+TEST(PcieMath, RunsAreTheSplittersTlps) {
+  link_params p;  // MPS 256, MRRS 512
+  // By hand: 1000 B at 100 (one 4 KiB page): MWr 256, 256, 256 from 100, then 232 at 868.
+  std::vector<std::array<std::uint64_t, 3>> runs;
+  for_each_mwr_run(100, 1000, p, [&](std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+    runs.push_back({a, n, k});
+  });
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], (std::array<std::uint64_t, 3>{100, 256, 3}));
+  EXPECT_EQ(runs[1], (std::array<std::uint64_t, 3>{868, 232, 1}));
+  // 400 B at 4000: 96 B to the 4 KiB boundary, then 256 and 48: three runs of one.
+  runs.clear();
+  for_each_mwr_run(4000, 400, p, [&](std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+    runs.push_back({a, n, k});
+  });
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0], (std::array<std::uint64_t, 3>{4000, 96, 1}));
+  EXPECT_EQ(runs[1], (std::array<std::uint64_t, 3>{4096, 256, 1}));
+  EXPECT_EQ(runs[2], (std::array<std::uint64_t, 3>{4352, 48, 1}));
+  // Random addresses, lengths and sizes: the same TLPs in the same order as the splitters.
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 20000; ++i) {
+    link_params q;
+    q.mps = 128u << (rng() % 6);
+    q.mrrs = 128u << (rng() % 6);
+    const std::uint64_t addr = (rng() % 4) * 4096 + rng() % 4096 + (rng() % 2) * (1ull << 40);
+    const std::uint64_t len = rng() % 3 == 0 ? rng() % 64 : rng() % 20000;
+    piece_list w, r;
+    for_each_mwr(addr, len, q, [&](std::uint64_t a, std::uint64_t n) { w.emplace_back(a, n); });
+    for_each_mrd(addr, len, q, [&](std::uint64_t a, std::uint64_t n) { r.emplace_back(a, n); });
+    ASSERT_EQ(expand([&](auto f) { for_each_mwr_run(addr, len, q, f); }), w)
+        << "mwr at " << addr << " len " << len << " mps " << q.mps;
+    ASSERT_EQ(expand([&](auto f) { for_each_mrd_run(addr, len, q, f); }), r)
+        << "mrd at " << addr << " len " << len << " mrrs " << q.mrrs;
+  }
+}
+
+// LT's read path counts the completions of a run of equal requests from its first one: the
+// requests of a run start MRRS apart, a multiple of the RCB, so each has the same count.
+TEST(PcieMath, RequestsOfARunHaveTheSameCompletionCount) {
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 5000; ++i) {
+    link_params p;
+    p.mps = 128u << (rng() % 6);
+    p.mrrs = 128u << (rng() % 6);
+    p.rcb = rng() % 2 ? 64 : 128;
+    const std::uint32_t units = p.mps / p.rcb;
+    p.cpl_bytes = rng() % 3 == 0 ? 0 : p.rcb * static_cast<std::uint32_t>(1 + rng() % units);
+    ASSERT_NO_THROW(p.validate());
+    const std::uint64_t pm = completion_payload(p);
+    const std::uint64_t addr = rng() % 16384, len = rng() % 12000;
+    for_each_mrd_run(addr, len, p, [&](std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+      for (std::uint64_t j = 0; j < k; ++j) {
+        std::uint64_t walked = 0;
+        for_each_cpld(a + j * n, n, p, [&](std::uint64_t, std::uint64_t) { ++walked; });
+        ASSERT_EQ(walked, cpld_count(a, n, p.rcb, pm)) << "request " << j << " of the run at " << a;
+      }
+    });
+  }
+}
+
+namespace {
+// Reference model of the credit rule, written from credit_stream's documentation with a
+// std::deque: credits are taken when a TLP starts; every `every` TLPs the batch's credits are
+// returned one credit loop (credit_loop_ps with 0 wire bytes) after its last TLP's end; a TLP
+// needing more than is available takes back the oldest batches, not before they arrive.
+struct ref_credits {
+  struct batch {
+    ps_t at;
+    std::uint64_t hdr, data;
+  };
+  std::deque<batch> q;
+  std::uint64_t hdr = 0, data = 0;
+  bool hdr_inf, data_inf;
+  std::uint64_t every;
+  ps_t loop;
+  std::uint64_t pend = 0, pend_hdr = 0, pend_data = 0;
+  ref_credits(const link_params& p, std::uint32_t h, std::uint32_t d)
+      : hdr(h), data(d), hdr_inf(h == 0), data_inf(d == 0), every(p.updatefc_every),
+        loop(credit_loop_ps(p, 0)) {}
+  // One TLP ready at `at` on server `srv`; returns its end.
+  ps_t tlp(bandwidth_server& srv, ps_t at, std::uint64_t wire, std::uint64_t h,
+           std::uint64_t d) {
+    ps_t t = std::max(at, srv.busy_until());
+    while (((!hdr_inf && hdr < h) || (!data_inf && data < d)) && !q.empty()) {
+      t = std::max(t, q.front().at);
+      hdr += q.front().hdr;
+      data += q.front().data;
+      q.pop_front();
+    }
+    const ps_t end = srv.reserve(t, wire);
+    if (hdr_inf && data_inf) return end;
+    if (!hdr_inf) {
+      hdr -= std::min(h, hdr);
+      pend_hdr += h;
+    }
+    if (!data_inf) {
+      data -= std::min(d, data);
+      pend_data += d;
+    }
+    if (++pend == every) {
+      q.push_back({end + loop, pend_hdr, pend_data});
+      pend = pend_hdr = pend_data = 0;
+    }
+    return end;
+  }
+};
+}  // namespace
+
+// credit_stream::send (one run of equal TLPs) against (a) the TLP-by-TLP loop of ready() /
+// reserve() / take() that LT used per TLP and (b) the deque reference above, over random
+// credit settings (finite / infinite header and data credits, UpdateFC batch sizes, release
+// times), TLP sizes, ready times (behind and ahead of the link) and unrelated reservations
+// on the same direction (DLLPs, the other credit type's TLPs) between runs.
+TEST(PcieCreditStream, SendIsTheTlpByTlpLoop) {
+  std::mt19937_64 rng(4);
+  for (int trial = 0; trial < 300; ++trial) {
+    link_params p = preset(trial % 2 ? "measured-host" : "gen3x16");
+    p.mps = 128u << (rng() % 4);
+    p.updatefc_every = 1 + static_cast<std::uint32_t>(rng() % 5);
+    p.fc_release_ps = rng() % 3 == 0 ? 0 : rng() % 100000;
+    p.latency_ps = rng() % 500000;
+    const std::uint32_t every = p.updatefc_every;
+    const std::uint32_t hc = rng() % 3 == 0 ? 0 : every + static_cast<std::uint32_t>(rng() % 70);
+    const std::uint32_t dc =
+        rng() % 3 == 0 ? 0
+                       : every * static_cast<std::uint32_t>(data_credits(p.mps)) +
+                             static_cast<std::uint32_t>(rng() % 300);
+    p.ph_credits = hc;
+    p.pd_credits = dc;
+    ASSERT_NO_THROW(p.validate());
+    credit_stream a(p, hc, dc), b(p, hc, dc);
+    ref_credits c(p, hc, dc);
+    const double rate = tlp_rate_Bps(p);
+    bandwidth_server sa(rate), sb(rate), sc(rate);
+    ps_t now = 0;
+    for (int op = 0; op < 200; ++op) {
+      now += rng() % 4 == 0 ? rng() % 3000000 : rng() % 20000;
+      if (rng() % 5 == 0) {  // something else on the direction
+        const std::uint64_t bytes = 8 * (1 + rng() % 8);
+        const ps_t at = rng() % 2 ? now : std::min(now, sa.busy_until());
+        sa.reserve(at, bytes);
+        sb.reserve(at, bytes);
+        sc.reserve(at, bytes);
+      }
+      const std::uint64_t n = 1 + rng() % 20;
+      const std::uint64_t payload = 1 + rng() % p.mps;
+      const std::uint64_t wire = payload + tlp_overhead_bytes(p);
+      const std::uint64_t h = 1, d = rng() % 4 == 0 ? 0 : data_credits(payload);
+      const credit_stream::ends e = a.send(sa, now, n, wire, transfer_ps(wire, rate), h, d);
+      ps_t first_b = 0, last_b = 0, first_c = 0, last_c = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const ps_t t = b.ready(std::max(now, sb.busy_until()), h, d);
+        last_b = sb.reserve(t, wire);
+        b.take(last_b, h, d);
+        last_c = c.tlp(sc, now, wire, h, d);
+        if (i == 0) {
+          first_b = last_b;
+          first_c = last_c;
+        }
+      }
+      ASSERT_EQ(e.first, first_b) << "trial " << trial << " op " << op;
+      ASSERT_EQ(e.last, last_b) << "trial " << trial << " op " << op;
+      ASSERT_EQ(e.first, first_c) << "trial " << trial << " op " << op;
+      ASSERT_EQ(e.last, last_c) << "trial " << trial << " op " << op;
+      ASSERT_EQ(sa.busy_until(), sb.busy_until());
+      ASSERT_EQ(sa.busy_ps(), sb.busy_ps());
+      ASSERT_EQ(sa.bytes(), sb.bytes());
+      ASSERT_EQ(sa.requests(), sb.requests());
+      ASSERT_EQ(sa.busy_ps(), sc.busy_ps());
+      ASSERT_EQ(a.hdr_available(), b.hdr_available());
+      ASSERT_EQ(a.data_available(), b.data_available());
+      ASSERT_EQ(a.hdr_available(), hc == 0 ? 0 : c.hdr);
+      ASSERT_EQ(a.data_available(), dc == 0 ? 0 : c.data);
+    }
+  }
 }

@@ -18,9 +18,11 @@ public:
 
   /// Occupies the resource for `bytes`, starting at the later of `ready` and the end of the
   /// previous reservation. Returns the time (ps) the last byte has been served.
-  ps_t reserve(ps_t ready, std::uint64_t bytes) {
+  ps_t reserve(ps_t ready, std::uint64_t bytes) { return reserve(ready, bytes, transfer_ps(bytes, rate_)); }
+  /// reserve() for a caller that already holds the service time: `service` must be
+  /// transfer_ps(bytes, rate()) (computed once for a run of equal requests); same effect.
+  ps_t reserve(ps_t ready, std::uint64_t bytes, ps_t service) {
     const ps_t start = std::max(ready, busy_until_);
-    const ps_t service = transfer_ps(bytes, rate_);
     busy_until_ = start + service;
     busy_ps_ += service;
     bytes_ += bytes;

@@ -213,6 +213,13 @@ credit_stream::credit_stream(const link_params& p, std::uint32_t hdr_credits,
       data_inf_(data_credits_adv == 0), every_(p.updatefc_every),
       loop_fixed_(credit_loop_ps(p, 0)) {}
 
+void credit_stream::grow() {
+  std::vector<batch> r(ring_.empty() ? 16 : ring_.size() * 2);
+  for (std::size_t i = 0; i < count_; ++i) r[i] = ring_[(head_ + i) & (ring_.size() - 1)];
+  ring_.swap(r);
+  head_ = 0;
+}
+
 ps_t tag_paced_ps(std::uint64_t requests, std::uint32_t tags, ps_t rtt_ps) {
   if (requests <= tags) return 0;
   return static_cast<ps_t>(static_cast<double>(requests - tags) * static_cast<double>(rtt_ps) /

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "tlm/core/bandwidth_server.h"
 #include "tlm/core/units.h"
 
 namespace cdma::pcie {
@@ -137,6 +138,16 @@ void for_each_mrd(std::uint64_t addr, std::uint64_t len, const link_params& p, F
 template <class F>
 void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
 
+/// The TLPs of for_each_mwr / for_each_mrd in runs of equal size: calls f(addr, n, count)
+/// for `count` consecutive TLPs of n bytes each, the first at addr (the others follow
+/// back to back), same TLPs in the same order. Within each 4 KiB page the pieces are
+/// max-size (MPS / MRRS, which divide 4096) from the page's first byte of the range, then
+/// one shorter piece: at most two runs per page (test PcieMath.RunsAreTheSplittersTlps).
+template <class F>
+void for_each_mwr_run(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
+template <class F>
+void for_each_mrd_run(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
+
 /// Memory write TLPs for [addr, addr+len) (for_each_mwr). len 0 gives no TLP.
 tlp_split mwr_split(std::uint64_t addr, std::uint64_t len, const link_params& p);
 /// Memory read request TLPs (header only, payload_bytes = 0) for [addr, addr+len).
@@ -211,6 +222,17 @@ public:
   /// decrease): takes its credits and schedules their return with its UpdateFC batch, at
   /// end + credit_loop_ps(p, 0) (= start + credit_loop_ps(p, wire bytes)).
   void take(ps_t end, std::uint64_t hdr, std::uint64_t data);
+  /// `n` equal TLPs (`wire` bytes, `hdr` / `data` credits each), all ready at `at`, sent one
+  /// after the other on the FIFO `srv`: exactly n times
+  ///   t = ready(max(at, srv.busy_until()), hdr, data); end = srv.reserve(t, wire); take(end, hdr, data);
+  /// with the service time `ser` = transfer_ps(wire, srv.rate()) computed once by the caller
+  /// (test PcieCreditStream.SendIsTheTlpByTlpLoop). Returns the ends of the first and the
+  /// last TLP (n >= 1).
+  struct ends {
+    ps_t first = 0, last = 0;
+  };
+  ends send(bandwidth_server& srv, ps_t at, std::uint64_t n, std::uint64_t wire, ps_t ser,
+            std::uint64_t hdr, std::uint64_t data);
   /// Credits in the transmitter's hands now (for tests).
   std::uint64_t hdr_available() const { return hdr_avail_; }
   std::uint64_t data_available() const { return data_avail_; }
@@ -220,8 +242,17 @@ private:
     ps_t at;
     std::uint64_t hdr, data;
   };
-  std::vector<batch> returns_;   ///< UpdateFC batches in flight, in time order (ring from head_)
-  std::size_t head_ = 0;
+  void push(const batch& b) {
+    if (count_ == ring_.size()) grow();
+    ring_[(head_ + count_) & (ring_.size() - 1)] = b;
+    ++count_;
+  }
+  void grow();
+  /// UpdateFC batches in flight, in time order: a ring of power-of-two size, count_ of them
+  /// from head_. Each carries credits still out, so when every TLP needs credits of a finite
+  /// type (LT's MWr and MRd do) their number is bounded by the advertised credits.
+  std::vector<batch> ring_;
+  std::size_t head_ = 0, count_ = 0;
   std::uint64_t hdr_avail_ = 0, data_avail_ = 0;
   bool hdr_inf_ = true, data_inf_ = true;
   std::uint32_t every_ = 1;
@@ -264,6 +295,32 @@ void for_each_mrd(std::uint64_t addr, std::uint64_t len, const link_params& p, F
   }
 }
 
+namespace detail {
+/// `max` (MPS or MRRS) is a power of two (link_params::validate).
+template <class F>
+void for_each_run(std::uint64_t addr, std::uint64_t len, std::uint64_t max, F& f) {
+  const int shift = __builtin_ctzll(max);
+  while (len > 0) {
+    const std::uint64_t page = std::min(len, to_next(addr, boundary_4k));
+    const std::uint64_t k = page >> shift, rest = page & (max - 1);
+    if (k > 0) f(addr, max, k);
+    if (rest > 0) f(addr + k * max, rest, std::uint64_t{1});
+    addr += page;
+    len -= page;
+  }
+}
+}  // namespace detail
+
+template <class F>
+void for_each_mwr_run(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
+  detail::for_each_run(addr, len, p.mps, f);
+}
+
+template <class F>
+void for_each_mrd_run(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
+  detail::for_each_run(addr, len, p.mrrs, f);
+}
+
 template <class F>
 void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
   const std::uint64_t piece_max = completion_payload(p);
@@ -280,15 +337,13 @@ void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, 
 // credit_stream: inline, LT calls ready/take once per TLP.
 inline ps_t credit_stream::ready(ps_t t, std::uint64_t hdr, std::uint64_t data) {
   while ((!hdr_inf_ && hdr_avail_ < hdr) || (!data_inf_ && data_avail_ < data)) {
-    if (head_ == returns_.size()) break;  // nothing in flight (link_params::validate prevents it)
-    const batch& b = returns_[head_++];
+    if (count_ == 0) break;  // nothing in flight (link_params::validate prevents it)
+    const batch& b = ring_[head_];
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --count_;
     t = std::max(t, b.at);
     hdr_avail_ += b.hdr;
     data_avail_ += b.data;
-  }
-  if (head_ == returns_.size()) {
-    returns_.clear();
-    head_ = 0;
   }
   return t;
 }
@@ -300,12 +355,62 @@ inline void credit_stream::take(ps_t end, std::uint64_t hdr, std::uint64_t data)
   pend_hdr_ += hdr_inf_ ? 0 : hdr;
   pend_data_ += data_inf_ ? 0 : data;
   if (++pend_tlps_ < every_) return;
-  if (head_ > 0 && head_ * 2 >= returns_.size()) {  // drop the consumed front now and then
-    returns_.erase(returns_.begin(), returns_.begin() + static_cast<std::ptrdiff_t>(head_));
-    head_ = 0;
-  }
-  returns_.push_back({end + loop_fixed_, pend_hdr_, pend_data_});
+  push({end + loop_fixed_, pend_hdr_, pend_data_});
   pend_tlps_ = pend_hdr_ = pend_data_ = 0;
+}
+
+inline credit_stream::ends credit_stream::send(bandwidth_server& srv, ps_t at, std::uint64_t n,
+                                               std::uint64_t wire, ps_t ser, std::uint64_t hdr,
+                                               std::uint64_t data) {
+  // ready() and take() of each TLP with the infinite-type tests hoisted (an infinite type
+  // needs 0 credits: its available count stays 0 and its batches carry 0) and the state in
+  // locals, written back at the end (and around grow()).
+  const std::uint64_t h = hdr_inf_ ? 0 : hdr, d = data_inf_ ? 0 : data;
+  const bool inf = infinite();
+  std::uint64_t ha = hdr_avail_, da = data_avail_;
+  std::uint64_t pt = pend_tlps_, ph = pend_hdr_, pd = pend_data_;
+  std::size_t head = head_, cnt = count_, mask = ring_.size() - 1;
+  batch* ring = ring_.data();
+  ends e;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    ps_t t = std::max(at, srv.busy_until());
+    while ((ha < h || da < d) && cnt != 0) {  // ready(): the oldest batches come back first
+      const batch& b = ring[head];
+      head = (head + 1) & mask;
+      --cnt;
+      t = std::max(t, b.at);
+      ha += b.hdr;
+      da += b.data;
+    }
+    const ps_t end = srv.reserve(t, wire, ser);
+    if (i == 0) e.first = end;
+    e.last = end;
+    if (inf) continue;
+    ha -= std::min(h, ha);  // take()
+    da -= std::min(d, da);
+    ph += h;
+    pd += d;
+    if (++pt < every_) continue;
+    if (cnt == ring_.size()) {
+      head_ = head;
+      count_ = cnt;
+      grow();
+      head = head_;
+      mask = ring_.size() - 1;
+      ring = ring_.data();
+    }
+    ring[(head + cnt) & mask] = batch{end + loop_fixed_, ph, pd};
+    ++cnt;
+    pt = ph = pd = 0;
+  }
+  hdr_avail_ = ha;
+  data_avail_ = da;
+  pend_tlps_ = pt;
+  pend_hdr_ = ph;
+  pend_data_ = pd;
+  head_ = head;
+  count_ = cnt;
+  return e;
 }
 
 }  // namespace cdma::pcie

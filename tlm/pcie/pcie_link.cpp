@@ -75,6 +75,8 @@ pcie_link::pcie_link(sc_module_name name, const link_params& params)
   cpl_ovh_ = cpl_overhead_bytes(params_);
   dllp_bytes_ = dllp_wire_bytes(params_);
   cpl_payload_ = completion_payload(params_);
+  ser_mps_ = transfer_ps(params_.mps + ovh_, rate_);
+  ser_mrd_ = transfer_ps(ovh_, rate_);
   for (auto& d : dir_) d.server.set_rate(rate_);
   // Credits the root port advertises to the endpoint's transmitter (d2h) and the endpoint
   // advertises to the root port's transmitter (h2d). 0 = infinite.
@@ -169,46 +171,41 @@ void pcie_link::lt_dllps(int d, std::uint64_t n, ps_t ready) {
   dir_[d].server.reserve(std::min(ready, dir_[d].server.busy_until()), bytes);
 }
 
-ps_t pcie_link::lt_tlp(int d, credit_stream& cs, std::uint64_t wire, std::uint64_t data,
-                       ps_t ready) {
-  bandwidth_server& srv = dir_[d].server;
-  const ps_t t = cs.ready(std::max(ready, srv.busy_until()), 1, data);
-  const ps_t end = srv.reserve(t, wire);
-  cs.take(end, 1, data);
-  return end;
-}
-
 ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
   const link_params& p = params_;
   const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
   const std::uint32_t ovh = ovh_;
-  tlp_split s;  // mwr_split(addr, len, p), counted in the same pass as the MWr themselves
-  auto count = [&s, ovh](std::uint64_t n) {
-    ++s.tlps;
-    s.payload_bytes += n;
-    s.wire_bytes += n + ovh;
-  };
+  // mwr_split(addr, len, p), from the runs of equal MWr (for_each_mwr_run: at most two per
+  // 4 KiB page) in the same pass as the MWr themselves.
+  tlp_split s;
   std::uint64_t last = 0;
   ps_t first_end = 0, link_end = 0;
   if (lt_posted_.infinite()) {  // no credit can run out: the MWr go back to back as one block
     std::uint64_t first = 0;
-    for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
+    for_each_mwr_run(addr, len, p, [&](std::uint64_t, std::uint64_t n, std::uint64_t k) {
       if (first == 0) first = n;
       last = n;
-      count(n);
+      s.tlps += k;
     });
+    s.payload_bytes = len;
+    s.wire_bytes = len + s.tlps * ovh;
     link_end = lt_send(D2H, s, t0);
     first_end = link_end - transfer_ps(s.wire_bytes, rate_) + transfer_ps(first + ovh, rate_);
   } else {
     // Posted credits over the whole stream of MWr, across transactions (credit_stream: the
     // rule AT's UpdateFC loop follows): each MWr starts once the link is free and the
-    // credits it needs are back.
-    for_each_mwr(addr, len, p, [&](std::uint64_t, std::uint64_t n) {
-      link_end = lt_tlp(D2H, lt_posted_, n + ovh, data_credits(n), t0);
-      if (first_end == 0) first_end = link_end;
+    // credits it needs are back; credit_stream::send walks a run of equal MWr.
+    bandwidth_server& srv = dir_[D2H].server;
+    for_each_mwr_run(addr, len, p, [&](std::uint64_t, std::uint64_t n, std::uint64_t k) {
+      const ps_t ser = n == p.mps ? ser_mps_ : transfer_ps(n + ovh, rate_);
+      const credit_stream::ends e = lt_posted_.send(srv, t0, k, n + ovh, ser, 1, data_credits(n));
+      if (first_end == 0) first_end = e.first;
+      link_end = e.last;
       last = n;
-      count(n);
+      s.tlps += k;
     });
+    s.payload_bytes = len;
+    s.wire_bytes = len + s.tlps * ovh;
     dir_state& up = dir_[D2H];
     up.st.payload_bytes += s.payload_bytes;
     up.st.wire_bytes += s.wire_bytes;
@@ -233,9 +230,11 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
   const std::uint32_t ovh = ovh_;
   // One pass over the MRd requests: mrd_split (r), cpld_split of the transaction (c), of its
   // first request (c1) and of its last (cl), and the first request's length (q1).
+  // Runs of equal requests (for_each_mrd_run): a run's requests start MRRS apart, and MRRS
+  // is a multiple of the RCB, so they all have the first one's completion count.
   std::uint64_t q1 = 0;
   tlp_split r, c, c1, cl;
-  for_each_mrd(addr, len, p, [&](std::uint64_t a, std::uint64_t n) {
+  for_each_mrd_run(addr, len, p, [&](std::uint64_t a, std::uint64_t n, std::uint64_t k) {
     const std::uint64_t cnt = cpld_count(a, n, p.rcb, cpl_payload_);
     const tlp_split one{cnt, n, n + cnt * cpl_ovh_};
     if (q1 == 0) {
@@ -243,24 +242,23 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
       c1 = one;
     }
     cl = one;
-    ++r.tlps;
-    r.wire_bytes += ovh;
-    c.tlps += cnt;
-    c.payload_bytes += n;
-    c.wire_bytes += one.wire_bytes;
+    r.tlps += k;
+    c.tlps += k * cnt;
+    c.payload_bytes += k * n;
+    c.wire_bytes += k * one.wire_bytes;
   });
+  r.wire_bytes = r.tlps * ovh;
   ps_t start = 0, last_mrd = 0;  // first and last MRd start
-  const ps_t ser = transfer_ps(ovh, rate_);  // one MRd on the wire (= ser_ps(p, ovh))
+  const ps_t ser = ser_mrd_;  // one MRd on the wire (= ser_ps(p, ovh))
   if (lt_nonposted_.infinite()) {
     start = lt_send(D2H, r, t0) - transfer_ps(r.wire_bytes, rate_);
     last_mrd = start + transfer_ps(r.wire_bytes - ovh, rate_);
   } else {  // non-posted credits over the whole stream of MRd (credit_stream, as for MWr)
     dir_[D2H].st.wire_bytes += r.wire_bytes;
     dir_[D2H].st.tlps += r.tlps;
-    for (std::uint64_t i = 0; i < r.tlps; ++i) {
-      last_mrd = lt_tlp(D2H, lt_nonposted_, ovh, 0, t0) - ser;
-      if (i == 0) start = last_mrd;
-    }
+    const credit_stream::ends e = lt_nonposted_.send(dir_[D2H].server, t0, r.tlps, ovh, ser, 1, 0);
+    start = e.first - ser;
+    last_mrd = e.last - ser;
   }
   const ps_t first_arrive = start + ser + p.latency_ps + p.rc_latency_ps;
 
@@ -279,7 +277,7 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
   // Round trip of one request: issue to the arrival of its last completion.
   const ps_t rtt = c_start + transfer_ps(c1.wire_bytes, rate_) + p.latency_ps - start;
   // The MRd stream's own issue times already hold the link and the non-posted credits of
-  // the whole stream (lt_tlp); tags bound it within this transaction.
+  // the whole stream (credit_stream::send); tags bound it within this transaction.
   const ps_t pace = std::max(tag_paced_ps(r.tlps, p.tags, rtt), last_mrd - start);
   const ps_t last_issue = start + pace;
   const ps_t cl_ser = transfer_ps(cl.wire_bytes, rate_);

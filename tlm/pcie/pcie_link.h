@@ -162,10 +162,6 @@ private:
   /// Reserves `bytes` of one LT block on `d` from `ready` and counts it; returns its end.
   ps_t lt_send(int d, const pcie::tlp_split& s, ps_t ready);
   void lt_dllps(int d, std::uint64_t n, ps_t ready);
-  /// LT: one TLP of `wire` bytes needing one header and `data` data credits of `cs`, ready
-  /// at `ready`: starts when the direction is free (FIFO) and the stream's credits are back
-  /// (credit_stream). Returns its end (stats are counted by the caller).
-  ps_t lt_tlp(int d, pcie::credit_stream& cs, std::uint64_t wire, std::uint64_t data, ps_t ready);
   ps_t lt_write(tlm::tlm_generic_payload& trans, ps_t t0);
   ps_t lt_read(tlm::tlm_generic_payload& trans, ps_t t0);
 
@@ -191,6 +187,8 @@ private:
   std::uint32_t ovh_ = 0, cpl_ovh_ = 0;   ///< tlp_overhead_bytes / cpl_overhead_bytes
   std::uint64_t dllp_bytes_ = 0;          ///< dllp_wire_bytes
   std::uint64_t cpl_payload_ = 0;         ///< completion_payload
+  ps_t ser_mps_ = 0;                      ///< ser_ps of a full MWr (mps + ovh_ bytes)
+  ps_t ser_mrd_ = 0;                      ///< ser_ps of an MRd (ovh_ bytes)
   /// Root complex -> host memory payload of host_access(), reused (no payload construction,
   /// i.e. no extension-array allocation, per access). While a b_transport with it is under
   /// way (sub_busy_: the target may wait()), a nested or concurrent access uses its own.
