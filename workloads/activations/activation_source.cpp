@@ -530,7 +530,8 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
         if (cols[i] == "epoch") c_epoch = static_cast<int>(i);
       }
       if (c_iter < 0 || c_layer < 0 || c_zero < 0)
-        throw activation_error(where + "expected a header with the columns iteration, layer and zero_fraction");
+        throw activation_error(where + "expected a header with the columns iteration, layer and zero_fraction, found \"" +
+                               workloads::csv::shown(line, 120) + "\"" + form);
       continue;
     }
     if (const std::string bad = workloads::csv::check_width(cols, at, header_fields); !bad.empty())
