@@ -77,14 +77,19 @@ std::string shell_quote(const std::string& s) {
 /// The forms a run's recorded end takes (this process's statuses, run_K.status of a local
 /// sweep or of the Slurm script): ok, failed(exit=N), failed(signal=N), interrupted(signal=N)
 /// with N one to three decimal digits. For messages: the same list.
-constexpr const char* status_forms = "ok, failed(exit=N), failed(signal=N) or interrupted(signal=N)";
+constexpr const char* status_forms =
+    "ok, failed(exit=N) with N 1..255, failed(signal=N) or interrupted(signal=N) with N 1..64 (no leading zeros)";
 bool known_status(const std::string& s) {
   if (s == "ok") return true;
+  // What this command writes: an exit status (1..255: 0 is success, not a failure) or a
+  // signal number (1..64), as a plain decimal number.
   for (const std::string pre : {"failed(exit=", "failed(signal=", "interrupted(signal="}) {
     if (s.size() < pre.size() + 2 || s.size() > pre.size() + 4 || s.compare(0, pre.size(), pre) != 0 || s.back() != ')')
       continue;
     const std::string n = s.substr(pre.size(), s.size() - pre.size() - 1);
-    if (n.find_first_not_of("0123456789") == std::string::npos) return true;
+    if (n.find_first_not_of("0123456789") != std::string::npos || n[0] == '0') return false;
+    const int v = std::stoi(n);  // 1..3 digits
+    return v <= (pre == "failed(exit=" ? 255 : 64);
   }
   return false;
 }
@@ -345,9 +350,11 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
                       r.value("verified_bytes", json()).is_number() &&
                       (r.value("verified", json()).is_boolean() || r.value("verified", json(0)).is_null()) &&
                       r.contains("config") && r["config"].is_object();
-        // verified is null only where nothing was to verify: no vDNN or cDMA step time.
+        // verified is null only where nothing was compared: no vDNN or cDMA step time, or
+        // verification off (config.verify false).
         if (shaped && r["verified"].is_null())
-          shaped = r["step_time_s"].value("vdnn", json()).is_null() && r["step_time_s"].value("cdma", json()).is_null();
+          shaped = (r["step_time_s"].value("vdnn", json()).is_null() && r["step_time_s"].value("cdma", json()).is_null()) ||
+                   r["config"].value("verify", true) == false;
         // Step times: a number >= 0 s, or null for a step not run; a ratio > 0 or null.
         if (shaped)
           for (const auto& [step, t] : r["step_time_s"].items())

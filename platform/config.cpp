@@ -288,7 +288,9 @@ param rate_p(const std::string& n, double& r, const std::string& doc) {
 }
 template <typename T>
 param bytes_p(const std::string& n, T& r, double lo, double hi, const std::string& doc) {
-  return quantity(n, "bytes", r, lo, hi, "a size such as \"4 KiB\"", parse_bytes,
+  // The example is inside the range (a key whose minimum is 1 MiB said "such as 4 KiB").
+  const std::string example = lo > 4096 ? format_bytes(static_cast<std::uint64_t>(lo)) : std::string("4 KiB");
+  return quantity(n, "bytes", r, lo, hi, "a size such as \"" + example + "\"", parse_bytes,
                   [](T v) { return format_bytes(static_cast<std::uint64_t>(v)); }, doc);
 }
 

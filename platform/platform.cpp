@@ -302,6 +302,18 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
                                   ": the runtime needs three activation slots of " + std::to_string(slot) +
                                   " B plus its descriptor ring (" + std::to_string(need) + " B)");
   }
+  {
+    // The runtime's host buffers (every offloaded tensor and its window table, all held until
+    // backward) must fit in host memory: with a smaller host_mem.size every transfer got an
+    // error response and the step times were meaningless.
+    const std::uint64_t need = workloads::vdnn_runtime::host_layout(rep.net, cfg.engine.window_bytes, rp.host_base);
+    if (need > cfg.host_mem.size_bytes)
+      throw std::invalid_argument("host_mem.size = " + std::to_string(cfg.host_mem.size_bytes) + " B is too small for " +
+                                  rep.net.name + " at batch " + std::to_string(rep.net.batch) +
+                                  ": the offloaded activations and their window tables need " + std::to_string(need) +
+                                  " B; expected host_mem.size >= that (e.g. \"" +
+                                  std::to_string((need + (1ull << 20) - 1) >> 20) + " MiB\")");
+  }
   rep.config = cfg;
 
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS));

@@ -204,6 +204,8 @@ void print_summary(std::ostream& os, const run_report& r) {
   // Without a cDMA step nothing was compressed: no ratio (the JSON says null).
   if (r.cdma.simulated)
     os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n";
+  else if (r.cdma.failed)
+    os << "compression ratio: none, the cDMA step did not complete (the run stopped at an I/O error)\n";
   else
     os << "compression ratio: none, no cDMA step ran (steps = " << r.config.steps << ")\n";
   os << "PCIe payload bytes, device-to-host / host-to-device:\n";
@@ -351,15 +353,17 @@ nlohmann::json to_json(const run_report& r) {
   j["steps"] = json::array();
   for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma})
     if (s->simulated) j["steps"].push_back(s->result.config.label);
-  if (r.vdnn.simulated && r.cdma.simulated)
-    j["speedup_cdma_over_vdnn"] = static_cast<double>(v.step) / static_cast<double>(c.step);
+  j["speedup_cdma_over_vdnn"] = r.vdnn.simulated && r.cdma.simulated  // null: one of them not run
+                                    ? json(static_cast<double>(v.step) / static_cast<double>(c.step))
+                                    : json();
   j["compression_ratio"] = r.cdma.simulated ? json(r.compression_ratio()) : json();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
-  // null: no transfer step was asked for (--steps oracle), so there was nothing to verify
-  // (not true for 0 bytes); false after an I/O error stopped one.
+  // null: nothing was compared -- no transfer step was asked for (--steps oracle; not true
+  // for 0 bytes) or verification is off (verify = false: not false, which means a mismatch);
+  // false after an I/O error stopped a step.
   const bool transfers = r.vdnn.simulated || r.cdma.simulated || r.vdnn.failed || r.cdma.failed;
-  j["verified"] = ran_json(transfers, r.config.verify && r.ok());
+  j["verified"] = ran_json(transfers && r.config.verify, r.ok());
   for (const auto* s : {&r.vdnn, &r.cdma}) {
     const std::string k = s == &r.vdnn ? "vdnn" : "cdma";
     const bool ran = s->simulated;
@@ -388,18 +392,20 @@ nlohmann::json to_json(const run_report& r) {
     o["zero_fraction"] = !(r.cdma.simulated || r.vdnn.simulated) ? json()
                          : json(lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);
     o["offloaded"] = lf.offloaded;
-    // null without a cDMA step (nothing was compressed; 0 read as a ratio)
-    o["compressed_bytes"] = r.cdma.simulated ? json(lc.moved_data_bytes + lc.meta_bytes) : json();
-    o["ratio"] = r.cdma.simulated ? json(ratio(lc)) : json();
+    // Transfer figures of a step that did not run are null (the keys stay), never 0; so are
+    // the offload figures of a layer the step did not offload (the resident last layer, the
+    // non-convolution layers under policy conv: a ratio 0.0 read as a very bad ratio).
+    const bool rv = r.vdnn.simulated, rc = r.cdma.simulated;
+    const bool ov = rv && lv.offloaded, oc = rc && lc.offloaded;
+    o["compressed_bytes"] = ran_json(oc, lc.moved_data_bytes + lc.meta_bytes);
+    o["ratio"] = oc ? json(ratio(lc)) : json();
     o["forward_s"] = ps_to_s(lf.forward);
     o["backward_s"] = ps_to_s(lf.backward);
-    // Transfer figures of a step that did not run are null (the keys stay), never 0.
-    const bool rv = r.vdnn.simulated, rc = r.cdma.simulated;
-    o["offload_s"] = ran_json(rc, ps_to_s(lc.offload));
-    o["prefetch_s"] = ran_json(rc, ps_to_s(lc.prefetch));
+    o["offload_s"] = ran_json(oc, ps_to_s(lc.offload));
+    o["prefetch_s"] = ran_json(oc, ps_to_s(lc.prefetch));
     o["stall_s"] = ran_json(rc, ps_to_s(lc.forward_stall + lc.backward_stall));
-    o["vdnn"] = {{"offload_s", ran_json(rv, ps_to_s(lv.offload))},
-                 {"prefetch_s", ran_json(rv, ps_to_s(lv.prefetch))},
+    o["vdnn"] = {{"offload_s", ran_json(ov, ps_to_s(lv.offload))},
+                 {"prefetch_s", ran_json(ov, ps_to_s(lv.prefetch))},
                  {"stall_s", ran_json(rv, ps_to_s(lv.forward_stall + lv.backward_stall))}};
     for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
       const layer_dram& d = dram_of(*s, i);
@@ -408,7 +414,7 @@ nlohmann::json to_json(const run_report& r) {
           {"fwd_utilisation", ran_json(ran, d.fwd_utilisation)}, {"bwd_utilisation", ran_json(ran, d.bwd_utilisation)},
           {"kernel_bytes", ran_json(ran, d.kernel_bytes())},
           {"cdma_read_bytes", ran_json(ran, d.fwd_cdma_read)},
-          {"cdma_read_GBps", ran_json(ran, cdma_read_Bps(*s, i) / 1e9)}};
+          {"cdma_read_GBps", ran_json(ran && s->result.layers[i].offloaded, cdma_read_Bps(*s, i) / 1e9)}};
     }
     layers.push_back(o);
   }

@@ -21,6 +21,8 @@
 #include "platform/outputs.h"
 #include "platform/platform.h"
 #include "support/sc_fixture.h"
+#include "tlm/codec/window.h"
+#include "workloads/vdnn/vdnn_runtime.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/compute/roofline.h"
 
@@ -298,6 +300,28 @@ TEST(bad_input, outputs_that_fail_midway_leave_no_truncated_file_and_keep_an_old
 }
 
 // ---- 4. messages ----------------------------------------------------------------------------
+
+TEST(bad_input, a_host_memory_smaller_than_the_offloaded_activations_is_refused_before_simulating) {
+  // fmnist_cnn at batch 4 offloads ~2.5 MB; with 1 MiB of host memory every transfer got an
+  // error response and the run reported step times (breaker, session 8). The need, computed
+  // from the network's shapes (vdnn_runtime::host_layout), is named in the message.
+  const auto net = wl::make_network("fmnist_cnn", 4);
+  // Every layer's tensor in 4 KiB-aligned buffers, then its table of one entry per 4 KiB
+  // window in 64 B-aligned blocks (vdnn_runtime.h).
+  std::uint64_t need = 0;
+  for (const auto& l : net.layers) need += (l.offload.bytes() + 4095) / 4096 * 4096;
+  for (const auto& l : net.layers)
+    need += ((l.offload.bytes() + 4095) / 4096 * cdma::codec::window_entry_bytes + 63) / 64 * 64;
+  EXPECT_EQ(cdma::workloads::vdnn_runtime::host_layout(net, 4096, 0), need);
+  EXPECT_GT(need, 1u << 20);  // more than the 1 MiB given below
+  std::string out, err;
+  EXPECT_EQ(cli("--network fmnist_cnn --batch 4 -q --param host_mem.size=1MiB", &out, &err), 2) << out << err;
+  EXPECT_NE(err.find("host_mem.size = 1048576 B is too small for fmnist_cnn at batch 4: the offloaded activations and "
+                     "their window tables need " + std::to_string(need) + " B; expected host_mem.size >= that (e.g. \"" +
+                     std::to_string((need + (1u << 20) - 1) >> 20) + " MiB\")"),
+            std::string::npos) << err;
+  EXPECT_EQ(out.find("step time"), std::string::npos) << out;
+}
 
 TEST(bad_input, config_messages_name_the_key_and_the_expected_form) {
   // A time with an unknown unit: one level of parentheses, the reason and the range.
@@ -867,7 +891,7 @@ TEST(bad_input, command_line_numbers_are_decimal_and_messages_say_the_real_rule)
                       "least 100 MB/s"), std::string::npos);
   // The spill cache's upper bound in a readable unit: 1 PiB = 2^50 B = 1024 TiB.
   EXPECT_EQ(override_error("host_mem.spill_cache=100 KiB"),
-            "--param: host_mem.spill_cache = \"100 KiB\": expected a size such as \"4 KiB\", from 1 MiB to 1024 TiB");
+            "--param: host_mem.spill_cache = \"100 KiB\": expected a size such as \"1 MiB\", from 1 MiB to 1024 TiB");
   // A shortcut option is named as given, not as --param.
   expect_cli_error("run --missing-activations bogus", 2,
                    "cdma-vp: --missing-activations: missing_activations = \"bogus\": expected one of error dense");
@@ -1063,12 +1087,18 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
     EXPECT_EQ(merged_with_status(good), 0) << out << err;
     EXPECT_EQ(row(0).rfind("0,3,ok,", 0), 0u) << row(0);
   }
-  const std::string expected_form = "; expected one status word, ok, failed(exit=N), failed(signal=N) or "
-                                    "interrupted(signal=N), optionally followed by a newline\n";
+  const std::string expected_form = "; expected one status word, ok, failed(exit=N) with N 1..255, failed(signal=N) "
+                                    "or interrupted(signal=N) with N 1..64 (no leading zeros), optionally followed "
+                                    "by a newline\n";
   for (const auto& [status, shown] :
        {std::pair<std::string, std::string>{"ok\nfailed(exit=1)\n", "ok\\x0Afailed(exit=1)\\x0A"},
         {"banana", "banana"}, {"ok ", "ok "}, {"ok\n\n", "ok\\x0A\\x0A"}, {"failed(exit=)", "failed(exit=)"},
-        {"\x1B[31mok\x07", "\\x1B[31mok\\x07"}}) {
+        {"\x1B[31mok\x07", "\\x1B[31mok\\x07"},
+        // Numbers this command never writes (breaker, session 8): exit 0 is no failure, a
+        // leading zero, a signal beyond 64, an exit status beyond 255.
+        {"failed(exit=0)", "failed(exit=0)"}, {"failed(exit=01)", "failed(exit=01)"},
+        {"interrupted(signal=999)", "interrupted(signal=999)"}, {"failed(signal=0)", "failed(signal=0)"},
+        {"failed(exit=256)", "failed(exit=256)"}}) {
     EXPECT_EQ(merged_with_status(status), 1) << shown << "\n" << out << err;
     EXPECT_NE(out.find("run 0: " + dir + "/run_0.status holds \"" + shown + "\"" + expected_form), std::string::npos)
         << out;

@@ -43,20 +43,24 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
   gpu_mem.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   // Host buffers: one data region and one metadata table per layer, never reused within a
   // step (all offloaded tensors are held until backward). GPU: three rotating slots.
-  std::uint64_t host = p_.host_base;
-  for (const layer& l : net_.layers) {
-    const std::uint64_t bytes = l.offload.elements() * 4;
-    slot_bytes_ = std::max(slot_bytes_, align_up(bytes, 4096));
-    host_data_.push_back(host);
-    host += align_up(bytes, 4096);
-  }
-  for (const layer& l : net_.layers) {
-    host_meta_.push_back(host);
-    host += align_up(codec::window_count(l.offload.elements() * 4, p_.window_bytes) *
-                         codec::window_entry_bytes, 64);
-  }
+  for (const layer& l : net_.layers) slot_bytes_ = std::max(slot_bytes_, align_up(l.offload.elements() * 4, 4096));
+  host_layout(net_, p_.window_bytes, p_.host_base, &host_data_, &host_meta_);
   SC_HAS_PROCESS(vdnn_runtime);
   SC_THREAD(run);
+}
+
+std::uint64_t vdnn_runtime::host_layout(const network& net, std::size_t window_bytes, std::uint64_t host_base,
+                                        std::vector<std::uint64_t>* data, std::vector<std::uint64_t>* meta) {
+  std::uint64_t host = host_base;
+  for (const layer& l : net.layers) {
+    if (data) data->push_back(host);
+    host += align_up(l.offload.elements() * 4, 4096);
+  }
+  for (const layer& l : net.layers) {
+    if (meta) meta->push_back(host);
+    host += align_up(codec::window_count(l.offload.elements() * 4, window_bytes) * codec::window_entry_bytes, 64);
+  }
+  return host;
 }
 
 std::size_t vdnn_runtime::prefetch_target(std::size_t i, const step_result& r,

@@ -103,6 +103,16 @@ public:
                std::vector<layer_time> times, activation_source& source,
                mem::region_host& gpu_regions, const vdnn_runtime_params& p);
 
+  /// Host buffers of the pinned offload region from `host_base`: one data buffer per layer
+  /// (its offloaded tensor, fp32, aligned to 4 KiB), then one window table per layer
+  /// (codec::window_entry_bytes per `window_bytes` window, aligned to 64 B); none is reused
+  /// within a step (every offloaded tensor is held until backward). Fills `data` / `meta`
+  /// (if given) with their addresses and returns the end address (bytes): host memory must
+  /// reach it.
+  static std::uint64_t host_layout(const network& net, std::size_t window_bytes, std::uint64_t host_base,
+                                   std::vector<std::uint64_t>* data = nullptr,
+                                   std::vector<std::uint64_t>* meta = nullptr);
+
   ~vdnn_runtime() override;
 
   const std::vector<step_result>& results() const { return results_; }
