@@ -123,6 +123,11 @@ private:
     std::vector<lt_chan_part> chans;
     std::vector<lt_bank_part> banks;
     std::uint32_t first_bank = 0, first_off = 0;  ///< the first run's bank and row offset
+    /// Every bank is entered at row offset 0 only (first_off = last_off = 0, no row change):
+    /// the access lies in one row period, the common case of a 4 KiB window. lt_fast then
+    /// walks only `bank_index` (each bank's ACT is open != row0; it ends with row0 open).
+    bool uniform = false;
+    std::vector<std::uint32_t> bank_index;  ///< banks[i].bank, contiguous (uniform plans)
   };
   const lt_plan& plan_for(std::uint64_t m, std::uint64_t n);
   /// Largest access (bursts) the fast path memoises; larger ones take the generic path.
