@@ -40,6 +40,7 @@
 #include "platform/platform.h"
 #include "tlm/codec/codec.h"
 #include "workloads/activations/activation_source.h"
+#include "workloads/io/csv.h"
 #include "workloads/network/network.h"
 
 namespace cdma::platform {
@@ -171,7 +172,8 @@ int bench_workload(const std::vector<std::string>& args) {
         std::size_t from = 0;
         for (;;) {
           const std::size_t comma = std::min(list.find(',', from), list.size());
-          const std::string b = list.substr(from, comma - from);
+          // Spaces around an item are ignored, as in the CSV inputs ("64, 128").
+          const std::string b = workloads::csv::trim(list.substr(from, comma - from));
           if (b.empty())
             throw std::invalid_argument("--batches '" + list + "': an empty batch size (item " +
                                         std::to_string(batches.size() + 1) +
@@ -255,8 +257,10 @@ int bench_workload(const std::vector<std::string>& args) {
         const double main_cpu = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
                                 static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
         std::ostringstream o;
+        const double vb = static_cast<double>(r.verified_bytes());  // MB below 1 GB (was "0.0 GB")
         o << (r.ok() ? "verified " : "VERIFY FAILED ") << std::fixed << std::setprecision(1)
-          << r.verified_bytes() / 1e9 << " GB, ratio " << std::setprecision(2) << r.compression_ratio()
+          << (vb < 1e9 ? vb / 1e6 : vb / 1e9) << (vb < 1e9 ? " MB" : " GB") << ", ratio " << std::setprecision(2)
+          << r.compression_ratio()
           << ", simulation thread " << main_cpu << " s CPU";
         return o.str();
       });

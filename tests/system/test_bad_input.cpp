@@ -1169,6 +1169,12 @@ TEST(bad_input, bench_workload_reads_options_as_the_configuration_does) {
   ASSERT_EQ(cli("bench workload --network=synthetic --batches=1,2.0 --produce-threads=3", &out, &err), 0) << out << err;
   EXPECT_NE(out.find("3 activation producer(s)"), std::string::npos) << out;
   EXPECT_NE(out.find("\n2 "), std::string::npos) << out;  // the row of batch 2
+  // Spaces around a batch size are ignored, as in the CSV inputs (were refused); a small run
+  // says MB, not "0.0 GB".
+  ASSERT_EQ(cli("bench workload --network synthetic --batches '1, 2'", &out, &err), 0) << out << err;
+  EXPECT_NE(out.find("\n2 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("verified 0.0 GB"), std::string::npos) << out;
+  EXPECT_NE(out.find(" MB, ratio"), std::string::npos) << out;
   // Refused before anything runs, naming the option, the value, the expected form and where
   // the options are listed (they pointed to `cdma-vp --help`).
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
