@@ -676,7 +676,7 @@ void write_csv(const std::string& path, const run_report& r) {
       f << (lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);
     f << ",";
     // Empty for a layer the cDMA step did not offload (the resident last layer; policy conv).
-    if (r.cdma.simulated && c.offloaded) f << moved << "," << (moved ? static_cast<double>(c.bytes) / moved : 0.0);
+    if (offloaded_in(r.cdma, i)) f << moved << "," << (moved ? static_cast<double>(c.bytes) / moved : 0.0);
     else f << ",";
     f << "," << ps_to_s(lf.forward) << "," << ps_to_s(lf.backward);
     // The transfer figures of a step that did not run are empty cells (as in the JSON: null).
@@ -687,16 +687,14 @@ void write_csv(const std::string& path, const run_report& r) {
       }
     };
     // Offload / prefetch times and the read bandwidth are empty for a layer not offloaded.
-    cells(r.vdnn.simulated && v.offloaded, {ps_to_s(v.offload), ps_to_s(v.prefetch)});
+    cells(offloaded_in(r.vdnn, i), {ps_to_s(v.offload), ps_to_s(v.prefetch)});
     cells(r.vdnn.simulated, {ps_to_s(v.forward_stall + v.backward_stall)});
-    cells(r.cdma.simulated && c.offloaded, {ps_to_s(c.offload), ps_to_s(c.prefetch)});
+    cells(offloaded_in(r.cdma, i), {ps_to_s(c.offload), ps_to_s(c.prefetch)});
     cells(r.cdma.simulated, {ps_to_s(c.forward_stall + c.backward_stall)});
     for (const step_report* s : {&r.vdnn, &r.cdma}) {
       const layer_dram d = i < s->dram_layers.size() ? s->dram_layers[i] : layer_dram{};
-      const auto& l2 = s->result.layers[i];
-      const double rd = l2.offloaded && l2.offload ? d.fwd_cdma_read / ps_to_s(l2.offload) / 1e9 : 0.0;
       cells(s->simulated, {d.fwd_utilisation, d.bwd_utilisation});
-      cells(s->simulated && l2.offloaded, {rd});
+      cells(offloaded_in(*s, i), {cdma_read_Bps(*s, i) / 1e9});
       if (s == &r.cdma) {  // an integer (a double would turn 1e12 bytes and up into 1.2e+12)
         f << ",";
         if (s->simulated) f << d.kernel_bytes();

@@ -30,14 +30,6 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-/// The engine's achieved GPU-DRAM read bandwidth while offloading layer i, B/s: bytes it read
-/// during the layer's forward interval / the offload time (0 without an offload).
-double cdma_read_Bps(const step_report& s, std::size_t i) {
-  if (i >= s.dram_layers.size() || i >= s.result.layers.size()) return 0.0;
-  const auto& l = s.result.layers[i];
-  return l.offloaded && l.offload ? static_cast<double>(s.dram_layers[i].fwd_cdma_read) / ps_to_s(l.offload) : 0.0;
-}
-
 const layer_dram& dram_of(const step_report& s, std::size_t i) {
   static const layer_dram none{};
   return i < s.dram_layers.size() ? s.dram_layers[i] : none;
@@ -59,6 +51,16 @@ double ratio(const workloads::layer_result& l) {
 }
 
 }  // namespace
+
+double cdma_read_Bps(const step_report& s, std::size_t i) {
+  if (i >= s.dram_layers.size() || i >= s.result.layers.size()) return 0.0;
+  const auto& l = s.result.layers[i];
+  return l.offloaded && l.offload ? static_cast<double>(s.dram_layers[i].fwd_cdma_read) / ps_to_s(l.offload) : 0.0;
+}
+
+bool offloaded_in(const step_report& s, std::size_t i) {
+  return s.simulated && i < s.result.layers.size() && s.result.layers[i].offloaded;
+}
 
 void print_summary(std::ostream& os, const run_report& r) {
   const auto& net = r.net;
@@ -109,14 +111,17 @@ void print_summary(std::ostream& os, const run_report& r) {
       row.push_back("-");
     }
     // Kernel times hold in every step; a transfer step's figures are "-" when it did not run.
+    // Offload / prefetch times and the read bandwidth also "-" for a layer the step did not
+    // offload (as null in the JSON, empty in the CSV).
     const bool rv = r.vdnn.simulated, rc = r.cdma.simulated;
+    const bool ov = offloaded_in(r.vdnn, i), oc = offloaded_in(r.cdma, i);
     for (const auto& [ran, t] : {std::pair<bool, double>{true, ms(lf.forward)}, {true, ms(lf.backward)},
-                                 {rv, ms(lv.offload)}, {rv, ms(lv.prefetch)}, {rc, ms(lc.offload)},
-                                 {rc, ms(lc.prefetch)}, {rv, ms(lv.forward_stall + lv.backward_stall)},
+                                 {ov, ms(lv.offload)}, {ov, ms(lv.prefetch)}, {oc, ms(lc.offload)},
+                                 {oc, ms(lc.prefetch)}, {rv, ms(lv.forward_stall + lv.backward_stall)},
                                  {rc, ms(lc.forward_stall + lc.backward_stall)}})
       row.push_back(ran_fmt(ran, "%.3f", t));
     row.push_back(ran_fmt(rc, "%.1f", dram_of(r.cdma, i).fwd_utilisation * 100));
-    row.push_back(ran_fmt(rc, "%.2f", cdma_read_Bps(r.cdma, i) / 1e9));
+    row.push_back(ran_fmt(oc, "%.2f", cdma_read_Bps(r.cdma, i) / 1e9));
     rows.push_back(std::move(row));
   }
   std::vector<std::size_t> width;
@@ -298,7 +303,7 @@ std::vector<stat> collect_stats(const run_report& r) {
       const std::string k = s->result.config.label;
       add(p + ".dram_utilisation_fwd." + k, dram_of(*s, i).fwd_utilisation, "ratio");
       add(p + ".dram_utilisation_bwd." + k, dram_of(*s, i).bwd_utilisation, "ratio");
-      if (s != &r.oracle && s->result.layers[i].offloaded)
+      if (offloaded_in(*s, i))
         add(p + ".cdma_read_bandwidth." + k, cdma_read_Bps(*s, i) / 1e9, "GB/s");
     }
   }
@@ -396,7 +401,7 @@ nlohmann::json to_json(const run_report& r) {
     // the offload figures of a layer the step did not offload (the resident last layer, the
     // non-convolution layers under policy conv: a ratio 0.0 read as a very bad ratio).
     const bool rv = r.vdnn.simulated, rc = r.cdma.simulated;
-    const bool ov = rv && lv.offloaded, oc = rc && lc.offloaded;
+    const bool ov = offloaded_in(r.vdnn, i), oc = offloaded_in(r.cdma, i);
     o["compressed_bytes"] = ran_json(oc, lc.moved_data_bytes + lc.meta_bytes);
     o["ratio"] = oc ? json(ratio(lc)) : json();
     o["forward_s"] = ps_to_s(lf.forward);
@@ -414,7 +419,7 @@ nlohmann::json to_json(const run_report& r) {
           {"fwd_utilisation", ran_json(ran, d.fwd_utilisation)}, {"bwd_utilisation", ran_json(ran, d.bwd_utilisation)},
           {"kernel_bytes", ran_json(ran, d.kernel_bytes())},
           {"cdma_read_bytes", ran_json(ran, d.fwd_cdma_read)},
-          {"cdma_read_GBps", ran_json(ran && s->result.layers[i].offloaded, cdma_read_Bps(*s, i) / 1e9)}};
+          {"cdma_read_GBps", ran_json(offloaded_in(*s, i), cdma_read_Bps(*s, i) / 1e9)}};
     }
     layers.push_back(o);
   }

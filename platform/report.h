@@ -13,6 +13,14 @@ namespace cdma::platform {
 /// reason (e.g. "No space left on device") if anything failed to be written.
 void close_checked(std::ofstream& f, const std::string& path, const char* option);
 
+/// The engine's achieved GPU-DRAM read bandwidth while step `s` offloaded layer i, B/s: bytes
+/// it read during the layer's forward interval / the offload time; 0 where the layer was not
+/// offloaded (callers show "-" / null / an empty cell there: offloaded_in()).
+double cdma_read_Bps(const step_report& s, std::size_t i);
+/// True iff step `s` ran and offloaded layer i (not the resident last layer, not a layer its
+/// policy keeps): the rule for which per-layer transfer figures the text, JSON and CSV show.
+bool offloaded_in(const step_report& s, std::size_t i);
+
 /// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
 /// A figure of a step that did not run (--steps, or an I/O error) is "-", never 0.
 void print_summary(std::ostream& os, const run_report& r);

@@ -334,7 +334,9 @@ void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, 
   }
 }
 
-// credit_stream: inline, LT calls ready/take once per TLP.
+// credit_stream: inline. ready()/take() state the per-TLP rule (tests check it by hand);
+// LT sends through send(), the same rule for a run of equal TLPs
+// (test PcieCreditStream.SendIsTheTlpByTlpLoop keeps the two equal).
 inline ps_t credit_stream::ready(ps_t t, std::uint64_t hdr, std::uint64_t data) {
   while ((!hdr_inf_ && hdr_avail_ < hdr) || (!data_inf_ && data_avail_ < data)) {
     if (count_ == 0) break;  // nothing in flight (link_params::validate prevents it)
