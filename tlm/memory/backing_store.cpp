@@ -201,6 +201,16 @@ void backing_store::punch(std::uint64_t first, std::uint64_t n) {
                     static_cast<off_t>(n * page_bytes_));
 }
 
+void backing_store::io_kick() {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> g(io_lock_);
+    wake = io_idle_ && !io_queue_.empty();
+    if (wake) io_idle_ = false;
+  }
+  if (wake) io_work_cv_.notify_one();
+}
+
 void backing_store::io_wait(const std::shared_ptr<io_job>& j) {
   std::unique_lock<std::mutex> g(io_lock_);
   if (io_idle_ && !io_queue_.empty()) {  // jobs held back by io_submit's wake_at
@@ -270,11 +280,17 @@ void backing_store::io_read_ahead(std::uint64_t from) {
   // where the previous call stopped instead of looking at the whole window again. Any other
   // call scans its window from the start.
   std::uint64_t i = from == ra_from_ + 1 && ra_next_ > from && ra_next_ <= end ? ra_next_ : from;
+  bool submitted = false;
+  // Woken per batch, small enough that a batch is a fraction of the read-ahead window.
+  const std::size_t batch = std::min(kWakeBatch, std::max<std::size_t>(1, read_ahead_ / 4));
   for (; i < end; ++i) {
     if (!on_file_[i]) break;  // the written data ends here
     if (pages_.count(i) || io_pending_.count(i)) continue;
-    io_submit(false, i, pool_.get());
+    io_submit(false, i, pool_.get(), 0, batch);
+    submitted = true;
   }
+  // At the end of the written data no further batch follows: start what is queued now.
+  if (submitted && (i == on_file_.size() || !on_file_[i])) io_kick();
   ra_from_ = from;
   ra_next_ = i;
 }
@@ -294,7 +310,7 @@ void backing_store::evict_if_full() {
       zero_tail(it->second);  // the file gets the page's real bytes
       if (io_thread_.joinable())
         // Written behind (frame kept until then), the helper woken per batch of pages.
-        io_submit(true, victim, it->second.data.release(), 0, kWriteWakeBatch);
+        io_submit(true, victim, it->second.data.release(), 0, kWakeBatch);
       else
         page_io(true, victim, it->second.data.get());
       if (!on_file_[victim]) {
