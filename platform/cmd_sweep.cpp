@@ -529,11 +529,26 @@ int sweep_command(const std::vector<std::string>& args) {
           if (grid[g].name == grid.back().name)
             throw config_error("--grid " + grid.back().name + " given twice; expected one --grid per parameter "
                                "with all its values, e.g. " + grid.back().name + "=3,4");
-        for (std::size_t x = 0; x < grid.back().values.size(); ++x)
-          for (std::size_t y = x + 1; y < grid.back().values.size(); ++y)
-            if (grid.back().values[x] == grid.back().values[y])
-              throw config_error("--grid " + grid.back().name + ": value '" + grid.back().values[x] +
-                                 "' listed twice");
+        // The same setting written twice (also as two spellings of one value: 0 and -0, 0.5 and
+        // 5e-1, 64 and 6.4e1) would run the same configuration twice.
+        const grid_axis& ax = grid.back();
+        std::vector<json> setting(ax.values.size());
+        for (std::size_t x = 0; x < ax.values.size(); ++x) {
+          platform_config c;
+          try {
+            apply_override(c, ax.name + "=" + ax.values[x], false);
+            setting[x] = to_json(c);
+          } catch (const std::exception&) {  // reported with the plan's other checks below
+          }
+        }
+        for (std::size_t x = 0; x < ax.values.size(); ++x)
+          for (std::size_t y = x + 1; y < ax.values.size(); ++y) {
+            if (ax.values[x] == ax.values[y])
+              throw config_error("--grid " + ax.name + ": value '" + ax.values[x] + "' listed twice");
+            if (!setting[x].is_null() && setting[x] == setting[y])
+              throw config_error("--grid " + ax.name + ": values '" + ax.values[x] + "' and '" + ax.values[y] +
+                                 "' are the same setting; list each value once");
+          }
       }
       else if (a == "--out") out = value("--out");
       else if (a == "--jobs") {

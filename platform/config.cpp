@@ -136,14 +136,17 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
 }
 
 /// A plain number in [lo, hi] (or (lo, hi] with lo_open); `unit` (e.g. "bytes/cycle") is
-/// named in the message. -0 is read as 0.
+/// named in the message; `expect`, if given, replaces the message's "a number in [lo, hi]"
+/// (a key whose range has a sentinel outside its meaningful values). -0 is read as 0.
 param number(const std::string& name, double& ref, double lo, double hi, const std::string& doc,
-             bool lo_open = false, const std::string& unit = "") {
+             bool lo_open = false, const std::string& unit = "", const std::string& expect = "") {
   return {name, "number", doc,
-          [&ref, name, lo, hi, lo_open, unit](const json& v, const std::string& where) {
+          [&ref, name, lo, hi, lo_open, unit, expect](const json& v, const std::string& where) {
             std::ostringstream e;
-            e << "a number " << (unit.empty() ? "" : "of " + unit + " ") << "in " << (lo_open ? "(" : "[")
-              << shortest(lo) << ", " << shortest(hi) << "]";
+            if (!expect.empty()) e << expect;
+            else
+              e << "a number " << (unit.empty() ? "" : "of " + unit + " ") << "in " << (lo_open ? "(" : "[")
+                << shortest(lo) << ", " << shortest(hi) << "]";
             double x = 0;
             if (v.is_number()) x = v.get<double>();
             else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
@@ -321,7 +324,8 @@ std::vector<param> table(platform_config& c) {
              "offloaded tensors the activations file does not hold (pool outputs are computed from their input): error, or dense synthetic data"),
       number("zero_run", c.mean_zero_run, 0.0, 1e9, "synthetic: mean zero-run length in elements (clustered zeros); 0 = independent"),
       string("density_profile", c.density_profile, {}, "synthetic: per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)"),
-      number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training"),
+      number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training",
+             false, "", "a number in [0, 1] (a point of the density profile), or -1 (unset: the end of training)"),
       integer("seed", c.seed, 0, std::numeric_limits<long long>::max(), "seed of the synthetic activations"),
       integer("produce_ahead", c.produce_ahead, 0, 1 << 16, "64 KiB activation chunks produced ahead of the engine's reads on a worker thread; 0: no thread (same results, only wall time differs)"),
       integer("produce_threads", c.produce_threads, 1, 64, "threads producing activation chunks ahead when the source allows it (synthetic data; real files use one); same results, only wall time differs"),

@@ -681,6 +681,23 @@ TEST(bad_input, options_of_the_other_activation_source_are_refused) {
   const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
   expect_cli_error("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress -0.5",
                    2, "training_progress -0.5 is out of range; expected 0..1");
+  // The key's own range check names the meaningful values and the sentinel, as --help does.
+  expect_cli_error("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress 2", 2,
+                   "expected a number in [0, 1] (a point of the density profile), or -1 (unset: the end of training)");
+}
+
+// One setting listed twice in a sweep grid, however spelled, is refused before any run:
+// it would run the same configuration twice (breaker: density=0,-0 ran two identical rows).
+TEST(bad_input, a_grid_value_listed_twice_under_two_spellings_is_refused) {
+  const std::string dir = ::testing::TempDir() + "grid_twice";
+  expect_cli_error("sweep --grid density=0,-0 --network synthetic --out " + dir, 2,
+                   "--grid density: values '0' and '-0' are the same setting; list each value once");
+  expect_cli_error("sweep --grid batch=64,6.4e1 --network synthetic --out " + dir, 2,
+                   "--grid batch: values '64' and '6.4e1' are the same setting");
+  expect_cli_error("sweep --grid pcie.latency=500ns,0.5us --network synthetic --out " + dir, 2,
+                   "values '500ns' and '0.5us' are the same setting");
+  expect_cli_error("sweep --grid density=0.5,0.5 --network synthetic --out " + dir, 2,
+                   "--grid density: value '0.5' listed twice");
 }
 }  // namespace
 
