@@ -4,7 +4,9 @@
 // For each batch, side by side in one run (each measurement in its own child process so the
 // peak RSS of one does not hide another's):
 //   reference : produce every offloaded activation tensor once (synthetic source, 1 MiB
-//               chunks) and ZVC-compress it in 4 KiB windows, outside the simulator;
+//               chunks) and ZVC-compress it in 4 KiB windows with the engine's framing
+//               (codec::compress_window, + the 8-byte metadata entry per window, so its ratio
+//               is the LT run's), outside the simulator;
 //   LT        : the simulator on the same network, batch and activations, LT, every
 //               prefetched byte verified: the cDMA training step (it produces and compresses
 //               every offloaded tensor once, like the reference, and also decompresses and
@@ -39,6 +41,7 @@
 #include "platform/config.h"
 #include "platform/platform.h"
 #include "tlm/codec/codec.h"
+#include "tlm/codec/window.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/io/csv.h"
 #include "workloads/network/network.h"
@@ -120,11 +123,11 @@ std::string reference(const workloads::network& net, double density) {
     for (std::uint64_t off = 0; off < bytes; off += chunk) {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, bytes - off));
       src.fill(l.offload_key, l.offload, off, in.data(), n);
-      for (std::size_t w = 0; w < n; w += window) {
-        const std::size_t wn = std::min(window, n - w);
-        comp += std::min(zvc->compress(in.data() + w, wn, out.data()), wn);
+      for (std::size_t w = 0; w < n; w += window) {  // the engine's framing: raw when not smaller
+        comp += codec::compress_window(*zvc, in.data() + w, std::min(window, n - w), out.data()).bytes;
       }
     }
+    comp += codec::window_count(bytes, window) * codec::window_entry_bytes;  // its metadata table
     raw += bytes;
   }
   std::ostringstream o;
