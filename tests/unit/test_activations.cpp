@@ -109,6 +109,41 @@ TEST(TrainingProfile, FmnistCsvInterpolation) {
   EXPECT_THROW(wl::training_profile_densities(csv, 1.5, net), wl::activation_error);
 }
 
+TEST(TrainingProfile, TheOrderOfTheRowsDoesNotMatterForTheNetworksOwnProfile) {
+  // Breaker (session 9): the profile with its data rows reversed gave pool1 the curve of a
+  // layer near the output (zero fraction 0.844 instead of 0.347 at progress 0.37). Every
+  // profile layer of fmnist_training.csv is a layer of fmnist_cnn, so the network orders them.
+  const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  std::vector<std::string> rows;
+  while (std::getline(in, line)) rows.push_back(line);
+  const std::string rev = ::testing::TempDir() + "fmnist_training_reversed.csv";
+  {
+    std::ofstream out(rev);
+    out << header << "\n";
+    for (auto r = rows.rbegin(); r != rows.rend(); ++r) out << *r << "\n";
+  }
+  const wl::network net = wl::make_network("fmnist_cnn", 8);
+  for (double progress : {0.0, 0.37, 1.0}) {
+    const auto a = wl::training_profile_densities(csv, progress, net);
+    const auto b = wl::training_profile_densities(rev, progress, net);
+    EXPECT_EQ(a, b) << "progress " << progress;
+  }
+  // By hand: fmnist_cnn's 10 layers conv1 conv2 pool1 conv3 conv4 pool2 conv5 pool3 fc6 fc7;
+  // profile layers in network order conv1 conv2 conv3 conv4 conv5 fc6 (m = 6). Layer k not in
+  // the profile takes profile layer round(k x 5 / 9): pool1 (k 2) -> 1 conv2, pool2 (5) -> 3
+  // conv4, pool3 (7) -> 4 conv5, fc7 (9) -> 5 fc6.
+  const auto d = wl::training_profile_densities(rev, 0.37, net);
+  EXPECT_EQ(d.at("pool1"), d.at("conv2"));
+  EXPECT_EQ(d.at("pool2"), d.at("conv4"));
+  EXPECT_EQ(d.at("pool3"), d.at("conv5"));
+  EXPECT_EQ(d.at("fc7"), d.at("fc6"));
+  EXPECT_NE(d.at("pool1"), d.at("conv5"));
+  std::remove(rev.c_str());
+}
+
 TEST(RealActivations, NameMatchingNoLayerAndWrongShapeAreErrors) {
   const std::string npz = std::string(CDMA_SHARED_DATA_DIR) + "/activations/fmnist_cnn/iter0000.npz";
   // A tensor name that matches no layer of the network: both are named.

@@ -45,7 +45,8 @@ backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
   spill_path_ = buf.data();
   ::unlink(buf.data());  // the file lives as long as the descriptor
   cache_pages_ = static_cast<std::size_t>(std::max<std::uint64_t>(1, spill.cache_bytes / page_bytes_));
-  on_file_.assign(static_cast<std::size_t>((size_ + page_bytes_ - 1) / page_bytes_), false);
+  // on_file_ grows with the highest page written to the file (a size of 1 PiB would need a
+  // 2 GB bitmap up front).
   if (spill.io_thread) {
     read_ahead_ = spill.read_ahead_pages;
     write_behind_ = std::max<std::size_t>(1, spill.write_behind_pages);
@@ -284,7 +285,7 @@ void backing_store::io_read_ahead(std::uint64_t from) {
   // Woken per batch, small enough that a batch is a fraction of the read-ahead window.
   const std::size_t batch = std::min(kWakeBatch, std::max<std::size_t>(1, read_ahead_ / 4));
   for (; i < end; ++i) {
-    if (!on_file_[i]) break;  // the written data ends here
+    if (!on_file(i)) break;  // the written data ends here
     if (pages_.count(i) || io_pending_.count(i)) continue;
     io_submit(false, i, pool_.get(), 0, batch);
     submitted = true;
@@ -313,7 +314,8 @@ void backing_store::evict_if_full() {
         io_submit(true, victim, it->second.data.release(), 0, kWakeBatch);
       else
         page_io(true, victim, it->second.data.get());
-      if (!on_file_[victim]) {
+      if (!on_file(victim)) {
+        if (victim >= on_file_.size()) on_file_.resize(static_cast<std::size_t>(victim) + 1, false);
         on_file_[victim] = true;
         ++spilled_pages_;
       }
@@ -339,7 +341,7 @@ backing_store::page& backing_store::load_page(std::uint64_t index, bool whole_ov
     pg.data.reset(taken);
     pg.valid = page_bytes_;
     if (!whole_overwrite) io_read_ahead(index + 1);
-  } else if (fd_ >= 0 && on_file_[index] && !whole_overwrite) {
+  } else if (fd_ >= 0 && on_file(index) && !whole_overwrite) {
     pg.data.reset(pool_.get());
     pg.valid = page_bytes_;
     page_io(false, index, pg.data.get());
@@ -374,7 +376,7 @@ void backing_store::read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_
       std::memcpy(dst, last + offset, have);
       if (have < n) std::memset(dst + have, 0, n - have);  // not written yet: zeros
     }
-    else if (fd_ >= 0 && on_file_[index])
+    else if (fd_ >= 0 && on_file(index))
       std::memcpy(dst, (last = load_page(index, false).data.get()) + offset, n);
     else
       std::memset(dst, 0, n);  // never written: zeros, nothing allocated
@@ -442,7 +444,7 @@ void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
         if (fd_ >= 0) lru_.erase(it->second.lru);
         pages_.erase(it);
       }
-      if (fd_ >= 0 && on_file_[index]) {
+      if (fd_ >= 0 && on_file(index)) {
         // Give the disk blocks back (one call per run of pages); reads return zeros anyway.
         if (punch_n && punch_first + punch_n != index) {
           punch(punch_first, punch_n);
@@ -453,7 +455,7 @@ void backing_store::discard_pages(std::uint64_t addr, std::uint64_t len) {
         on_file_[index] = false;
         --spilled_pages_;
       }
-    } else if (find_page(index) || (fd_ >= 0 && on_file_[index])) {
+    } else if (find_page(index) || (fd_ >= 0 && on_file(index))) {
       page& p = load_page(index, false);
       if (offset < p.valid)
         std::memset(p.data.get() + offset, 0, std::min(static_cast<std::size_t>(n), p.valid - offset));

@@ -261,7 +261,8 @@ private:
   std::string spill_path_;                   ///< for messages (the file itself is unlinked)
   std::size_t cache_pages_ = 0;
   std::list<std::uint64_t> lru_;             ///< front = most recently used
-  std::vector<bool> on_file_;                ///< page has been written to the file
+  std::vector<bool> on_file_;                ///< page has been written to the file (grown on demand)
+  bool on_file(std::uint64_t index) const { return index < on_file_.size() && on_file_[index]; }
   std::uint64_t spilled_pages_ = 0;
   std::string io_error_;
   // helper I/O thread (spill mode with spill_options::io_thread)

@@ -608,6 +608,16 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       }
     return c.back().second;
   };
+  // Profile order = depth order. When every profile layer is a layer of `net`, the network
+  // gives it (the rows may come in any order: same result); otherwise the order in which the
+  // layers first appear in the file is all there is (a profile of another network).
+  {
+    std::map<std::string, std::size_t> depth;
+    for (std::size_t k = 0; k < net.layers.size(); ++k) depth.emplace(net.layers[k].output_key, k);
+    if (std::all_of(order.begin(), order.end(), [&](const std::string& l) { return depth.count(l) > 0; }))
+      std::sort(order.begin(), order.end(),
+                [&](const std::string& a, const std::string& b) { return depth.at(a) < depth.at(b); });
+  }
   std::map<std::string, double> out;
   const std::size_t n = net.layers.size(), m = order.size();
   for (std::size_t k = 0; k < n; ++k) {

@@ -159,8 +159,11 @@ private:
 /// the profiled run (iteration = progress x last iteration; linear interpolation between
 /// checkpoints). A key that is a profile layer name takes that layer's curve; the other
 /// layers take the curve of the profile layer at the same relative depth (layer k of n ->
-/// profile layer round(k (m - 1) / (n - 1)) of m, in profile order). Throws activation_error
-/// naming the file and line, or the bad progress value.
+/// profile layer round(k (m - 1) / (n - 1)) of m, in profile order). Profile order: the
+/// network's layer order when every profile layer is a layer of `net` (the order of the rows
+/// does not matter then), else the order in which the layers first appear in the file (a
+/// profile of another network: list its layers from input to output). Throws
+/// activation_error naming the file and line, or the bad progress value.
 std::map<std::string, double> training_profile_densities(const std::string& csv_path, double progress,
                                                          const network& net);
 
