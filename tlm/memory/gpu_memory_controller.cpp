@@ -160,8 +160,10 @@ void gpu_memory_controller::account(tlm_generic_payload& trans, ps_t arrival, ps
           arrival, response);
 }
 
-void gpu_memory_controller::account(unsigned id, bool rd, std::uint64_t len, ps_t arrival,
-                                    ps_t response) {
+__attribute__((always_inline)) inline void gpu_memory_controller::account(unsigned id, bool rd,
+                                                                         std::uint64_t len,
+                                                                         ps_t arrival,
+                                                                         ps_t response) {
   if (!last_init_ || last_init_id_ != id) {  // one map look-up per change of initiator
     last_init_ = &per_init_[id];
     last_init_id_ = id;
@@ -335,8 +337,38 @@ void gpu_memory_controller::set_wake(unsigned c, ps_t w) {
     p = static_cast<std::int32_t>(wheap_.size());
     wheap_.push_back(c);
     wpos_[c] = p;
+  } else if (w > old) {  // later: only the children can now come before it
+    wake_sift_down(static_cast<std::size_t>(p));
+    return;
   }
-  wake_sift(static_cast<std::size_t>(p));
+  // New or earlier (the common case after a submit): only the parents can now come after
+  // it. (Same result as wake_sift(): its downward pass would not move the entry.)
+  std::size_t i = static_cast<std::size_t>(p);
+  while (i > 0) {
+    const std::size_t up = (i - 1) / 2;
+    if (!wake_before(c, wheap_[up])) break;
+    wheap_[i] = wheap_[up];
+    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    i = up;
+  }
+  wheap_[i] = c;
+  wpos_[c] = static_cast<std::int32_t>(i);
+}
+
+void gpu_memory_controller::wake_sift_down(std::size_t i) {
+  const std::uint32_t c = wheap_[i];
+  const std::size_t n = wheap_.size();
+  for (;;) {
+    std::size_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && wake_before(wheap_[k + 1], wheap_[k])) ++k;
+    if (!wake_before(wheap_[k], c)) break;
+    wheap_[i] = wheap_[k];
+    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    i = k;
+  }
+  wheap_[i] = c;
+  wpos_[c] = static_cast<std::int32_t>(i);
 }
 
 void gpu_memory_controller::wake_sift(std::size_t i) {
@@ -364,8 +396,8 @@ void gpu_memory_controller::wake_sift(std::size_t i) {
   wpos_[c] = static_cast<std::int32_t>(i);
 }
 
-void gpu_memory_controller::push_response(tlm_generic_payload* t, ps_t when, std::uint64_t seq,
-                                          bool mm) {
+__attribute__((always_inline)) inline void gpu_memory_controller::push_response(
+    tlm_generic_payload* t, ps_t when, std::uint64_t seq, bool mm) {
   const ps_t now = at_ps();
   if (when < now) when = now;
   resp_heap_.push({when, seq, t, mm});

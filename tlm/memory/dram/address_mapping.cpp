@@ -136,30 +136,6 @@ location address_mapping::decode(std::uint64_t addr) const {
   return l;
 }
 
-address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
-  // Power-of-two counts (all but e.g. the 12 GDDR5 channels) take a mask and a shift
-  // instead of a 64-bit division.
-  std::uint64_t x = m.burst_shift_ >= 0 ? addr >> m.burst_shift_ : addr / m.burst_bytes_;
-  std::uint64_t v[5] = {0, 0, 0, 0, 0};
-  for (std::size_t k = 0; k < m.slices_.size(); ++k) {
-    const auto& s = m.slices_[k];
-    const int sh = m.shift_[k];
-    if (sh >= 0) {
-      digit_[k] = x & (s.count - 1);
-      x >>= sh;
-    } else {
-      digit_[k] = x % s.count;
-      x /= s.count;
-    }
-    v[static_cast<std::size_t>(s.f)] += digit_[k] * m.weight_[k];
-  }
-  loc_.channel = static_cast<unsigned>(v[0]);
-  loc_.bank_group = static_cast<unsigned>(v[1]);
-  loc_.bank = static_cast<unsigned>(v[2]);
-  loc_.row = v[3];
-  loc_.column = static_cast<unsigned>(v[4]);
-}
-
 void address_mapping::cursor::next() {
   for (std::size_t k = 0; k < m_.slices_.size(); ++k) {
     const auto& s = m_.slices_[k];

@@ -61,6 +61,7 @@ public:
   /// exactly decode(addr + k x burst_bytes()) after k calls of next(). No heap allocation.
   class cursor {
   public:
+    /// (Inline: a single decode, e.g. the one of a 64-B request, then keeps only loc().)
     cursor(const address_mapping& m, std::uint64_t addr);
     const location& loc() const { return loc_; }
     void next();
@@ -105,5 +106,29 @@ private:
   /// power-of-two count, else -1 (one_low_column_block()).
   int low_col_shift_ = -1;
 };
+
+inline address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
+  // Power-of-two counts (all but e.g. the 12 GDDR5 channels) take a mask and a shift
+  // instead of a 64-bit division.
+  std::uint64_t x = m.burst_shift_ >= 0 ? addr >> m.burst_shift_ : addr / m.burst_bytes_;
+  std::uint64_t v[5] = {0, 0, 0, 0, 0};
+  for (std::size_t k = 0; k < m.slices_.size(); ++k) {
+    const auto& s = m.slices_[k];
+    const int sh = m.shift_[k];
+    if (sh >= 0) {
+      digit_[k] = x & (s.count - 1);
+      x >>= sh;
+    } else {
+      digit_[k] = x % s.count;
+      x /= s.count;
+    }
+    v[static_cast<std::size_t>(s.f)] += digit_[k] * m.weight_[k];
+  }
+  loc_.channel = static_cast<unsigned>(v[0]);
+  loc_.bank_group = static_cast<unsigned>(v[1]);
+  loc_.bank = static_cast<unsigned>(v[2]);
+  loc_.row = v[3];
+  loc_.column = static_cast<unsigned>(v[4]);
+}
 
 }  // namespace cdma::dram

@@ -29,7 +29,7 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
                                 std::to_string(spec.banks()));
   const std::size_t padded = (spec.banks() + 3u) / 4u * 4u;
   soa_local_.assign(padded, kIdle);
-  soa_key_.assign(padded, ~0ull);
+  soa_key_.assign(padded, ~0ull ^ kKeyFlip);
   soa_sel_.assign(padded, 1ull << 32);  // lanes (0, 1): command 0; idle anyway
 #ifdef CDMA_DRAM_PICK_AVX2
   __builtin_cpu_init();  // needed when this runs before main (a static channel)
@@ -52,7 +52,7 @@ void channel::submit(const request& r) {
   pick_after_submit(flat);
 }
 
-void channel::refresh_candidate(unsigned flat) {
+__attribute__((always_inline)) inline void channel::refresh_candidate(unsigned flat) {
   const bank_state& b = banks_[flat];
   dirty_[flat] = 0;
   cand& c = cand_[flat];
@@ -77,7 +77,8 @@ void channel::refresh_candidate(unsigned flat) {
   soa_set(flat, c, chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival));
 }
 
-void channel::update_group(command cmd, unsigned flat, ps_t t) {
+__attribute__((always_inline)) inline void channel::update_group(command cmd, unsigned flat,
+                                                                  ps_t t) {
   // bank_local() is a max of terms; the group term (gr.act + tRRD_L for ACT, gr.col + tCCD_L
   // for RD/WR) is the only one a command to another bank of the group changes, and it rises
   // to t + that timing (commands issue in time order), so max() with it is the new value.
@@ -115,9 +116,14 @@ __attribute__((target("avx2"))) void channel::raise_group4_avx2(unsigned g0, con
 }
 #endif
 
-void channel::pick_requests() {
+void channel::refresh_dirty() {
   for (unsigned f : dirty_list_) refresh_candidate(f);
   dirty_list_.clear();
+}
+
+void channel::pick_requests() {
+  // (Out of line: no bank is dirty at most picks, issue() recomputes the issued bank.)
+  if (!dirty_list_.empty()) refresh_dirty();
   if (!cb_valid_) {  // recomputed only after idle refreshes; else kept by issue()
     cb_ = chk_.channel_wide();
     cb_valid_ = true;
@@ -139,9 +145,11 @@ void channel::pick_requests() {
       if (soa_local_[f] != want) ++local_mismatches_;
     }
   }
-  req_ = choice{};
   bound_ = kNever;
-  if (queued_ == 0) return;
+  if (queued_ == 0) {
+    req_ = choice{};
+    return;
+  }
   const unsigned nb = static_cast<unsigned>(cand_.size());
   // The candidate of bank f issues at et = max(channel-wide bound of its command, its
   // bank-local bound) and its first column command is not before et + to_col_[command].
@@ -182,7 +190,11 @@ void channel::pick_requests() {
       if (ref != best || rb != bnd) ++pick_mismatches_;
     }
     bt = static_cast<ps_t>(best >> 64);
-    if (bt >= kIdle) return;  // cannot happen with queued requests
+    if (bt >= kIdle) {  // cannot happen with queued requests
+      req_ = choice{};
+      bound_ = kNever;
+      return;
+    }
     win = static_cast<unsigned>(best) & 0xffu;
   }
   choose(win, cand_[win], bt);
@@ -191,22 +203,43 @@ void channel::pick_requests() {
 
 #ifdef CDMA_DRAM_PICK_AVX2
 namespace {
+// Lane select on 64-bit lanes by the sign bit of each lane of `m` (a comparison result).
+__attribute__((target("avx2"), always_inline)) inline __m256i sel64(__m256i a, __m256i b,
+                                                                   __m256i m) {
+  return _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b),
+                                              _mm256_castsi256_pd(m)));
+}
 // One step of the lane reduction of pick_soa_avx2(): per lane the lexicographic minimum of
 // (emin, kmin) and (e2, k2) (signed; keys sign-flipped) and the minimum of bmin and b2.
-__attribute__((target("avx2"))) inline void pick_fold(__m256i& emin, __m256i& kmin,
-                                                      __m256i& bmin, __m256i e2, __m256i k2,
-                                                      __m256i b2) {
+__attribute__((target("avx2"), always_inline)) inline void pick_fold(__m256i& emin,
+                                                                     __m256i& kmin,
+                                                                     __m256i& bmin, __m256i e2,
+                                                                     __m256i k2, __m256i b2) {
   const __m256i take = _mm256_or_si256(
       _mm256_cmpgt_epi64(emin, e2),
       _mm256_and_si256(_mm256_cmpeq_epi64(emin, e2), _mm256_cmpgt_epi64(kmin, k2)));
-  emin = _mm256_blendv_epi8(emin, e2, take);
-  kmin = _mm256_blendv_epi8(kmin, k2, take);
-  bmin = _mm256_blendv_epi8(bmin, b2, _mm256_cmpgt_epi64(bmin, b2));
+  emin = sel64(emin, e2, take);
+  kmin = sel64(kmin, k2, take);
+  bmin = sel64(bmin, b2, _mm256_cmpgt_epi64(bmin, b2));
+}
+// One step of the pass over the banks: banks i*4 .. i*4 + 3 folded into the per-lane minima.
+__attribute__((target("avx2"), always_inline)) inline void pick_step(
+    const __m256i* lp, const __m256i* sp, const __m256i* kp, std::size_t i, __m256i cbv,
+    __m256i tcv, __m256i sign, __m256i& emin, __m256i& kmin, __m256i& bmin) {
+  const __m256i l = _mm256_loadu_si256(lp + i);
+  const __m256i s = _mm256_loadu_si256(sp + i);
+  const __m256i k = _mm256_loadu_si256(kp + i);            // already sign-flipped
+  const __m256i c = _mm256_permutevar8x32_epi32(cbv, s);  // cb_.b[command]
+  const __m256i t = _mm256_permutevar8x32_epi32(tcv, s);  // to_col_[command]
+  const __m256i e = sel64(c, l, _mm256_cmpgt_epi64(l, c));  // max
+  const __m256i b = _mm256_xor_si256(_mm256_add_epi64(e, t), sign);  // unsigned order
+  pick_fold(emin, kmin, bmin, e, k, b);
 }
 }  // namespace
 
-// pick_reference() on the arrays soa_*, 4 banks per step. All values compared are below 2^63
-// (times and kIdle = 2^63 - 1) except the keys (~0 for an idle bank) and time + to_col_
+// pick_reference() on the arrays soa_*, 4 banks per step (the 16 banks of every preset in
+// four unrolled steps). All values compared are below 2^63 (times and kIdle = 2^63 - 1)
+// except the keys (~0 for an idle bank; kept sign-flipped in soa_key_) and time + to_col_
 // (up to kIdle + to_col_): those are compared as unsigned through the sign-bit flip.
 __attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& bnd) const {
   const std::size_t n = soa_local_.size();
@@ -219,20 +252,14 @@ __attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& b
   const auto* lp = reinterpret_cast<const __m256i*>(soa_local_.data());
   const auto* sp = reinterpret_cast<const __m256i*>(soa_sel_.data());
   const auto* kp = reinterpret_cast<const __m256i*>(soa_key_.data());
-  for (std::size_t i = 0; i < n / 4; ++i) {
-    const __m256i l = _mm256_loadu_si256(lp + i);
-    const __m256i s = _mm256_loadu_si256(sp + i);
-    const __m256i k = _mm256_xor_si256(_mm256_loadu_si256(kp + i), sign);  // unsigned order
-    const __m256i c = _mm256_permutevar8x32_epi32(cbv, s);  // cb_.b[command]
-    const __m256i t = _mm256_permutevar8x32_epi32(tcv, s);  // to_col_[command]
-    const __m256i e = _mm256_blendv_epi8(c, l, _mm256_cmpgt_epi64(l, c));  // max
-    const __m256i take = _mm256_or_si256(
-        _mm256_cmpgt_epi64(emin, e),
-        _mm256_and_si256(_mm256_cmpeq_epi64(emin, e), _mm256_cmpgt_epi64(kmin, k)));
-    emin = _mm256_blendv_epi8(emin, e, take);
-    kmin = _mm256_blendv_epi8(kmin, k, take);
-    const __m256i b = _mm256_xor_si256(_mm256_add_epi64(e, t), sign);  // unsigned order
-    bmin = _mm256_blendv_epi8(bmin, b, _mm256_cmpgt_epi64(bmin, b));
+  if (n == 16) {
+    pick_step(lp, sp, kp, 0, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, sp, kp, 1, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, sp, kp, 2, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, sp, kp, 3, cbv, tcv, sign, emin, kmin, bmin);
+  } else {
+    for (std::size_t i = 0; i < n / 4; ++i)
+      pick_step(lp, sp, kp, i, cbv, tcv, sign, emin, kmin, bmin);
   }
   // Reduction over the 4 lanes in registers: the lexicographic minimum (time, key) and the
   // minimum bound of lane pairs (2, 3) vs (0, 1), then of the lanes 1 vs 0.
@@ -244,7 +271,7 @@ __attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& b
   const std::int64_t k = _mm_cvtsi128_si64(_mm256_castsi256_si128(kmin));
   const std::int64_t b = _mm_cvtsi128_si64(_mm256_castsi256_si128(bmin));
   bnd = static_cast<ps_t>(b) ^ (1ull << 63);
-  const std::uint64_t key = static_cast<std::uint64_t>(k) ^ (1ull << 63);
+  const std::uint64_t key = static_cast<std::uint64_t>(k) ^ kKeyFlip;
   return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e)) << 64) | key;
 }
 #endif
@@ -332,7 +359,7 @@ void channel::pick_after_submit(unsigned flat) {
   finish_pick();
 }
 
-void channel::issue(const choice& c) {
+__attribute__((always_inline)) inline void channel::issue(const choice& c) {
   const unsigned bg = bg_of(c.bank), ba = ba_of(c.bank);
   chk_.record_issue(c.cmd, bg, ba, c.time, c.not_before);
   // The channel-wide bounds: raised by the terms this command changed (cb_ is valid here:
@@ -349,7 +376,10 @@ void channel::issue(const choice& c) {
       b.open_row = b.q[c.qi].r.row;
       b.q[c.qi].activated = true;
       ++misses_;
-      rescan(b);
+      // A closed bank has no row hit (hit == npos), so its candidate is its oldest request
+      // (qi 0, both schedulers): that request is then the oldest one to the open row.
+      if (c.qi == 0) b.hit = 0;
+      else rescan(b);
       break;
     case command::PRE:
       b.open = false;
@@ -365,11 +395,16 @@ void channel::issue(const choice& c) {
       if (--q.left == 0) {
         done_.push_back({q.r.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
                          q.r.bursts, q.r.write});
-        b.q.erase(b.q.begin() + static_cast<std::ptrdiff_t>(c.qi));
+        b.q.erase_at(c.qi);
         --queued_;
         rescan(b);
+        break;
       }
-      break;
+      // Bursts left: the bank's candidate is the same request and command (same queue, same
+      // open row, same row hit), with the same key; only its bank-local time changed.
+      soa_local_[c.bank] = chk_.bank_local(c.cmd, bg, ba, q.r.arrival);
+      cached_ = false;
+      return;
     }
   }
   // The issued bank's candidate (all its bank-local rules changed), computed now rather than
@@ -378,7 +413,7 @@ void channel::issue(const choice& c) {
   cached_ = false;
 }
 
-void channel::rescan(bank_state& b) {
+__attribute__((always_inline)) inline void channel::rescan(bank_state& b) {
   b.hit = npos;
   if (!b.open) return;
   for (std::size_t i = 0; i < b.q.size(); ++i)

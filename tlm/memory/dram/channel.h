@@ -12,6 +12,8 @@
 // transaction is cut into such runs by the address decoder). Each burst is one RD/WR command;
 // bursts of different requests interleave freely (bank-group interleaving).
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -96,8 +98,77 @@ public:
 
 private:
   struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
+  /// A bank's request queue in arrival order: a buffer with a live range [first_, last_),
+  /// so that removing the oldest request (the common case: a bank's requests are mostly
+  /// served in order) moves nothing, where a vector's erase(begin()) moved every younger
+  /// request (a memmove per completed request). Removing another request shifts the shorter
+  /// side by one. The buffer is reused from its start when the queue empties; when it is
+  /// full, the live part moves to its start if the dead prefix is at least as long, else
+  /// the buffer doubles (amortised O(1); it stays within ~4x the longest queue). Indices
+  /// (operator[]) count from the oldest request.
+  class bank_queue {
+  public:
+    bank_queue() = default;
+    bank_queue(const bank_queue& o) : buf_(o.buf_) {
+      first_ = buf_.data() + (o.first_ - o.buf_.data());
+      last_ = buf_.data() + (o.last_ - o.buf_.data());
+    }
+    bank_queue& operator=(const bank_queue& o) {
+      if (this != &o) {
+        buf_ = o.buf_;
+        first_ = buf_.data() + (o.first_ - o.buf_.data());
+        last_ = buf_.data() + (o.last_ - o.buf_.data());
+      }
+      return *this;
+    }
+    bank_queue(bank_queue&&) noexcept = default;  // the buffer moves: pointers stay valid
+    bank_queue& operator=(bank_queue&&) noexcept = default;
+    std::size_t size() const { return static_cast<std::size_t>(last_ - first_); }
+    bool empty() const { return first_ == last_; }
+    queued_req& operator[](std::size_t i) { return first_[i]; }
+    const queued_req& operator[](std::size_t i) const { return first_[i]; }
+    const queued_req& front() const { return *first_; }
+    queued_req& back() { return last_[-1]; }
+    void push_back(const queued_req& r) {
+      if (last_ == buf_.data() + buf_.size()) make_room();
+      *last_++ = r;
+    }
+    /// Removes the request at index i (the younger ones move down one index).
+    void erase_at(std::size_t i) {
+      const std::size_t n = size();
+      if (i == 0) {
+        if (++first_ == last_) first_ = last_ = buf_.data();  // empty: restart at the front
+      } else if (i + 1 == n) {
+        --last_;
+      } else if (i < n - 1 - i) {  // fewer older requests: shift them up by one
+        std::copy_backward(first_, first_ + i, first_ + i + 1);
+        ++first_;
+      } else {
+        std::copy(first_ + i + 1, last_, first_ + i);
+        --last_;
+      }
+    }
+
+  private:
+    void make_room() {
+      const std::size_t n = size();
+      const auto dead = static_cast<std::size_t>(first_ - buf_.data());
+      if (dead > 0 && dead >= n) {
+        std::copy(first_, last_, buf_.data());
+      } else {
+        std::vector<queued_req> nb(std::max<std::size_t>(8, 2 * buf_.size()));
+        std::copy(first_, last_, nb.data());
+        buf_.swap(nb);
+      }
+      first_ = buf_.data();
+      last_ = first_ + n;
+    }
+    std::vector<queued_req> buf_;  ///< storage (its size is the capacity in use)
+    queued_req* first_ = nullptr;
+    queued_req* last_ = nullptr;
+  };
   struct bank_state {
-    std::vector<queued_req> q;  ///< arrival order (short: a vector beats a deque here)
+    bank_queue q;  ///< arrival order
     std::uint64_t open_row = 0;
     bool open = false;
     std::size_t hit = npos;  ///< index of the oldest queued request to the open row
@@ -121,6 +192,8 @@ private:
     std::uint8_t cmd = 0;       ///< command (ACT, PRE, RD, WR)
   };
   void refresh_candidate(unsigned flat);
+  /// refresh_candidate() of every bank in dirty_list_ (which it empties).
+  __attribute__((noinline)) void refresh_dirty();
   /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
   /// (time << 64 | key) and sets `bnd` to the completion bound before min_done_.
   unsigned __int128 pick_reference(ps_t& bnd) const;
@@ -193,18 +266,22 @@ private:
   std::vector<cand> cand_;             ///< per flat bank (see above)
   /// The candidates again as arrays (structure of arrays) for the FR-FCFS pick, one entry
   /// per flat bank, padded to a multiple of 4 banks (padding: an idle bank): bank-local time
-  /// (kIdle when idle), key (~0 when idle) and the candidate command c as the lane pair
-  /// (2c, 2c + 1) that selects cb_.b[c] and to_col_[c] from a 4 x 64-bit vector. Key and
-  /// selector are kept by refresh_candidate() with cand_ (the self-check's reference scan
-  /// reads them from cand_); the bank-local time exists only here (refresh_candidate(),
-  /// update_group()). The pick is then one branch-free pass over all banks (pick_reference()'s minimum of (max(cb[c], local), key) and its
+  /// (kIdle when idle), key (~0 when idle; stored sign-flipped, see kKeyFlip) and the
+  /// candidate command c as the lane pair (2c, 2c + 1) that selects cb_.b[c] and to_col_[c]
+  /// from a 4 x 64-bit vector. Key and selector are kept by refresh_candidate() with cand_
+  /// (the self-check's reference scan reads them from cand_); the bank-local time exists
+  /// only here (refresh_candidate(), update_group(), and issue() after a burst that leaves
+  /// the candidate unchanged). The pick is then one branch-free pass over all banks (pick_reference()'s minimum of (max(cb[c], local), key) and its
   /// completion bound), 4 banks per AVX2 instruction when the processor has AVX2
   /// (pick_soa_avx2(); else pick_reference()). No per-command ordered lists to keep.
+  /// soa_key_ holds each key with its top bit flipped (key ^ kKeyFlip), so the vector pick
+  /// compares keys as signed 64-bit values in their unsigned order without a flip per step.
   std::vector<std::uint64_t> soa_local_, soa_key_, soa_sel_;
+  static constexpr std::uint64_t kKeyFlip = 1ull << 63;
   bool avx2_ = false;
   void soa_set(unsigned flat, const cand& c, ps_t local) {
     soa_local_[flat] = local;
-    soa_key_[flat] = c.key;
+    soa_key_[flat] = c.key ^ kKeyFlip;  // signed order = the keys' unsigned order
     const std::uint64_t t = c.cmd & 3u;
     soa_sel_[flat] = (2 * t) | ((2 * t + 1) << 32);
   }

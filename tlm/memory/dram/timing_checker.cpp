@@ -151,53 +151,8 @@ unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t
   return bad + apply(cmd, bg, b, t, tp);
 }
 
-void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) const {
-  auto up = [](ps_t& x, st v) {
-    if (v > 0 && static_cast<ps_t>(v) > x) x = static_cast<ps_t>(v);
-  };
-  const st any = std::max(last_row_cmd_, last_col_cmd_) + tCK_;
-  auto row_bus = [&] {  // the row command bus (and, with one bus, the column commands too)
-    const st rb = spec_.dual_command_bus ? last_row_cmd_ + tCK_ : any;
-    up(cb.b[0], rb);
-    up(cb.b[1], rb);
-    if (!spec_.dual_command_bus) {
-      up(cb.b[2], rb);
-      up(cb.b[3], rb);
-    }
-  };
-  switch (cmd) {
-    case command::ACT:
-      row_bus();
-      up(cb.b[0], last_act_ + tRRD_S_);
-      up(cb.b[0], faw_[faw_pos_] + tFAW_);
-      break;
-    case command::PRE:
-      row_bus();
-      break;
-    case command::REF: {
-      row_bus();
-      const st ref = last_ref_ + tRFC_;
-      for (ps_t& x : cb.b) up(x, ref);
-      break;
-    }
-    case command::RD:
-    case command::WR: {
-      const st cbus = spec_.dual_command_bus ? last_col_cmd_ + tCK_ : any;
-      if (!spec_.dual_command_bus) {
-        up(cb.b[0], cbus);
-        up(cb.b[1], cbus);
-      }
-      const st col = std::max(cbus, last_col_ + tCCD_S_);
-      up(cb.b[2], std::max(col, data_free_ - tCL_));
-      up(cb.b[3], std::max(col, data_free_ - tWL_));
-      if (cmd == command::RD) up(cb.b[3], last_rd_ + tRTW_);
-      else up(cb.b[2], last_wr_ + tWL_ + burst_ + tWTR_);
-      break;
-    }
-  }
-}
-
-unsigned timing_checker::apply(command cmd, unsigned bg, unsigned b, st t, ps_t tp) {
+__attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd, unsigned bg,
+                                                                   unsigned b, st t, ps_t tp) {
   unsigned bad = 0;
   bank_hist& bk = bank_[idx(bg, b)];
   group_hist& gr = group_[bg];

@@ -50,6 +50,7 @@ public:
   /// rises or stays as commands are recorded (commands in time order; the oldest of the last
   /// four ACTs; the data bus frees later after every burst), so cb = max(cb, changed terms)
   /// equals the recomputation (tested against channel_wide() in the scheduler's self-check).
+  /// (Inline: called once per issued command.)
   void raise_channel_wide(channel_bounds& cb, command cmd) const;
   ps_t earliest_fast(const channel_bounds& cb, command cmd, unsigned bank_group, unsigned bank,
                      ps_t not_before) const {
@@ -139,5 +140,51 @@ private:
   std::array<std::uint64_t, 5> commands_{};
   std::vector<ps_t> ref_times_;
 };
+
+inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) const {
+  auto up = [](ps_t& x, st v) {
+    if (v > 0 && static_cast<ps_t>(v) > x) x = static_cast<ps_t>(v);
+  };
+  const st any = std::max(last_row_cmd_, last_col_cmd_) + tCK_;
+  auto row_bus = [&] {  // the row command bus (and, with one bus, the column commands too)
+    const st rb = spec_.dual_command_bus ? last_row_cmd_ + tCK_ : any;
+    up(cb.b[0], rb);
+    up(cb.b[1], rb);
+    if (!spec_.dual_command_bus) {
+      up(cb.b[2], rb);
+      up(cb.b[3], rb);
+    }
+  };
+  switch (cmd) {
+    case command::ACT:
+      row_bus();
+      up(cb.b[0], last_act_ + tRRD_S_);
+      up(cb.b[0], faw_[faw_pos_] + tFAW_);
+      break;
+    case command::PRE:
+      row_bus();
+      break;
+    case command::REF: {
+      row_bus();
+      const st ref = last_ref_ + tRFC_;
+      for (ps_t& x : cb.b) up(x, ref);
+      break;
+    }
+    case command::RD:
+    case command::WR: {
+      const st cbus = spec_.dual_command_bus ? last_col_cmd_ + tCK_ : any;
+      if (!spec_.dual_command_bus) {
+        up(cb.b[0], cbus);
+        up(cb.b[1], cbus);
+      }
+      const st col = std::max(cbus, last_col_ + tCCD_S_);
+      up(cb.b[2], std::max(col, data_free_ - tCL_));
+      up(cb.b[3], std::max(col, data_free_ - tWL_));
+      if (cmd == command::RD) up(cb.b[3], last_rd_ + tRTW_);
+      else up(cb.b[2], last_wr_ + tWL_ + burst_ + tWTR_);
+      break;
+    }
+  }
+}
 
 }  // namespace cdma::dram
