@@ -79,10 +79,10 @@ ps_t cdma_engine::local_now() { return now_ps(qk_.get_local_time()); }
 void cdma_engine::advance_to(ps_t t) {
   if (p_.approximately_timed) {  // AT: no local time offset, the thread really waits
     const ps_t now = now_ps();
-    if (t > now) wait(to_sc(t) - sc_core::sc_time_stamp());
+    if (t > now) wait(to_sc(t) - sc_now());
     return;
   }
-  if (t > local_now()) qk_.set(to_sc(t) - sc_core::sc_time_stamp());
+  if (t > local_now()) qk_.set(to_sc(t) - sc_now());
   if (qk_.need_sync()) qk_.sync();
 }
 

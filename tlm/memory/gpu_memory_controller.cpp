@@ -208,7 +208,7 @@ void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& del
     done = dram_->lt_access(trans.get_address(), len, trans.get_command() == TLM_WRITE_COMMAND,
                             ready) + gpu_params_.controller_latency_ps;
   account(trans, ready, done);
-  delay = to_sc(done) - sc_time_stamp();
+  delay = to_sc(done) - sc_now();
 }
 
 // ---- AT -------------------------------------------------------------------------------------

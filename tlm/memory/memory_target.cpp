@@ -59,7 +59,7 @@ ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
 
 void memory_target::b_transport(tlm_generic_payload& trans, sc_time& delay) {
   const ps_t done = execute(trans, now_ps(delay));
-  if (trans.is_response_ok()) delay = to_sc(done) - sc_time_stamp();
+  if (trans.is_response_ok()) delay = to_sc(done) - sc_now();
 }
 
 // ---- AT -------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ tlm_sync_enum memory_target::nb_transport_fw(tlm_generic_payload& trans, tlm_pha
     // The request is accepted at once (END_REQ on the return path); the access is done now
     // functionally and its response is scheduled at finish + latency.
     const ps_t done = execute(trans, now_ps(delay));
-    peq_.notify(trans, BEGIN_RESP, to_sc(done) - sc_time_stamp());
+    peq_.notify(trans, BEGIN_RESP, to_sc(done) - sc_now());
     phase = END_REQ;
     return TLM_UPDATED;
   }

@@ -366,16 +366,22 @@ inline credit_stream::ends credit_stream::send(bandwidth_server& srv, ps_t at, s
                                                std::uint64_t data) {
   // ready() and take() of each TLP with the infinite-type tests hoisted (an infinite type
   // needs 0 credits: its available count stays 0 and its batches carry 0) and the state in
-  // locals, written back at the end (and around grow()).
+  // locals, written back at the end (and around grow()). The server's state too: each
+  // reservation starts at t >= busy (t = max(at, busy, returned batches)), so it ends at
+  // t + ser; the n reservations are made on `srv` after the loop with the same effect.
+  ends e;
+  if (n == 0) return e;
   const std::uint64_t h = hdr_inf_ ? 0 : hdr, d = data_inf_ ? 0 : data;
   const bool inf = infinite();
   std::uint64_t ha = hdr_avail_, da = data_avail_;
   std::uint64_t pt = pend_tlps_, ph = pend_hdr_, pd = pend_data_;
-  std::size_t head = head_, cnt = count_, mask = ring_.size() - 1;
+  std::size_t head = head_, cnt = count_, cap = ring_.size(), mask = cap - 1;
   batch* ring = ring_.data();
-  ends e;
+  const std::uint32_t every = every_;
+  const ps_t loop_fixed = loop_fixed_;
+  ps_t busy = srv.busy_until();
   for (std::uint64_t i = 0; i < n; ++i) {
-    ps_t t = std::max(at, srv.busy_until());
+    ps_t t = std::max(at, busy);
     while ((ha < h || da < d) && cnt != 0) {  // ready(): the oldest batches come back first
       const batch& b = ring[head];
       head = (head + 1) & mask;
@@ -384,27 +390,32 @@ inline credit_stream::ends credit_stream::send(bandwidth_server& srv, ps_t at, s
       ha += b.hdr;
       da += b.data;
     }
-    const ps_t end = srv.reserve(t, wire, ser);
-    if (i == 0) e.first = end;
-    e.last = end;
+    busy = t + ser;  // srv.reserve(t, wire, ser)
+    if (i == 0) e.first = busy;
     if (inf) continue;
     ha -= std::min(h, ha);  // take()
     da -= std::min(d, da);
     ph += h;
     pd += d;
-    if (++pt < every_) continue;
-    if (cnt == ring_.size()) {
+    if (++pt < every) continue;
+    if (cnt == cap) {
       head_ = head;
       count_ = cnt;
       grow();
       head = head_;
-      mask = ring_.size() - 1;
+      cap = ring_.size();
+      mask = cap - 1;
       ring = ring_.data();
     }
-    ring[(head + cnt) & mask] = batch{end + loop_fixed_, ph, pd};
+    ring[(head + cnt) & mask] = batch{busy + loop_fixed, ph, pd};
     ++cnt;
     pt = ph = pd = 0;
   }
+  e.last = busy;
+  // The n reservations: the first ends n - 1 services before `busy` (it starts at or after
+  // the server's previous end, as busy >= that end + n x ser), the others follow back to back.
+  srv.reserve(busy - n * ser, wire, ser);
+  for (std::uint64_t i = 1; i < n; ++i) srv.reserve(0, wire, ser);
   hdr_avail_ = ha;
   data_avail_ = da;
   pend_tlps_ = pt;

@@ -304,7 +304,7 @@ void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {
   }
   const ps_t t0 = now_ps(delay);
   const ps_t done = trans.is_write() ? lt_write(trans, t0) : lt_read(trans, t0);
-  delay = to_sc(done) - sc_time_stamp();
+  delay = to_sc(done) - sc_now();
 }
 
 // ---- AT: target protocol (Accellera at_target_4_phase shape) ------------------------------

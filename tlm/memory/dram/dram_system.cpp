@@ -27,6 +27,17 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
   tCL_ps_ = spec_.ps(spec_.t.tCL);
   tWL_ps_ = spec_.ps(spec_.t.tWL);
   burst_ps_ = spec_.burst_ps();
+  for (int w = 0; w < 2; ++w) {
+    for (int pre = 0; pre < 2; ++pre)
+      for (int act = 0; act < 2; ++act)
+        isolated_[w][pre][act] = access_latency_ps(spec_, w != 0, pre != 0, act != 0);
+    stream_tail_[w] = (w != 0 ? tWL_ps_ : tCL_ps_) + burst_ps_ - svc_.col_any;
+  }
+  const std::uint64_t bb = map_.burst_bytes();
+  if (bb != 0 && (bb & (bb - 1)) == 0) bb_shift_ = __builtin_ctzll(bb);
+  const std::uint64_t rows = map_.slices().back().count;
+  if (rows != 0 && (rows & (rows - 1)) == 0) rows_mask_ = rows - 1;
+  plan_cache_.assign(std::size_t{1} << kPlanCacheBits, plan_slot{});
   // The fast path keys plans by (burst index mod row period) << 17 | bursts.
   if (map_.row_on_top() && map_.row_period() >= (1ull << 46)) lt_fast_ = false;
 }
@@ -62,8 +73,10 @@ ps_t dram_system::lt_finish(bool write, ps_t ready, ps_t end, bool first_pre,
   // An isolated access takes its access latency (row close/open, CL/WL, one burst); in a
   // stream the channels' service times dominate, and the last burst's data follows its
   // column command (whose slot ends the service time) by CL/WL.
-  const ps_t isolated = ready + access_latency_ps(spec_, write, first_pre, first_act);
-  const ps_t stream = end + (write ? tWL_ps_ : tCL_ps_) + burst_ps_ - svc_.col_any;
+  // (Tables of the constructor: access_latency_ps(spec_, write, first_pre, first_act) and
+  // (write ? tWL : tCL) + burst - col_any.)
+  const ps_t isolated = ready + isolated_[write][first_pre][first_act];
+  const ps_t stream = end + stream_tail_[write];
   return std::max(isolated, stream);
 }
 
@@ -172,9 +185,11 @@ const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t
   });
   if (p.uniform)
     for (const lt_bank_part& b : p.banks) p.bank_index.push_back(b.bank);
+  for (const lt_chan_part& cp : p.chans) p.bursts += cp.bursts;
   if (plan_banks_ + p.banks.size() > kMaxPlanBanks) {
     plans_.clear();
     plan_banks_ = 0;
+    std::fill(plan_cache_.begin(), plan_cache_.end(), plan_slot{});
   }
   plan_banks_ += p.banks.size();
   return plans_.emplace(key, std::move(p)).first->second;
@@ -184,46 +199,84 @@ const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t
 // access's row (row0). Same arithmetic as lt_generic, per bank instead of per run: a bank
 // entered at rows r1..rk (in run order) needs [open != r1] + (changes between consecutive
 // runs) ACTs under the open policy, one per run under the closed policy, and ends with rk open.
+// Each channel is charged as lt_charge() does; the totals (lt_busy_, lt_acts_, lt_bursts_)
+// are added once per access (the same sums).
 ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
   if (len == 0) len = 1;
   const std::uint64_t bb = map_.burst_bytes();
-  const std::uint64_t x0 = addr / bb;
-  const std::uint64_t n = (addr + len + bb - 1) / bb - x0;
+  std::uint64_t x0, n;
+  if (bb_shift_ >= 0) {
+    x0 = addr >> bb_shift_;
+    n = ((addr + len + bb - 1) >> bb_shift_) - x0;
+  } else {
+    x0 = addr / bb;
+    n = (addr + len + bb - 1) / bb - x0;
+  }
   // Tiny accesses (a few bursts: a hash look-up costs as much as walking them) and huge
   // ones (not memoised) take the generic path.
   if (n < kMinPlanBursts || n > kMaxPlanBursts) return lt_generic(addr, len, write, ready);
   const std::uint64_t period = map_.row_period();
   const std::uint64_t rows = map_.slices().back().count;
-  const std::uint64_t row0 = (x0 / period) % rows;
-  const lt_plan& p = plan_for(x0 % period, n);
+  const std::uint64_t q = x0 / period, m = x0 % period;
+  const std::uint64_t row0 = rows_mask_ != 0 ? (q & rows_mask_) : q % rows;
+  const lt_plan& p = cached_plan(m, n);
   auto row_of = [&](std::uint32_t off) {
     // Plan offsets are rows of the access decomposed from row 0, i.e. already < rows.
     const std::uint64_t r = row0 + off;
     return r >= rows ? r - rows : r;
   };
   const bool closed = policy_ == page_policy::closed;
-  const std::uint64_t open0 = lt_open_[p.first_bank];
+  std::uint64_t* const open_row = lt_open_.data();
+  const std::uint64_t open0 = open_row[p.first_bank];
   const bool first_act = closed || open0 != row_of(p.first_off);
   const bool first_pre = first_act && !closed && open0 != closed_row;
   ps_t end = ready;
+  std::uint64_t acts_total = 0;
+  lt_chan* const chan = lt_.data();
   // A uniform plan (every bank stays in the access's first row, row0 < rows; the common
   // 4 KiB window) under the open policy: the same arithmetic as the general walk with
   // offsets 0 and no row changes, one compare and one store per bank over a contiguous index
   // array (test DramLtFast: every access against the generic path, state included).
   const bool uniform = p.uniform && !closed;
   const std::uint32_t* idx = p.bank_index.data();
+  if (uniform) {
+    // Streams stay in a row for many accesses, so usually every bank of the plan has row0
+    // open already: then no bank needs an ACT (acts = 0 per channel, service time col_svc)
+    // and no open row changes. One pass of loads checks that; otherwise the walk below.
+    const std::size_t nb = p.bank_index.size();
+    std::uint64_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    std::size_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+      d0 |= open_row[idx[i]] ^ row0;
+      d1 |= open_row[idx[i + 1]] ^ row0;
+      d2 |= open_row[idx[i + 2]] ^ row0;
+      d3 |= open_row[idx[i + 3]] ^ row0;
+    }
+    for (; i < nb; ++i) d0 |= open_row[idx[i]] ^ row0;
+    if ((d0 | d1 | d2 | d3) == 0) {
+      for (const lt_chan_part& cp : p.chans) {
+        lt_chan& l = chan[cp.ch];  // lt_charge() with acts = 0 (0 x act <= col)
+        l.busy_until = std::max(l.busy_until, ready) + cp.col_svc;
+        l.bursts += cp.bursts;
+        end = std::max(end, l.busy_until);
+      }
+      lt_busy_ += p.bursts * burst_ps_;
+      lt_bursts_ += p.bursts;
+      return lt_finish(write, ready, end, first_pre, first_act);
+    }
+  }
   for (const lt_chan_part& cp : p.chans) {
     std::uint64_t acts = 0;
     if (uniform) {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
-        std::uint64_t& open = lt_open_[idx[i]];
+        std::uint64_t& open = open_row[idx[i]];
         acts += open != row0;
         open = row0;
       }
     } else {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         const lt_bank_part& b = p.banks[i];
-        std::uint64_t& open = lt_open_[b.bank];
+        std::uint64_t& open = open_row[b.bank];
         acts += closed ? b.runs : (open != row_of(b.first_off)) + b.changes;
         open = row_of(b.last_off);
       }
@@ -232,8 +285,16 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     // precomputed per plan.
     const ps_t svc = acts * svc_.act <= cp.col ? cp.col_svc
                                                 : service_ps(svc_, cp.bursts, cp.maxg, acts);
-    end = std::max(end, lt_charge(cp.ch, cp.bursts, acts, svc, ready));
+    lt_chan& l = chan[cp.ch];  // lt_charge(), without the totals
+    l.busy_until = std::max(l.busy_until, ready) + svc;
+    l.bursts += cp.bursts;
+    l.acts += acts;
+    end = std::max(end, l.busy_until);
+    acts_total += acts;
   }
+  lt_busy_ += p.bursts * burst_ps_;
+  lt_acts_ += acts_total;
+  lt_bursts_ += p.bursts;
   return lt_finish(write, ready, end, first_pre, first_act);
 }
 

@@ -19,6 +19,9 @@ public:
   /// `mapping`: address_mapping text; empty means address_mapping::default_text(spec).
   dram_system(const dram_spec& spec, const std::string& mapping = "",
               page_policy pp = page_policy::open, scheduler sch = scheduler::frfcfs);
+  /// Not copyable: the LT plan cache holds pointers into this object's plan memo.
+  dram_system(const dram_system&) = delete;
+  dram_system& operator=(const dram_system&) = delete;
 
   /// Cuts [addr, addr+len) into channel requests (runs of bursts in one row of one bank) and
   /// calls f(channel index, request) for each; `tag`, `arrival`, `write` are copied into them.
@@ -128,8 +131,24 @@ private:
     /// walks only `bank_index` (each bank's ACT is open != row0; it ends with row0 open).
     bool uniform = false;
     std::vector<std::uint32_t> bank_index;  ///< banks[i].bank, contiguous (uniform plans)
+    std::uint64_t bursts = 0;               ///< sum of chans[].bursts (= n)
   };
   const lt_plan& plan_for(std::uint64_t m, std::uint64_t n);
+  /// plan_for() behind a small direct-mapped cache of plan pointers (unordered_map nodes
+  /// stay put until plans_ is cleared, which also clears the cache).
+  const lt_plan& cached_plan(std::uint64_t m, std::uint64_t n) {
+    const std::uint64_t key = (m << 17) | n;
+    plan_slot& s = plan_cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kPlanCacheBits)];
+    if (s.plan != nullptr && s.key == key) return *s.plan;
+    const lt_plan& p = plan_for(m, n);
+    s = plan_slot{key, &p};
+    return p;
+  }
+  static constexpr unsigned kPlanCacheBits = 8;
+  struct plan_slot {
+    std::uint64_t key = 0;
+    const lt_plan* plan = nullptr;
+  };
   /// Largest access (bursts) the fast path memoises; larger ones take the generic path.
   static constexpr std::uint64_t kMaxPlanBursts = 1u << 16;
   /// Smallest access (bursts) the fast path memoises.
@@ -160,9 +179,18 @@ private:
     std::vector<unsigned> chans;
   } scratch_;
   std::size_t plan_banks_ = 0;
+  std::vector<plan_slot> plan_cache_;  ///< 1 << kPlanCacheBits slots
   // Cached timing values of the LT estimate.
   service_terms svc_;
   ps_t tCL_ps_ = 0, tWL_ps_ = 0, burst_ps_ = 0;
+  /// lt_finish terms: isolated_[write][precharge][activate] = access_latency_ps(...);
+  /// stream_tail_[write] = tWL/tCL + burst - col_any.
+  ps_t isolated_[2][2][2] = {}, stream_tail_[2] = {};
+  /// Burst index and row without a division when burst_bytes() / rows are powers of two
+  /// (the presets): burst = addr >> bb_shift_ (bb_shift_ < 0: divide); row & rows_mask_
+  /// (rows_mask_ == 0: modulo).
+  int bb_shift_ = -1;
+  std::uint64_t rows_mask_ = 0;
 };
 
 }  // namespace cdma::dram
