@@ -10,8 +10,10 @@
 // i.e. the span wall_s measures, so the ratio does not depend on what else the machine runs.
 // A step left out with --steps prints "-" and is null in the JSON (step_time_s too without
 // the cDMA step).
-// Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input, 3 the
-// --json file could not be written (the comparison itself ran and was printed).
+// Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input, 3 an I/O
+// error stopped a run (e.g. the spill file; nothing compared), the --json file or standard
+// output could not be written (the comparison itself ran).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -26,6 +28,7 @@
 #include "platform/platform.h"
 #include "platform/report.h"
 #include "tlm/core/units.h"
+#include "tlm/memory/backing_store.h"
 
 namespace po = boost::program_options;
 
@@ -72,7 +75,9 @@ int compare_command(const std::vector<std::string>& args) {
     if (vm.count("help")) {
       std::cout << "usage: cdma-vp compare [options]\n"
                    "Runs the job in LT and in AT and compares step times and wall-clock speed.\n\n"
-                << opts << "\n";
+                << opts
+                << "\nExit status: 0 ok, 1 prefetched data did not match, 2 bad input, 3 an I/O error stopped a run\n"
+                   "(e.g. the spill file; nothing compared) or an output could not be written.\n";
       return 0;
     }
     cfg.resolve(vm);
@@ -96,8 +101,19 @@ int compare_command(const std::vector<std::string>& args) {
       const double c0 = cpu_seconds();
       rep[i] = run(c);
       cpu[i] = cpu_seconds() - (probe->at_start >= 0 ? probe->at_start : c0);
+    } catch (const mem::store_io_error& e) {  // not bad input: the machine failed the run (as run)
+      std::cerr << "cdma-vp: error: " << modes[i] << " run: " << e.what() << "\n";
+      return 3;
     } catch (const std::exception& e) {
       return usage_error(std::string(modes[i]) + " run: " + e.what());
+    }
+    // An I/O error (e.g. the spill file hit a file size limit) stopped the run: nothing to
+    // compare; exit 3 with the reason, as cdma-vp run (it was exit 1, "prefetched data did not
+    // match", the reason never printed).
+    if (!rep[i].io_error.empty()) {
+      std::cerr << "cdma-vp: error: " << modes[i] << " run: " << rep[i].io_error
+                << " (the run stopped; nothing compared)\n";
+      return 3;
     }
   }
   auto s = [](ps_t t) { return ps_to_s(t); };
@@ -125,13 +141,17 @@ int compare_command(const std::vector<std::string>& args) {
   const double ratio = rep[1].wall_s / std::max(rep[0].wall_s, 1e-9);
   const double cpu_ratio = cpu[1] / std::max(cpu[0], 1e-9);
   // "LT is 0.9x faster" read oddly when LT was the slower one.
-  auto speed = [](double r) {
+  auto speed = [](double r, double lt_s, double at_s) {
+    // Times that print as 0.000 s give no ratio worth printing (it said "LT is 1.2x slower");
+    // the JSON keeps the measured seconds and their ratio.
+    if (std::min(lt_s, at_s) < 0.0005) return std::string("too short to compare (under 0.5 ms)");
     char b[64];
     std::snprintf(b, sizeof b, r >= 1.0 ? "LT is %.1fx faster" : "LT is %.1fx slower", r >= 1.0 ? r : 1.0 / r);
     return std::string(b);
   };
-  std::printf("wall clock: LT %.3f s, AT %.3f s, %s\n", rep[0].wall_s, rep[1].wall_s, speed(ratio).c_str());
-  std::printf("CPU (user+sys): LT %.3f s, AT %.3f s, %s\n", cpu[0], cpu[1], speed(cpu_ratio).c_str());
+  std::printf("wall clock: LT %.3f s, AT %.3f s, %s\n", rep[0].wall_s, rep[1].wall_s,
+              speed(ratio, rep[0].wall_s, rep[1].wall_s).c_str());
+  std::printf("CPU (user+sys): LT %.3f s, AT %.3f s, %s\n", cpu[0], cpu[1], speed(cpu_ratio, cpu[0], cpu[1]).c_str());
   for (int i = 0; i < 2; ++i) {
     j[modes[i]]["step_time_s"] = rep[i].cdma.simulated ? nlohmann::json(s(rep[i].cdma.result.step)) : nlohmann::json();
     j[modes[i]]["wall_s"] = rep[i].wall_s;

@@ -57,10 +57,13 @@ int config_command(const std::vector<std::string>& args) {
     std::cout << std::left << std::setw(30) << "parameter" << std::setw(10) << "kind" << std::setw(22)
               << "value" << "meaning\n";
     for (const auto& p : describe_params(o.config))
-      std::cout << std::setw(30) << p.name << std::setw(10) << p.kind << std::setw(22) << p.value << p.doc << "\n";
+      // A value wider than its column (a path) is still followed by a space before the meaning.
+      std::cout << std::setw(29) << p.name << " " << std::setw(9) << p.kind << " " << std::setw(21) << p.value << " "
+                << p.doc << "\n";
     return check_stdout();
   }
-  const std::string text = to_json(o.config).dump(2) + "\n";
+  // Paths absolute (relative to this directory): the dump reproduces the run from anywhere.
+  const std::string text = to_json(with_absolute_paths(o.config)).dump(2) + "\n";
   if (!dump_file.empty()) {
     try {
       write_output_file(dump_file, text, "config --dump");

@@ -13,9 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -28,6 +31,7 @@
 #include "platform/outputs.h"
 #include "tlm/core/quantity.h"
 #include "workloads/io/csv.h"
+#include "workloads/network/network.h"
 
 extern char** environ;
 
@@ -140,6 +144,53 @@ platform_config check_config(const std::vector<std::string>& args, std::string* 
 bool synthetic_key(std::string k) {
   if (k.rfind("platform.", 0) == 0) k = k.substr(9);
   return k == "density" || k == "zero_run" || k == "density_profile" || k == "training_progress" || k == "seed";
+}
+
+/// A path written one way for comparing settings: absolute, symbolic links and "." / ".."
+/// resolved as far as the path exists, no trailing '/' (P, /a//b/../P and a link to P agree).
+std::string same_path(const std::string& p) {
+  if (p.empty()) return p;
+  std::error_code ec;
+  const std::filesystem::path w = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+  if (ec) return absolute_path(p);
+  std::string s = w.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+/// The setting a grid value `name=value` makes, written one way so that two spellings of one
+/// setting compare equal: the effective configuration (to_json) of `base` (the sweep's other
+/// options) with the value applied, with network aliases and case (resnet-50, Alexnet) as the network's name, codec raw
+/// as none (the same codec), file and folder paths resolved (same_path), activations as the
+/// source the run uses ("" is synthetic for most networks), and pcie.preset left out (the link
+/// parameters it sets are compared one by one: gen3x16 and gen3x016). Throws what applying the
+/// value throws.
+json setting_of(const platform_config& base, const std::string& name, const std::string& value) {
+  platform_config c = base;
+  apply_override(c, name + "=" + value, false);
+  std::string lower = c.network;
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
+    c.network = "file " + same_path(c.network);
+  } else {
+    try {
+      c.network = workloads::make_network(c.network, 1).name;
+    } catch (const std::exception&) {  // an unknown network: the run reports it
+    }
+  }
+  if (c.codec == "raw") c.codec = "none";
+  try {
+    c.activations = resolve_activations(c);
+  } catch (const std::exception&) {
+  }
+  if (c.activations != "synthetic") c.activations = same_path(c.activations);
+  c.density_profile = same_path(c.density_profile);
+  c.layer_times = same_path(c.layer_times);
+  c.name_map = same_path(c.name_map);
+  c.host_mem.spill_options.dir = same_path(c.host_mem.spill_options.dir);
+  json j = to_json(c);
+  j["pcie"].erase("preset");
+  return j;
 }
 
 /// A CSV cell: quoted when it holds a comma, a quote or a line break (RFC 4180).
@@ -273,6 +324,22 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     for (const auto& a : plan["grid"])
       if (!a.is_object() || !a.contains("name") || !a["name"].is_string())
         throw config_error(bad + "expected every grid entry to have a string \"name\")");
+    // Two axes of one parameter (a plan of an earlier version, or edited): rows labelled with
+    // values the runs never used (the last --param won).
+    for (std::size_t x = 0; x < plan["grid"].size(); ++x)
+      for (std::size_t y = x + 1; y < plan["grid"].size(); ++y) {
+        const std::string nx = plan["grid"][x]["name"].get<std::string>(), ny = plan["grid"][y]["name"].get<std::string>();
+        std::string px, py;
+        try {
+          px = param_name(nx, "--merge");
+          py = param_name(ny, "--merge");
+        } catch (const config_error&) {  // an unknown name: the runs' checks report it
+          continue;
+        }
+        if (px == py)
+          throw config_error(bad + "grid " + nx + " and grid " + ny + " set the same parameter " + px +
+                             "; expected one grid entry per parameter)");
+      }
     for (std::size_t k = 0; k < plan["runs"].size(); ++k) {
       const json& run = plan["runs"][k];
       if (!run.is_object() || !run.contains("values") || !run["values"].is_object())
@@ -282,7 +349,34 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         if (!run["values"].contains(n) || !run["values"][n].is_string())
           throw config_error(bad + "run " + std::to_string(k) + " has no string value for grid " + n + ")");
       }
+      // The row is labelled with values, the run made from args: they must agree (an edited
+      // value was merged as ok under a label the run never used).
+      if (run.contains("args")) {
+        if (!run["args"].is_array())
+          throw config_error(bad + "run " + std::to_string(k) + " has \"args\" that are not an array of strings)");
+        for (const auto& a : run["args"])
+          if (!a.is_string())
+            throw config_error(bad + "run " + std::to_string(k) + " has \"args\" that are not an array of strings)");
+        const auto args = run["args"].get<std::vector<std::string>>();
+        for (const auto& a : plan["grid"]) {
+          const std::string n = a["name"].get<std::string>(), v = run["values"][n].get<std::string>();
+          std::string given;  // the last --param n=... (the one the run applies)
+          bool found = false;
+          for (std::size_t i = 0; i + 1 < args.size(); ++i)
+            if (args[i] == "--param" && args[i + 1].rfind(n + "=", 0) == 0) {
+              found = true;
+              given = args[i + 1].substr(n.size() + 1);
+            }
+          if (!found || given != v)
+            throw config_error(dir + "/sweep.plan.json: run " + std::to_string(k) + " is labelled " + n + " = \"" + v +
+                               "\" but its args " +
+                               (found ? "set " + n + " = \"" + given + "\"" : "do not set " + n) +
+                               "; expected the plan as cdma-vp sweep wrote it (values and args agree)");
+        }
+      }
     }
+    if (plan["runs"].empty())
+      throw config_error(bad + "no runs; expected at least one run, as cdma-vp sweep writes)");
   }
   std::ostringstream csv;
   csv << "run";
@@ -501,6 +595,7 @@ int sweep_command(const std::vector<std::string>& args) {
   std::string out, slurm, merge_dir;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool plot = true;
+  std::vector<std::string> seen;
   try {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -508,6 +603,13 @@ int sweep_command(const std::vector<std::string>& args) {
         if (i + 1 >= args.size()) throw config_error(std::string(opt) + " needs a value");
         return args[++i];
       };
+      // The sweep's own options once each (a repeated --jobs quietly kept the last).
+      for (const char* once : {"--out", "--jobs", "--emit-slurm", "--merge", "--no-plot"}) {
+        if (a != once) continue;
+        if (std::find(seen.begin(), seen.end(), a) != seen.end())
+          throw config_error(a + " given twice; expected each of the sweep's options once");
+        seen.push_back(a);
+      }
       if (a == "--help" || a == "-h") {
         std::cout << "Usage: cdma-vp sweep --grid NAME=V1,V2,... [--grid ...] --out DIR [--jobs N] "
                      "[--no-plot] [run options]\n"
@@ -517,6 +619,7 @@ int sweep_command(const std::vector<std::string>& args) {
                      "of `cdma-vp config --list`), N at once (--jobs, 1..65536, default: cores), then writes DIR/sweep.csv\n"
                      "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n"
                      "Runs are numbered from 0 (run_K.json, the column run, the progress on stderr).\n"
+                     "DIR must be a folder without a sweep (a new one; not a file, not another sweep's folder).\n"
                      "The column activations names each run's source (a path, or synthetic). A grid over a\n"
                      "synthetic-data key (density, zero_run, density_profile, training_progress, seed) runs\n"
                      "every row on synthetic data (activations=synthetic; with an activations file: an error).\n"
@@ -525,30 +628,19 @@ int sweep_command(const std::vector<std::string>& args) {
         return 0;
       } else if (a == "--grid") {
         grid.push_back(parse_grid(value("--grid")));
-        for (std::size_t g = 0; g + 1 < grid.size(); ++g)
+        // The parameter the axis sets, one spelling (platform.pcie.lanes is pcie.lanes): two
+        // axes of one parameter ran rows labelled with values the runs never used (the last
+        // --param wins). An unknown name is named as a --grid (it said "--param: ...").
+        const std::string param = param_name(grid.back().name, "--grid");
+        for (std::size_t g = 0; g + 1 < grid.size(); ++g) {
           if (grid[g].name == grid.back().name)
             throw config_error("--grid " + grid.back().name + " given twice; expected one --grid per parameter "
                                "with all its values, e.g. " + grid.back().name + "=3,4");
-        // The same setting written twice (also as two spellings of one value: 0 and -0, 0.5 and
-        // 5e-1, 64 and 6.4e1) would run the same configuration twice.
-        const grid_axis& ax = grid.back();
-        std::vector<json> setting(ax.values.size());
-        for (std::size_t x = 0; x < ax.values.size(); ++x) {
-          platform_config c;
-          try {
-            apply_override(c, ax.name + "=" + ax.values[x], false);
-            setting[x] = to_json(c);
-          } catch (const std::exception&) {  // reported with the plan's other checks below
-          }
+          if (param_name(grid[g].name, "--grid") == param)
+            throw config_error("--grid " + grid[g].name + " and --grid " + grid.back().name + " set the same parameter " +
+                               param + "; expected one --grid per parameter with all its values, e.g. " + param +
+                               "=4,8,16");
         }
-        for (std::size_t x = 0; x < ax.values.size(); ++x)
-          for (std::size_t y = x + 1; y < ax.values.size(); ++y) {
-            if (ax.values[x] == ax.values[y])
-              throw config_error("--grid " + ax.name + ": value '" + ax.values[x] + "' listed twice");
-            if (!setting[x].is_null() && setting[x] == setting[y])
-              throw config_error("--grid " + ax.name + ": values '" + ax.values[x] + "' and '" + ax.values[y] +
-                                 "' are the same setting; list each value once");
-          }
       }
       else if (a == "--out") out = value("--out");
       else if (a == "--jobs") {
@@ -585,7 +677,49 @@ int sweep_command(const std::vector<std::string>& args) {
       return failed ? 1 : 0;
     }
     if (grid.empty()) throw config_error("no --grid given; expected e.g. --grid 'pcie.gen=3,4,5'");
+    {
+      // The same setting written twice (also as two spellings of one value: 0 and -0, 0.5 and
+      // 5e-1, 64 and 6.4e1, alexnet and Alexnet, none and raw, two paths of one file, "" and
+      // synthetic activations where both mean synthetic data) would run the same configuration
+      // twice. Each value is applied to the configuration of the sweep's other options.
+      platform_config base;
+      try {
+        base = check_config(pass);
+      } catch (const std::exception&) {  // reported with the plan's other checks below
+      }
+      for (const grid_axis& ax : grid) {
+        std::vector<json> setting(ax.values.size());
+        for (std::size_t x = 0; x < ax.values.size(); ++x) {
+          try {
+            setting[x] = setting_of(base, ax.name, ax.values[x]);
+          } catch (const std::exception&) {  // reported with the plan's other checks below
+          }
+        }
+        for (std::size_t x = 0; x < ax.values.size(); ++x)
+          for (std::size_t y = x + 1; y < ax.values.size(); ++y) {
+            if (ax.values[x] == ax.values[y])
+              throw config_error("--grid " + ax.name + ": value '" + ax.values[x] + "' listed twice");
+            if (!setting[x].is_null() && setting[x] == setting[y])
+              throw config_error("--grid " + ax.name + ": values '" + ax.values[x] + "' and '" + ax.values[y] +
+                                 "' are the same setting; list each value once");
+          }
+      }
+    }
     if (out.empty()) throw config_error("--out DIR is required");
+    {
+      // A file (or a device such as /dev/null) where the folder goes is bad input (it was exit
+      // 3, "cannot create DIR/sweep.plan.json.tmp: Not a directory"), and so is the folder of
+      // another sweep: its plan and results were replaced, run_K files beyond the new plan's
+      // runs left behind.
+      struct stat sb {};
+      if (::stat(out.c_str(), &sb) == 0 && !S_ISDIR(sb.st_mode))
+        throw config_error("--out " + out + ": exists and is not a folder; expected a folder for the sweep's files "
+                           "(a new one)");
+      if (::lstat((out + "/sweep.plan.json").c_str(), &sb) == 0)
+        throw config_error("--out " + out + ": already holds a sweep (" + out + "/sweep.plan.json); choose another "
+                           "folder, or remove that one first (cdma-vp sweep --merge " + out +
+                           " gathers its results again)");
+    }
     json plan = make_plan(grid, pass);
     std::string synthetic_grid;  // the first grid key of synthetic data, if any
     for (const auto& g : grid)
@@ -608,7 +742,7 @@ int sweep_command(const std::vector<std::string>& args) {
     }
     if (!slurm.empty()) check_output_path(slurm, "--emit-slurm");
     if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
-      throw std::runtime_error("--out " + out + ": cannot create the folder: " + std::strerror(errno));
+      throw config_error("--out " + out + ": cannot create the folder: " + std::strerror(errno));
     write_output_file(out + "/sweep.plan.json", plan.dump(2) + "\n", "--out");
     const std::size_t n = plan["runs"].size();
     // Results of an earlier plan in the same folder must not be merged into this one.

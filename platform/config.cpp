@@ -14,6 +14,7 @@
 #include <sstream>
 #include "tlm/codec/codec.h"
 #include "tlm/core/quantity.h"
+#include "tlm/memory/dram/dram_spec.h"
 #include "tlm/pcie/link_math.h"
 
 namespace cdma::platform {
@@ -161,6 +162,24 @@ param number(const std::string& name, double& ref, double lo, double hi, const s
           [&ref] { return json(ref); }};
 }
 
+/// `p` (a number parameter over [sentinel, hi]) refusing the values between sentinel and lo
+/// where they are given, so the message names the option or file (training_progress -0.5 was
+/// refused only when the run started, naming neither).
+param only_or_range(param p, double& ref, double sentinel, double lo, double hi) {
+  auto set = p.set;
+  const std::string name = p.name;
+  p.set = [set, name, &ref, sentinel, lo, hi](const json& v, const std::string& where) {
+    const double before = ref;
+    set(v, where);
+    if (ref != sentinel && !(ref >= lo && ref <= hi)) {
+      ref = before;
+      fail(where, name, v, "a number in [" + shortest(lo) + ", " + shortest(hi) + "] (a point of the density profile), or " +
+                               shortest(sentinel) + " (unset: the end of training)");
+    }
+  };
+  return p;
+}
+
 param boolean(const std::string& name, bool& ref, const std::string& doc) {
   return {name, "bool", doc,
           [&ref, name](const json& v, const std::string& where) {
@@ -289,11 +308,34 @@ param rate_p(const std::string& n, double& r, const std::string& doc) {
   return quantity(n, "rate", r, min_rate_Bps, 1e15, "a bandwidth such as \"12.8 GB/s\"",
                   parse_rate_Bps, format_rate, doc);
 }
+/// parse_bytes, with a size beyond 2^64 bytes named as such (it was "not a whole number of
+/// bytes", e.g. for "17000000 TiB").
+std::uint64_t parse_bytes_checked(const std::string& v) {
+  try {
+    return parse_bytes(v);
+  } catch (const quantity_error&) {
+    const char* b = v.c_str();
+    char* end = nullptr;
+    const double x = std::strtod(b, &end);
+    if (end != b && std::isfinite(x)) {
+      std::string u(end);
+      u.erase(0, std::min(u.find_first_not_of(" \t"), u.size()));
+      const std::pair<const char*, double> units[] = {{"", 1}, {"B", 1}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+                                                      {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0},
+                                                      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+      for (const auto& [name, f] : units)
+        if (u == name && x * f > 1.8e19)
+          throw quantity_error("'" + v + "': beyond the largest size a 64-bit byte count holds (16 EiB)");
+    }
+    throw;
+  }
+}
+
 template <typename T>
 param bytes_p(const std::string& n, T& r, double lo, double hi, const std::string& doc) {
   // The example is inside the range (a key whose minimum is 1 MiB said "such as 4 KiB").
   const std::string example = lo > 4096 ? format_bytes(static_cast<std::uint64_t>(lo)) : std::string("4 KiB");
-  return quantity(n, "bytes", r, lo, hi, "a size such as \"" + example + "\"", parse_bytes,
+  return quantity(n, "bytes", r, lo, hi, "a size such as \"" + example + "\"", parse_bytes_checked,
                   [](T v) { return format_bytes(static_cast<std::uint64_t>(v)); }, doc);
 }
 
@@ -324,8 +366,9 @@ std::vector<param> table(platform_config& c) {
              "offloaded tensors the activations file does not hold (pool outputs are computed from their input): error, or dense synthetic data"),
       number("zero_run", c.mean_zero_run, 0.0, 1e9, "synthetic: mean zero-run length in elements (clustered zeros); 0 = independent"),
       string("density_profile", c.density_profile, {}, "synthetic: per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)"),
-      number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training",
+      only_or_range(number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training",
              false, "", "a number in [0, 1] (a point of the density profile), or -1 (unset: the end of training)"),
+             c.training_progress, -1.0, 0.0, 1.0),
       integer("seed", c.seed, 0, std::numeric_limits<long long>::max(), "seed of the synthetic activations"),
       integer("produce_ahead", c.produce_ahead, 0, 1 << 16, "64 KiB activation chunks produced ahead of the engine's reads on a worker thread; 0: no thread (same results, only wall time differs)"),
       integer("produce_threads", c.produce_threads, 1, 64, "threads producing activation chunks ahead when the source allows it (synthetic data; real files use one); same results, only wall time differs"),
@@ -350,14 +393,28 @@ std::vector<param> table(platform_config& c) {
       bytes_p("gpu.kernel_request", c.kernel.request_bytes, 64, 1 << 30, "kernel traffic: bytes per request"),
       integer("gpu.kernel_outstanding", c.kernel.max_outstanding, 0, 1 << 16, "kernel traffic, AT: requests in flight (0 = auto: 1 MiB in flight)"),
       // GPU memory
-      bytes_p("gpu_mem.size", c.gpu_mem.size_bytes, 1 << 20, 1.8e19, "GPU DRAM capacity"),
+      bytes_p("gpu_mem.size", c.gpu_mem.size_bytes, 1 << 20, 1152921504606846976.0 /* 2^60 B = 1 EiB, printed "1048576 TiB" */, "GPU DRAM capacity"),
       rate_p("gpu_mem.peak_bandwidth", c.gpu_mem.peak_bandwidth_Bps, "peak GPU DRAM bandwidth (also the roofline's)"),
       integer("gpu_mem.channels", c.gpu_mem.channels, 1, 1024, "DRAM channels (HBM: pseudo-channels)"),
       number("gpu_mem.efficiency", c.gpu_mem.efficiency, 0.0, 1.0, "achieved / peak for streaming", true),
       time_p("gpu_mem.latency", c.gpu_mem.latency_ps, 0, 1e9, "access latency (model bus)"),
       choice("gpu_mem.model", c.gpu_mem.model, {{"dram", gpu_memory_model::dram}, {"bus", gpu_memory_model::bus}},
              "timing model: dram (banks, scheduler, JEDEC timing) or bus (bandwidth + latency)"),
-      string("gpu_mem.dram_preset", c.gpu_mem.dram_preset, {}, "DRAM timing preset (docs/dram.md) or auto: matched by peak bandwidth"),
+      // Checked where it is given (was "invalid platform parameter: unknown DRAM preset" from
+      // the model, naming neither the key nor auto). "" (no DRAM preset: bus timing) stays.
+      {"gpu_mem.dram_preset", "string", "DRAM timing preset (docs/dram.md) or auto: matched by peak bandwidth",
+       [&c](const json& v, const std::string& where) {
+         std::string exp = "auto";
+         for (const auto& n : dram::preset_names()) exp += ", " + n;
+         exp = "one of " + exp + " (lower case)";
+         if (!v.is_string()) fail(where, "gpu_mem.dram_preset", v, exp);
+         const std::string s = v.get<std::string>();
+         const auto names = dram::preset_names();
+         if (!s.empty() && s != "auto" && std::find(names.begin(), names.end(), s) == names.end())
+           fail(where, "gpu_mem.dram_preset", v, exp);
+         c.gpu_mem.dram_preset = s;
+       },
+       [&c] { return json(c.gpu_mem.dram_preset); }},
       choice("gpu_mem.page_policy", c.gpu_mem.page_policy, {{"open", dram::page_policy::open}, {"closed", dram::page_policy::closed}},
              "row-buffer policy"),
       choice("gpu_mem.scheduler", c.gpu_mem.scheduler, {{"frfcfs", dram::scheduler::frfcfs}, {"fcfs", dram::scheduler::fcfs}},
@@ -366,7 +423,7 @@ std::vector<param> table(platform_config& c) {
       time_p("gpu_mem.controller_latency", c.gpu_mem.controller_latency_ps, 0, 1e9, "controller front end + PHY latency"),
       integer("gpu_mem.max_outstanding", c.gpu_mem.max_outstanding, 1, 1 << 20, "AT: transactions accepted and not yet answered"),
       // host memory
-      bytes_p("host_mem.size", c.host_mem.size_bytes, 1 << 20, 1.8e19, "host memory address space (sparse)"),
+      bytes_p("host_mem.size", c.host_mem.size_bytes, 1 << 20, 1152921504606846976.0 /* 2^60 B = 1 EiB, printed "1048576 TiB" */, "host memory address space (sparse)"),
       rate_p("host_mem.bandwidth", c.host_mem.bandwidth_Bps, "host DRAM bandwidth"),
       time_p("host_mem.latency", c.host_mem.latency_ps, 0, 1e9, "host DRAM access latency"),
       string("host_mem.spill", c.host_spill, {"auto", "on", "off"},
@@ -413,7 +470,7 @@ std::vector<param> table(platform_config& c) {
       integer("cdma.compression_units", c.engine.compression_units, 1, 1024, "units on the offload path"),
       integer("cdma.decompression_units", c.engine.decompression_units, 1, 1024, "units on the prefetch path"),
       number("cdma.unit_bytes_per_cycle", c.engine.unit_bytes_per_cycle, 1e-3, 1e6,
-             "throughput of one unit, bytes/cycle (unit rate x cdma.clock: at least 1 MB/s)", false, "bytes/cycle"),
+             "throughput of one unit, bytes/cycle (unit rate x cdma.clock: at least 100 MB/s)", false, "bytes/cycle"),
       quantity("cdma.clock", "frequency", c.engine.clock_hz, 1e6, 1e12, "a frequency such as \"1 GHz\"",
                parse_frequency_hz, format_frequency, "unit clock"),
       integer("cdma.pipeline_latency_cycles", c.engine.pipeline_latency_cycles, 0, 1 << 20, "per-window unit latency, cycles"),
@@ -454,6 +511,45 @@ void apply_leaf(std::vector<param>& t, const std::string& key, const json& v, co
                                    : "; known in this group: " + hint));
 }
 
+}  // namespace
+
+std::string param_name(const std::string& key, const std::string& where) {
+  platform_config c;
+  auto t = table(c);
+  const std::string k = strip_prefix(key);
+  for (const auto& p : t)
+    if (p.name == k) return k;
+  apply_leaf(t, key, json(), where);  // throws the unknown-parameter message with its hints
+  return k;
+}
+
+std::string absolute_path(const std::string& p) {
+  if (p.empty()) return p;
+  std::error_code ec;
+  std::filesystem::path a = std::filesystem::absolute(p, ec);
+  if (ec) return p;
+  std::string s = a.lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+platform_config with_absolute_paths(platform_config c) {
+  auto json_file = [](const std::string& n) {
+    return n.size() >= 5 && std::equal(n.end() - 5, n.end(), ".json", [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  };
+  if (json_file(c.network)) c.network = absolute_path(c.network);
+  if (c.activations != "synthetic") c.activations = absolute_path(c.activations);
+  c.density_profile = absolute_path(c.density_profile);
+  c.layer_times = absolute_path(c.layer_times);
+  c.name_map = absolute_path(c.name_map);
+  c.host_mem.spill_options.dir = absolute_path(c.host_mem.spill_options.dir);
+  return c;
+}
+
+namespace {
+
 void walk(std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where) {
   // A group's "preset" is applied before its other keys, whatever their order in the file.
   if (!prefix.empty() && j.contains("preset")) apply_leaf(t, prefix + ".preset", j["preset"], where);
@@ -461,8 +557,19 @@ void walk(std::vector<param>& t, const json& j, const std::string& prefix, const
     if (!prefix.empty() && it.key() == "preset") continue;
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     if (prefix.empty() && (it.key() == "preset" || it.key() == "description")) continue;
-    if (it.value().is_object()) walk(t, it.value(), key, where);
-    else apply_leaf(t, key, it.value(), where);
+    if (it.value().is_object()) {
+      // An object is a group of parameters ("pcie": {...}); at a parameter's own key ("batch":
+      // {}) it is a wrong type, refused by the parameter (was walked as an empty group and
+      // silently ignored); at a key that is neither, an unknown parameter.
+      const std::string k = strip_prefix(key);
+      bool leaf = false, group = key == "platform";  // "platform": {...} nests every key
+      for (const auto& p : t) {
+        leaf = leaf || p.name == k;
+        group = group || p.name.rfind(k + ".", 0) == 0;
+      }
+      if (leaf || !group) apply_leaf(t, key, it.value(), where);
+      else walk(t, it.value(), key, where);
+    } else apply_leaf(t, key, it.value(), where);
   }
 }
 
@@ -650,6 +757,12 @@ void validate(const platform_config& c) {
     throw config_error("cdma.window = " + std::to_string(c.engine.window_bytes) + ": expected a multiple of 4 bytes");
   validate_pcie_credits(c.pcie);
   validate_rates(c);
+  // A density profile gives every layer's density: a density set beside it would be recorded
+  // but never used (a grid over it ran identical rows).
+  if (!c.density_profile.empty() && c.synthetic_density != platform_config{}.synthetic_density)
+    throw config_error("density = " + g(c.synthetic_density) + " (--density) cannot be combined with density_profile = \"" +
+                       c.density_profile + "\" (--density-profile), which sets every layer's density; expected "
+                       "one of them");
   try {
     c.pcie.validate();
     c.gpu_mem.validate();

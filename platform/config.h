@@ -46,6 +46,17 @@ void validate(const platform_config& cfg);
 /// The effective configuration as nested JSON with units, loadable by load_config_file.
 nlohmann::json to_json(const platform_config& cfg);
 
+/// The parameter `key` sets, written one way (a leading "platform." dropped: platform.pcie.lanes
+/// and pcie.lanes are one parameter). config_error "<where>: unknown parameter ..." if none.
+std::string param_name(const std::string& key, const std::string& where);
+/// `p` as an absolute path (relative to the current directory), lexically normal, without a
+/// trailing '/'; "" stays "".
+std::string absolute_path(const std::string& p);
+/// `c` with every file or folder path absolute (network PATH.json, activations, density_profile,
+/// layer_times, name_map, host_mem.spill_dir): the dumped configuration reproduces the run from
+/// any directory.
+platform_config with_absolute_paths(platform_config c);
+
 /// Reads `s` as a whole number written in decimal, exactly: [+-]digits[.digits][e[+-]digits]
 /// whose value has no fraction (1000, 1e3, 64.0, 1.5e1; not 2.5 or 2.0000000000000001), with
 /// no spaces. Exact for every integer in the long long range (no detour through a double).

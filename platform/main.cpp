@@ -1,8 +1,12 @@
 // cdma-vp: the command-line front end of the platform. Dispatches to the sub-commands
 // registered in platform/cmd_*.cpp; with no command (or only options) it runs `run`.
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
+#include <unistd.h>
 #include <systemc>
 #include "platform/command.h"
 #include "platform/outputs.h"
@@ -37,7 +41,25 @@ int sc_main(int argc, char** argv) {
     args.erase(args.begin());
   }
   for (const auto& c : commands())
-    if (c.name == name) return c.run(args);
+    if (c.name == name) {
+      const int rc = c.run(args);
+      // Standard output of every sub-command (--help included; compare prints with printf):
+      // a write that failed (a full disk, /dev/full, a closed pipe) is exit 3 naming it, never
+      // a silent 0. A command that reported it already (3) or refused its input (2) keeps its
+      // status.
+      if (rc == 0 || rc == 1) {
+        errno = 0;
+        const bool c_stdio_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+        const int e = errno;
+        if (c_stdio_failed) {
+          std::cerr << "cdma-vp: error: standard output: write failed" << (e ? std::string(": ") + std::strerror(e) : "")
+                    << "\n";
+          return 3;
+        }
+        if (check_stdout()) return 3;
+      }
+      return rc;
+    }
   std::string known;
   for (const auto& c : commands()) known += (known.empty() ? "" : ", ") + c.name;
   return usage_error("unknown command '" + name + "'; expected one of: " + known);
@@ -50,6 +72,11 @@ int main(int argc, char** argv) {
   // A file size limit (ulimit -f) or a closed pipe makes the write fail (EFBIG / EPIPE) instead
   // of killing the process: the outputs report it (exit 3) and the others are still written.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Standard output not a terminal: buffered in one block of 1 MiB, so a write error (e.g.
+  // /dev/full) is mostly found by the flush after the command, with its reason in errno (a
+  // 4 KiB buffer failed in the middle of longer output, and the reason was lost by then).
+  // Output a command flushes itself (progress, table rows, std::endl) is still written at once.
+  if (!isatty(STDOUT_FILENO)) std::setvbuf(stdout, nullptr, _IOFBF, 1 << 20);
   std::signal(SIGPIPE, SIG_IGN);
   // SIGINT / SIGTERM / SIGHUP remove the unfinished temporary files, then end the process with
   // the signal and a message (platform/outputs.h).

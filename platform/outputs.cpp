@@ -634,7 +634,7 @@ void output_options::write_all(const run_report& r, std::ostream& log) const {
     });
     const std::string cp = config_path_for(json_path);
     if (!cp.empty()) attempt([&] {
-      write_output_file(cp, to_json(r.config).dump(2) + "\n", "--json (effective config)", lost);
+      write_output_file(cp, to_json(with_absolute_paths(r.config)).dump(2) + "\n", "--json (effective config)", lost);
       log << "effective configuration written to " << cp << "\n";
     });
   }

@@ -366,9 +366,11 @@ nlohmann::json to_json(const run_report& r) {
   j["mismatched_bytes"] = r.mismatched_bytes();
   // null: nothing was compared -- no transfer step was asked for (--steps oracle; not true
   // for 0 bytes) or verification is off (verify = false: not false, which means a mismatch);
-  // false after an I/O error stopped a step.
+  // After an I/O error stopped a step: false if a compared byte differed, else null (the
+  // comparison is incomplete; it said false with 0 bytes compared and 0 mismatched).
   const bool transfers = r.vdnn.simulated || r.cdma.simulated || r.vdnn.failed || r.cdma.failed;
-  j["verified"] = ran_json(transfers && r.config.verify, r.ok());
+  const bool incomplete = !r.io_error.empty() && r.mismatched_bytes() == 0;
+  j["verified"] = ran_json(transfers && r.config.verify && !incomplete, r.ok());
   for (const auto* s : {&r.vdnn, &r.cdma}) {
     const std::string k = s == &r.vdnn ? "vdnn" : "cdma";
     const bool ran = s->simulated;

@@ -679,8 +679,11 @@ TEST(bad_input, options_of_the_other_activation_source_are_refused) {
   expect_cli_error("run --network synthetic --steps oracle -q --training-progress 0.5", 2,
                    "training_progress 0.5 picks a point of a density profile, but no density_profile");
   const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
+  // Refused where it is given, naming the option (it was refused only when the run started,
+  // "training_progress -0.5 is out of range", naming no option; breaker s9 #16).
   expect_cli_error("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress -0.5",
-                   2, "training_progress -0.5 is out of range; expected 0..1");
+                   2, "cdma-vp: --training-progress: training_progress = \"-0.5\": expected a number in [0, 1] (a point "
+                   "of the density profile), or -1 (unset: the end of training)");
   // The key's own range check names the meaningful values and the sentinel, as --help does.
   expect_cli_error("run --network synthetic --steps oracle -q --density-profile " + csv + " --training-progress 2", 2,
                    "expected a number in [0, 1] (a point of the density profile), or -1 (unset: the end of training)");
@@ -1248,3 +1251,249 @@ TEST(bad_input, steps_are_checked_naming_the_option_and_the_valid_steps) {
   expect_cli_error("run --network synthetic --batch 1 -q --param steps=Oracle", 2,
                    "cdma-vp: --param: steps = \"Oracle\": expected a comma-separated subset");
 }
+
+// ---- breaker report, session 9 -------------------------------------------------------------
+
+namespace {
+
+// #1: one parameter under two spellings in two --grid axes (the rows were labelled with values
+// the runs never used: the last --param won).
+TEST(bad_input, s9_two_grid_axes_of_one_parameter_are_refused) {
+  const std::string dir = tmp("s9_two_axes");
+  std::system(("rm -rf " + dir).c_str());
+  expect_cli_error("sweep --grid pcie.lanes=4,8 --grid platform.pcie.lanes=16 --network synthetic --out " + dir, 2,
+                   "cdma-vp: --grid pcie.lanes and --grid platform.pcie.lanes set the same parameter pcie.lanes; "
+                   "expected one --grid per parameter with all its values, e.g. pcie.lanes=4,8,16");
+  expect_cli_error("sweep --grid platform.codec=zvc --grid codec=none,zvc --network synthetic --out " + dir, 2,
+                   "--grid platform.codec and --grid codec set the same parameter codec");
+  EXPECT_FALSE(exists(dir));
+  // --merge of such a plan (made by an earlier version): refused as well (it merged as ok).
+  ASSERT_EQ(cli("sweep --grid pcie.lanes=4,8 --network synthetic --out " + dir + " --emit-slurm " + tmp("s9a.sh")), 0);
+  json plan = json::parse(std::ifstream(dir + "/sweep.plan.json"));
+  plan["grid"].push_back({{"name", "platform.pcie.lanes"}, {"values", {"16"}}});
+  for (auto& r : plan["runs"]) {
+    r["values"]["platform.pcie.lanes"] = "16";
+    r["args"].push_back("--param");
+    r["args"].push_back("platform.pcie.lanes=16");
+  }
+  std::ofstream(dir + "/sweep.plan.json") << plan.dump(2);
+  expect_cli_error("sweep --merge " + dir + " --no-plot", 2,
+                   dir + "/sweep.plan.json: not a sweep plan (grid pcie.lanes and grid platform.pcie.lanes set the "
+                   "same parameter pcie.lanes; expected one grid entry per parameter)");
+  std::system(("rm -rf " + dir + " " + tmp("s9a.sh")).c_str());
+  // #16: an unknown grid name is named as a --grid (it said "--param: unknown parameter").
+  expect_cli_error("sweep --grid preset=a100-gen4 --network synthetic --out " + dir, 2,
+                   "cdma-vp: --grid: unknown parameter 'preset'");
+}
+
+// #3: a key set to {} (an empty group) was silently ignored: batch {} ran at batch 32.
+TEST(bad_input, s9_an_object_at_a_parameter_key_is_refused) {
+  const std::string f = tmp("s9_obj.json");
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"network": "fmnist_cnn", "batch": {}, "steps": "cdma"})", ": batch = {}: expected an integer in [1, 1048576]"},
+      {R"({"network": {}})", ": network = {}: expected a string"},
+      {R"({"training_progress": {}})", ": training_progress = {}: expected a number in [0, 1]"},
+      {R"({"codec": {}})", ": codec = {}: expected one of none raw zvc"},
+      {R"({"steps": {}})", ": steps = {}: expected a comma-separated subset"},
+      {R"({"host_mem": {"spill": {}}})", ": host_mem.spill = {}: expected one of auto on off"},
+      {R"({"nosuchkey": {}})", ": unknown parameter 'nosuchkey'"},
+  };
+  for (const auto& [text, msg] : cases) {
+    std::ofstream(f) << text;
+    expect_cli_error("run -q --config " + f, 2, f + msg);
+  }
+  // A group still nests its keys, also under "platform".
+  std::ofstream(f) << R"({"platform": {"pcie": {"lanes": 8}}, "gpu": {}})";
+  EXPECT_EQ(load_config_file(f).pcie.lanes, 8);
+  std::remove(f.c_str());
+}
+
+// #4: bench workload's LT run used the shipped real sample of inception_v3 while the
+// reference used synthetic data: the ratios differed (1.83 vs 2.04). Both on synthetic data
+// at one density: the same ratio (the reference adds the same 8-byte entry per 4 KiB window).
+TEST(bad_input, s9_bench_workload_compares_like_with_like) {
+  std::string out, err;
+  ASSERT_EQ(cli("bench workload --network inceptionv3 --batches 1", &out, &err), 0) << out << err;
+  const auto ref = out.find("ref: ratio "), lt = out.find("ratio ", out.find("LT: verified"));
+  ASSERT_NE(ref, std::string::npos) << out;
+  ASSERT_NE(lt, std::string::npos) << out;
+  EXPECT_EQ(out.substr(ref + 11, 4), out.substr(lt + 6, 4)) << out;
+  // #18: the header names the network (not the alias given) and what the producers are.
+  EXPECT_NE(out.find("bench workload: inception_v3, synthetic density 0.5"), std::string::npos) << out;
+  EXPECT_NE(out.find("LT 1 simulation + 2 activation producer(s) (synthetic data)"), std::string::npos) << out;
+}
+
+// #18: a batch listed twice or an option given twice (the last was kept) are refused.
+TEST(bad_input, s9_bench_workload_and_sweep_refuse_repeats) {
+  expect_cli_error("bench workload --batches 8,8.0", 2,
+                   "cdma-vp: bench workload: --batches '8,8.0': batch 8 listed twice; expected each batch size once");
+  expect_cli_error("bench workload --batches=4 --batches=2", 2,
+                   "cdma-vp: bench workload: --batches given twice; expected each option once");
+  expect_cli_error("sweep --grid pcie.gen=3 --network synthetic --jobs 1 --jobs 2 --out " + tmp("s9_jobs"), 2,
+                   "cdma-vp: --jobs given twice; expected each of the sweep's options once");
+}
+
+// #5 and #13: a spill-file I/O error (a file size limit) is exit 3 with its reason in compare
+// (was exit 1 "prefetched data did not match in LT"), and the run's JSON says "verified": null
+// (nothing compared to the end; was false with 0 bytes compared and 0 mismatched).
+TEST(bad_input, s9_a_spill_io_error_is_exit_3_with_its_reason_and_verified_null) {
+  const std::string spill = " --network synthetic --batch 32 --param host_mem.spill=on --param host_mem.spill_cache=1MiB"
+                            " --param host_mem.spill_dir=" + std::string(::testing::TempDir());
+  std::string out, err;
+  EXPECT_EQ(cli("compare" + spill, &out, &err, "ulimit -f 256;"), 3) << out << err;
+  EXPECT_NE(err.find("cdma-vp: error: lt run: "), std::string::npos) << err;
+  EXPECT_NE(err.find("File too large"), std::string::npos) << err;
+  EXPECT_EQ(err.find("did not match"), std::string::npos) << err;
+  const std::string j = tmp("s9_spill.json");
+  std::remove(j.c_str());
+  EXPECT_EQ(cli("run -q" + spill + " --json " + j, &out, &err, "ulimit -f 256;"), 3) << out << err;
+  const json r = json::parse(std::ifstream(j));
+  EXPECT_TRUE(r["verified"].is_null()) << r["verified"];
+  EXPECT_EQ(r["mismatched_bytes"], 0);
+  std::remove(j.c_str());
+  std::remove(tmp("s9_spill.config.json").c_str());
+}
+
+// #6: --density beside --density-profile was recorded but never used.
+TEST(bad_input, s9_density_and_a_density_profile_are_refused_together) {
+  const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
+  expect_cli_error("run --network fmnist_cnn --batch 8 --steps cdma -q --density 0.3 --density-profile " + csv, 2,
+                   "density = 0.3 (--density) cannot be combined with density_profile = \"" + csv +
+                   "\" (--density-profile), which sets every layer's density; expected one of them");
+  const std::string dir = tmp("s9_dens_prof");
+  std::system(("rm -rf " + dir).c_str());
+  expect_cli_error("sweep --grid density=0.3,0.7 --density-profile " + csv + " --network fmnist_cnn --out " + dir, 2,
+                   "cannot be combined with density_profile");
+  EXPECT_FALSE(exists(dir + "/sweep.plan.json"));
+}
+
+// #8 and #15: --out must be a folder (a file or /dev/null was exit 3), and not the folder of
+// another sweep (its plan and results were replaced, stale run_K files left behind).
+TEST(bad_input, s9_sweep_out_is_a_new_folder) {
+  const std::string f = tmp("s9_afile");
+  std::ofstream(f) << "x";
+  expect_cli_error("sweep --grid pcie.gen=3 --network synthetic --out " + f, 2,
+                   "cdma-vp: --out " + f + ": exists and is not a folder; expected a folder for the sweep's files");
+  expect_cli_error("sweep --grid pcie.gen=3 --network synthetic --out /dev/null", 2,
+                   "cdma-vp: --out /dev/null: exists and is not a folder");
+  expect_cli_error("sweep --grid pcie.gen=3 --network synthetic --out " + f + "/x", 2,
+                   "--out " + f + "/x: cannot create the folder: Not a directory");
+  std::remove(f.c_str());
+  const std::string dir = tmp("s9_reuse");
+  std::system(("rm -rf " + dir).c_str());
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3 --network synthetic --out " + dir + " --emit-slurm " + tmp("s9.sh")), 0);
+  const std::string plan = slurp(dir + "/sweep.plan.json");
+  expect_cli_error("sweep --grid pcie.gen=4,5 --network synthetic --batch 1 --out " + dir, 2,
+                   "cdma-vp: --out " + dir + ": already holds a sweep (" + dir + "/sweep.plan.json); choose another "
+                   "folder, or remove that one first");
+  EXPECT_EQ(slurp(dir + "/sweep.plan.json"), plan);
+  EXPECT_FALSE(exists(dir + "/run_0.log"));
+  std::system(("rm -rf " + dir + " " + tmp("s9.sh")).c_str());
+}
+
+// #9: --merge of a plan whose values disagree with its args (a row labelled 0.7 showed the 0.5
+// result as ok), or with no runs (a sweep.csv with a header only, exit 0).
+TEST(bad_input, s9_merge_refuses_edited_values_and_an_empty_plan) {
+  const std::string dir = tmp("s9_merge_edit");
+  std::system(("rm -rf " + dir).c_str());
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3,4 --network synthetic --out " + dir + " --emit-slurm " + tmp("s9m.sh")), 0);
+  json plan = json::parse(std::ifstream(dir + "/sweep.plan.json"));
+  plan["runs"][1]["values"]["pcie.gen"] = "5";
+  std::ofstream(dir + "/sweep.plan.json") << plan.dump(2);
+  expect_cli_error("sweep --merge " + dir + " --no-plot", 2,
+                   dir + "/sweep.plan.json: run 1 is labelled pcie.gen = \"5\" but its args set pcie.gen = \"4\"; "
+                   "expected the plan as cdma-vp sweep wrote it");
+  plan["runs"] = json::array();
+  std::ofstream(dir + "/sweep.plan.json") << plan.dump(2);
+  expect_cli_error("sweep --merge " + dir + " --no-plot", 2,
+                   dir + "/sweep.plan.json: not a sweep plan (no runs; expected at least one run");
+  EXPECT_FALSE(exists(dir + "/sweep.csv"));
+  std::system(("rm -rf " + dir + " " + tmp("s9m.sh")).c_str());
+}
+
+// #10: standard output that cannot be written is exit 3 for every sub-command (was 0 outside
+// run / config / sweep).
+TEST(bad_input, s9_standard_output_write_errors_are_exit_3_everywhere) {
+  for (const std::string& c : std::vector<std::string>{"run --help", "sweep --help", "compare --help", "analyze --help", "config --help",
+                              "bench --help", "bench workload --help", "bench dram --help", "bench pcie --help",
+                              "compare --network synthetic --batch 1 --steps oracle",
+                              "analyze " + default_activations_path()})
+    // (The reason is named when the failing write is the last flush; output that flushed itself
+    // earlier, e.g. with std::endl, has lost it by then.)
+    expect_cli_error(c + " >/dev/full", 3, "cdma-vp: error: standard output: write failed");
+}
+
+// #14: the dumped configuration holds absolute paths, so it reproduces the run from another
+// directory (a relative density profile was not found from there).
+TEST(bad_input, s9_dumped_configs_hold_absolute_paths) {
+  const std::string d = tmp("s9_rel");
+  std::system(("rm -rf " + d + " && mkdir -p " + d + "/dp " + d + "/other").c_str());
+  std::ofstream(d + "/dp/prof.csv") << slurp(std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv");
+  std::string out, err;
+  ASSERT_EQ(cli("config --dump --network fmnist_cnn --density-profile dp/prof.csv", &out, &err, "cd " + d + " &&"), 0)
+      << err;
+  EXPECT_EQ(json::parse(out)["density_profile"], d + "/dp/prof.csv");
+  ASSERT_EQ(cli("run -q --network fmnist_cnn --batch 2 --steps oracle --density-profile dp/prof.csv --json a.json",
+                &out, &err, "cd " + d + " &&"),
+            0) << err;
+  EXPECT_EQ(json::parse(std::ifstream(d + "/a.config.json"))["density_profile"], d + "/dp/prof.csv");
+  EXPECT_EQ(cli("run -q --config ../a.config.json", &out, &err, "cd " + d + "/other &&"), 0) << err;
+  std::system(("rm -rf " + d).c_str());
+}
+
+// #11: two spellings of one setting in one grid axis (network aliases and case, none/raw,
+// paths of one file, "" and synthetic where they resolve alike, gen3x16/gen3x016).
+TEST(bad_input, s9_grid_values_spelling_one_setting_are_refused) {
+  const std::string dir = tmp("s9_spell");
+  std::system(("rm -rf " + dir).c_str());
+  const std::string csv = std::string(CDMA_SHARED_DATA_DIR) + "/density/fmnist_training.csv";
+  const std::string csv2 = std::string(CDMA_SHARED_DATA_DIR) + "//density/../density/fmnist_training.csv";
+  const std::pair<std::string, std::string> cases[] = {
+      {"network=alexnet,Alexnet", "values 'alexnet' and 'Alexnet' are the same setting"},
+      {"network=resnet50,resnet-50", "values 'resnet50' and 'resnet-50' are the same setting"},
+      {"network=mobilenet_v2,mobilenetv2", "values 'mobilenet_v2' and 'mobilenetv2' are the same setting"},
+      {"network=squeezenet,squeezenet1_0", "values 'squeezenet' and 'squeezenet1_0' are the same setting"},
+      {"codec=none,raw", "values 'none' and 'raw' are the same setting"},
+      {"density_profile=" + csv + "," + csv2, "are the same setting"},
+      {"host_mem.spill_dir=/tmp,/tmp/", "values '/tmp' and '/tmp/' are the same setting"},
+      {"pcie.preset=gen3x16,gen3x016", "values 'gen3x16' and 'gen3x016' are the same setting"},
+  };
+  for (const auto& [grid, msg] : cases)
+    expect_cli_error("sweep --grid '" + grid + "' --network fmnist_cnn --out " + dir, 2, msg);
+  expect_cli_error("sweep --grid activations=,synthetic --network fmnist_cnn --out " + dir, 2,
+                   "values '' and 'synthetic' are the same setting");
+  EXPECT_FALSE(exists(dir));
+}
+
+// #16: gpu_mem.dram_preset is checked where it is given, naming the key and listing auto.
+TEST(bad_input, s9_dram_preset_names_the_key_and_auto) {
+  EXPECT_EQ(override_error("gpu_mem.dram_preset=AUTO"),
+            "--param: gpu_mem.dram_preset = \"AUTO\": expected one of auto, gddr5_titanx, gddr5x_titanxp, hbm2_p100, "
+            "hbm2_v100, hbm3_h100 (lower case)");
+  // host_mem.size's bound in a readable unit (it was "17578125000000000 KiB"): 2^60 B = 2^20 TiB.
+  EXPECT_NE(override_error("host_mem.size=100 KiB").find("from 1 MiB to 1048576 TiB"), std::string::npos)
+      << override_error("host_mem.size=100 KiB");
+  // A size beyond 2^64 bytes is named as such (it was "not a whole number of bytes").
+  EXPECT_EQ(override_error("host_mem.size=17000000 TiB"),
+            "--param: host_mem.size = \"17000000 TiB\": beyond the largest size a 64-bit byte count holds "
+            "(16 EiB); allowed from 1 MiB to 1048576 TiB");
+}
+
+// #17: config --list agrees with the rule (100 MB/s) and keeps a space after a long value.
+TEST(bad_input, s9_config_list_matches_the_rules_and_separates_columns) {
+  std::string out;
+  ASSERT_EQ(cli("config --list", &out), 0);
+  EXPECT_NE(out.find("(unit rate x cdma.clock: at least 100 MB/s)"), std::string::npos);
+  EXPECT_NE(out.find(default_activations_path() + " real activations"), std::string::npos) << out;
+}
+
+// #20: compare with times that print as 0.000 s gives no ratio.
+TEST(bad_input, s9_compare_gives_no_speed_ratio_for_times_printed_as_zero) {
+  std::string out, err;
+  ASSERT_EQ(cli("compare --network synthetic --batch 1 --steps oracle", &out, &err), 0) << err;
+  if (out.find("AT 0.000 s") != std::string::npos || out.find("LT 0.000 s") != std::string::npos) {
+    EXPECT_NE(out.find("too short to compare (under 0.5 ms)"), std::string::npos) << out;
+  }
+  EXPECT_EQ(out.find("0.000 s, LT is"), std::string::npos) << out;
+}
+}  // namespace
