@@ -317,6 +317,20 @@ void gpu_memory_controller::schedule_wake(unsigned c) {
   notify_at(w);
 }
 
+std::size_t gpu_memory_controller::wake_sift_up(std::size_t i) {
+  const std::uint32_t c = wheap_[i];
+  while (i > 0) {
+    const std::size_t up = (i - 1) / 2;
+    if (!wake_before(c, wheap_[up])) break;
+    wheap_[i] = wheap_[up];
+    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    i = up;
+  }
+  wheap_[i] = c;
+  wpos_[c] = static_cast<std::int32_t>(i);
+  return i;
+}
+
 void gpu_memory_controller::set_wake(unsigned c, ps_t w) {
   const ps_t old = wake_at_[c];
   if (old == w) return;
@@ -343,16 +357,7 @@ void gpu_memory_controller::set_wake(unsigned c, ps_t w) {
   }
   // New or earlier (the common case after a submit): only the parents can now come after
   // it. (Same result as wake_sift(): its downward pass would not move the entry.)
-  std::size_t i = static_cast<std::size_t>(p);
-  while (i > 0) {
-    const std::size_t up = (i - 1) / 2;
-    if (!wake_before(c, wheap_[up])) break;
-    wheap_[i] = wheap_[up];
-    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
-    i = up;
-  }
-  wheap_[i] = c;
-  wpos_[c] = static_cast<std::int32_t>(i);
+  wake_sift_up(static_cast<std::size_t>(p));
 }
 
 void gpu_memory_controller::wake_sift_down(std::size_t i) {
@@ -372,28 +377,8 @@ void gpu_memory_controller::wake_sift_down(std::size_t i) {
 }
 
 void gpu_memory_controller::wake_sift(std::size_t i) {
-  const std::uint32_t c = wheap_[i];
-  // Up while before the parent.
-  while (i > 0) {
-    const std::size_t up = (i - 1) / 2;
-    if (!wake_before(c, wheap_[up])) break;
-    wheap_[i] = wheap_[up];
-    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
-    i = up;
-  }
-  // Down while a child is before it.
-  const std::size_t n = wheap_.size();
-  for (;;) {
-    std::size_t k = 2 * i + 1;
-    if (k >= n) break;
-    if (k + 1 < n && wake_before(wheap_[k + 1], wheap_[k])) ++k;
-    if (!wake_before(wheap_[k], c)) break;
-    wheap_[i] = wheap_[k];
-    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
-    i = k;
-  }
-  wheap_[i] = c;
-  wpos_[c] = static_cast<std::int32_t>(i);
+  // Up while before the parent; if it did not move, down while a child is before it.
+  if (wake_sift_up(i) == i) wake_sift_down(i);
 }
 
 __attribute__((always_inline)) inline void gpu_memory_controller::push_response(

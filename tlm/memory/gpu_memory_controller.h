@@ -252,6 +252,8 @@ private:
   void set_wake(unsigned c, ps_t w);  ///< wake_at_[c] = w (kNever removes), heap kept
   void wake_sift(std::size_t i);      ///< restores the heap order around position i
   void wake_sift_down(std::size_t i);  ///< wake_sift() for an entry whose time rose
+  /// wake_sift() for an entry whose time fell (or a new one); returns its new position.
+  inline std::size_t wake_sift_up(std::size_t i);
   struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans; bool mm;
                 bool operator>(const resp& o) const { return time != o.time ? time > o.time : seq > o.seq; } };
   std::priority_queue<resp, std::vector<resp>, std::greater<resp>> resp_heap_;
