@@ -691,6 +691,18 @@ TEST(bad_input, options_of_the_other_activation_source_are_refused) {
 
 // One setting listed twice in a sweep grid, however spelled, is refused before any run:
 // it would run the same configuration twice (breaker: density=0,-0 ran two identical rows).
+TEST(bad_input, a_density_profile_that_cannot_be_read_says_why_and_the_expected_form) {
+  // Breaker (session 9): "cannot open the density profile" without the reason; an empty CSV
+  // "no data rows" without the expected form.
+  expect_cli_error("run --network synthetic --steps oracle -q --density-profile /nonexistent/p.csv", 2,
+                   "/nonexistent/p.csv: cannot open the density profile: No such file or directory");
+  const std::string empty = ::testing::TempDir() + "empty_profile.csv";
+  { std::ofstream(empty) << "iteration,epoch,layer,zero_fraction\n"; }
+  expect_cli_error("run --network synthetic --steps oracle -q --density-profile " + empty, 2,
+                   "no data rows (expected rows iteration,epoch,layer,zero_fraction");
+  std::remove(empty.c_str());
+}
+
 TEST(bad_input, a_grid_value_listed_twice_under_two_spellings_is_refused) {
   const std::string dir = ::testing::TempDir() + "grid_twice";
   expect_cli_error("sweep --grid density=0,-0 --network synthetic --out " + dir, 2,

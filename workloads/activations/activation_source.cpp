@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -497,9 +498,13 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     throw activation_error("training progress " + num(progress) + " is out of range; expected 0..1");
   if (workloads::csv::is_directory(csv))
     throw activation_error(csv + ": is a directory; expected a CSV file iteration,epoch,layer,zero_fraction,...");
+  errno = 0;
   std::ifstream in(csv);
-  if (!in) throw activation_error(csv + ": cannot open the density profile (expected CSV "
-                                  "iteration,epoch,layer,zero_fraction,...)");
+  if (!in) {
+    const int e = errno;
+    throw activation_error(csv + ": cannot open the density profile" + (e ? std::string(": ") + std::strerror(e) : "") +
+                           " (expected CSV iteration,epoch,layer,zero_fraction,...)");
+  }
   std::string line;
   std::size_t lineno = 0;
   int c_iter = -1, c_layer = -1, c_zero = -1, c_epoch = -1;  // epoch: optional, checked, not used
@@ -579,7 +584,7 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     if (!curves.count(name)) order.push_back(name);
     curves[name].emplace_back(it, z);
   }
-  if (order.empty()) throw activation_error(csv + ": no data rows");
+  if (order.empty()) throw activation_error(csv + ": no data rows" + form);
   double last = 0;
   std::set<double> iterations;  // of every row: each layer needs a row at each of them
   for (auto& kv : curves) {
