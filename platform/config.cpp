@@ -434,6 +434,8 @@ std::vector<param> table(platform_config& c) {
               "host memory pages kept in RAM when spilling (least recently used evicted)"),
       boolean("host_mem.spill_io_thread", c.host_mem.spill_options.io_thread,
               "spill-file writes (write-behind) and reads (read-ahead) on a helper thread; same results, only wall time differs"),
+      boolean("host_mem.spill_direct_io", c.host_mem.spill_options.direct_io,
+              "spill-file I/O bypasses the page cache (O_DIRECT) when the file system allows it; same results, only CPU and wall time differ"),
       // PCIe
       {"pcie.preset", "string", "link preset applied first: measured-host[-genGxW] (calibrated) or genGxW (spec-ideal), e.g. gen4x16",
        [&c](const json& v, const std::string& where) {

@@ -472,7 +472,7 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
   if (out_fd_ < 0) fail(in_place_ ? "cannot open for writing" : "cannot create " + tmp_);
   if (!in_place_) clean_tmp_ = interrupt_cleanup(tmp_);
   hold.reset();
-  thread_ = start_worker_thread([this] { relay(); });  // interrupts go to the simulation's thread
+  thread_ = start_worker_thread([this] { relay(); }, "cdma-out-relay");  // interrupts go to the simulation's thread
 }
 
 void relayed_output::relay() {

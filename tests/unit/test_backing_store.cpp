@@ -1,6 +1,8 @@
 // backing_store: content regions and the file spill mode (pure C++, no SystemC).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <random>
@@ -266,6 +268,70 @@ TEST(BackingStoreSpill, HelperIoThreadGivesTheSameBytesAsSyncIoAndRam) {
   EXPECT_GT(async_s.spilled_bytes(), 0u);
   EXPECT_EQ(async_s.spilled_bytes(), sync_s.spilled_bytes());
   EXPECT_LE(async_s.resident_bytes(), 4u * 4096u);
+}
+
+TEST(BackingStoreSpill, DirectAndBufferedIoWithJoinedRequestsGiveTheSameBytesAsRam) {
+  // Direct I/O (O_DIRECT, default) and buffered I/O, each with the helper thread and queues
+  // long enough that it joins consecutive pages into one request (up to kMaxIoPages), and a
+  // page size direct I/O cannot use (1000 bytes: not a multiple of 4096, so buffered): long
+  // sequential writes and scans (evicted pages written behind and read ahead in runs) mixed
+  // with random writes, reads and discards; every read returns the RAM store's bytes.
+  auto opts = [](bool direct) {
+    spill_options o;
+    o.cache_bytes = 8 * 4096;
+    o.io_thread = true;
+    o.read_ahead_pages = 48;
+    o.write_behind_pages = 48;
+    o.direct_io = direct;
+    return o;
+  };
+  const std::uint64_t size = 256 * 4096;
+  backing_store ram(size, 4096), direct(size, 4096, opts(true)), buffered(size, 4096, opts(false));
+  backing_store odd_ram(size, 1000), odd(size, 1000, opts(true));
+  EXPECT_FALSE(buffered.direct_io());
+  EXPECT_FALSE(odd.direct_io());  // 1000-byte pages: buffered whatever the option says
+  // Direct I/O is used where the file system takes it (a probe file opened with O_DIRECT in
+  // the same directory tells).
+  const char* t = std::getenv("TMPDIR");
+  std::string probe = std::string(t && *t ? t : "/tmp") + "/cdma-vp-test-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  ASSERT_GE(fd, 0);
+  ::unlink(probe.c_str());
+  const int fl = ::fcntl(fd, F_GETFL);
+  const bool fs_direct = fl >= 0 && ::fcntl(fd, F_SETFL, fl | O_DIRECT) == 0;
+  ::close(fd);
+  EXPECT_EQ(direct.direct_io(), fs_direct);
+  std::mt19937_64 rng(777);
+  std::vector<std::uint8_t> buf(size), want(size), got(size);
+  std::vector<backing_store*> spilled{&direct, &buffered};
+  for (int op = 0; op < 600; ++op) {
+    const int kind = static_cast<int>(rng() % 10);
+    std::uint64_t addr = rng() % size;
+    std::size_t len = static_cast<std::size_t>(rng() % (5 * 4096)) + 1;
+    if (kind >= 7) {  // sequential: the whole store, written (kind 7) or read (8, 9)
+      addr = 0;
+      len = static_cast<std::size_t>(size);
+    }
+    len = static_cast<std::size_t>(std::min<std::uint64_t>(len, size - addr));
+    if (kind < 3 || kind == 7) {
+      for (std::size_t k = 0; k < len; ++k) buf[k] = static_cast<std::uint8_t>(rng());
+      for (backing_store* s : {&ram, &direct, &buffered, &odd_ram, &odd}) s->write(addr, buf.data(), len);
+    } else if (kind == 3) {
+      for (backing_store* s : {&ram, &direct, &buffered, &odd_ram, &odd}) s->discard(addr, len);
+    } else {
+      ram.read(addr, want.data(), len);
+      for (backing_store* s : spilled) {
+        s->read(addr, got.data(), len);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), len)) << "op " << op << (s == &direct ? " direct" : " buffered");
+      }
+      odd_ram.read(addr, want.data(), len);
+      odd.read(addr, got.data(), len);
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), len)) << "op " << op << " 1000-byte pages";
+    }
+  }
+  EXPECT_GT(direct.spilled_bytes(), 100u * 4096u);
+  EXPECT_EQ(direct.spilled_bytes(), buffered.spilled_bytes());
+  EXPECT_EQ(direct.direct_io(), fs_direct);  // no request was refused
 }
 
 TEST(BackingStoreSpill, AnErrorOfTheHelperThreadIsRaisedByALaterAccessNamingTheFile) {

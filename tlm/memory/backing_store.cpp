@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,13 +45,17 @@ backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
   }
   spill_path_ = buf.data();
   ::unlink(buf.data());  // the file lives as long as the descriptor
+  if (spill.direct_io && page_bytes_ % 4096 == 0) {  // frames and offsets are then aligned
+    const int fl = ::fcntl(fd_, F_GETFL);
+    direct_ = fl >= 0 && ::fcntl(fd_, F_SETFL, fl | O_DIRECT) == 0;  // e.g. tmpfs refuses it
+  }
   cache_pages_ = static_cast<std::size_t>(std::max<std::uint64_t>(1, spill.cache_bytes / page_bytes_));
   // on_file_ grows with the highest page written to the file (a size of 1 PiB would need a
   // 2 GB bitmap up front).
   if (spill.io_thread) {
     read_ahead_ = spill.read_ahead_pages;
     write_behind_ = std::max<std::size_t>(1, spill.write_behind_pages);
-    io_thread_ = start_worker_thread([this] { io_worker(); });
+    io_thread_ = start_worker_thread([this] { io_worker(); }, "cdma-spill-io");
   }
 }
 
@@ -102,27 +107,58 @@ std::uint8_t* detail::page_pool::get() {
   return p;
 }
 
-std::string backing_store::page_io_nothrow(bool write, std::uint64_t index, std::uint8_t* data) const {
-  const off_t off = static_cast<off_t>(index * page_bytes_);
-  std::size_t done = 0;
-  while (done < page_bytes_) {
-    const ssize_t n = write ? ::pwrite(fd_, data + done, page_bytes_ - done, off + static_cast<off_t>(done))
-                            : ::pread(fd_, data + done, page_bytes_ - done, off + static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || (write && n == 0)) {
-      const int err = n < 0 ? errno : ENOSPC;
-      std::ostringstream os;
-      os << "backing_store: " << (write ? "writing" : "reading") << " page 0x" << std::hex
-         << index * page_bytes_ << " of the spill file " << spill_path_ << " (deleted) failed: "
-         << std::strerror(err)
-         << " (the spill directory needs room for the offloaded bytes; set host_mem.spill_dir)";
-      return os.str();
+std::string backing_store::page_io_nothrow(bool write, std::uint64_t index, std::uint8_t* data) {
+  return pages_io_nothrow(write, index, &data, 1);
+}
+
+std::string backing_store::pages_io_nothrow(bool write, std::uint64_t first, std::uint8_t* const* frames,
+                                            std::size_t n) {
+  iovec iov[kMaxIoPages];
+  std::size_t done_pages = 0;  // requests of at most kMaxIoPages pages
+  while (done_pages < n) {
+    const std::size_t cnt = std::min(kMaxIoPages, n - done_pages);
+    for (std::size_t k = 0; k < cnt; ++k) iov[k] = {frames[done_pages + k], page_bytes_};
+    const std::size_t total = cnt * page_bytes_;
+    const off_t off = static_cast<off_t>((first + done_pages) * page_bytes_);
+    std::size_t done = 0, k0 = 0;  // bytes transferred; first iovec not yet complete
+    while (done < total) {
+      const ssize_t r = write ? ::pwritev(fd_, iov + k0, static_cast<int>(cnt - k0), off + static_cast<off_t>(done))
+                              : ::preadv(fd_, iov + k0, static_cast<int>(cnt - k0), off + static_cast<off_t>(done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && errno == EINVAL && direct_.load(std::memory_order_relaxed)) {
+        // The kernel refused a direct request (alignment rules of this file system): the
+        // same bytes through the page cache from now on.
+        const int fl = ::fcntl(fd_, F_GETFL);
+        if (fl >= 0 && ::fcntl(fd_, F_SETFL, fl & ~O_DIRECT) == 0) {
+          direct_ = false;
+          continue;
+        }
+      }
+      if (r < 0 || (write && r == 0)) {
+        const int err = r < 0 ? errno : ENOSPC;
+        std::ostringstream os;
+        os << "backing_store: " << (write ? "writing" : "reading") << " page 0x" << std::hex
+           << (first + done_pages + done / page_bytes_) * page_bytes_ << " of the spill file " << spill_path_
+           << " (deleted) failed: " << std::strerror(err)
+           << " (the spill directory needs room for the offloaded bytes; set host_mem.spill_dir)";
+        return os.str();
+      }
+      if (r == 0) {  // beyond the end of the file: zeros
+        for (std::size_t k = k0; k < cnt; ++k) {
+          const std::size_t at = done > k * page_bytes_ ? done - k * page_bytes_ : 0;
+          std::memset(frames[done_pages + k] + at, 0, page_bytes_ - at);
+        }
+        break;
+      }
+      done += static_cast<std::size_t>(r);
+      // Skip the iovecs transferred whole; trim the one transferred in part.
+      while (k0 < cnt && done >= (k0 + 1) * page_bytes_) ++k0;
+      if (k0 < cnt) {
+        const std::size_t in = done - k0 * page_bytes_;
+        iov[k0] = {frames[done_pages + k0] + in, page_bytes_ - in};
+      }
     }
-    if (n == 0) {  // beyond the end of the file: zeros
-      std::memset(data + done, 0, page_bytes_ - done);
-      return {};
-    }
-    done += static_cast<std::size_t>(n);
+    done_pages += cnt;
   }
   return {};
 }
@@ -147,18 +183,36 @@ void backing_store::io_worker() {
     io_queue_.pop_front();
     if (j->st != io_job::state::queued) continue;  // cancelled: taken back by the owner
     j->st = io_job::state::running;
+    // The queued jobs that continue this one (same direction, the next pages) join it: one
+    // request of up to kMaxIoPages pages (evicted pages and read-ahead come in address order).
+    std::shared_ptr<io_job> batch[kMaxIoPages];
+    std::uint8_t* frames[kMaxIoPages];
+    std::size_t n = 0;
+    batch[n] = j;
+    frames[n++] = j->frame;
+    if (!j->punch_pages)
+      while (n < kMaxIoPages && !io_queue_.empty()) {
+        io_job& x = *io_queue_.front();
+        if (x.st != io_job::state::queued || x.punch_pages || x.write != j->write || x.index != j->index + n) break;
+        x.st = io_job::state::running;
+        frames[n] = x.frame;
+        batch[n++] = std::move(io_queue_.front());
+        io_queue_.pop_front();
+      }
     g.unlock();
     std::string err;
     if (j->punch_pages)
       (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(j->index * page_bytes_),
                         static_cast<off_t>(j->punch_pages * page_bytes_));
     else
-      err = page_io_nothrow(j->write, j->index, j->frame);
+      err = pages_io_nothrow(j->write, j->index, frames, n);
     g.lock();
-    j->st = io_job::state::done;
+    for (std::size_t k = 0; k < n; ++k) {
+      batch[k]->st = io_job::state::done;
+      if (!err.empty()) batch[k]->error = err;
+    }
     if (!err.empty()) {
       if (!io_failed_) io_failure_ = err;
-      j->error = std::move(err);
       io_failed_ = true;
     }
     if (io_waiting_) io_done_cv_.notify_all();

@@ -51,7 +51,7 @@ chunk_producer::chunk_producer(activation_source& source, std::size_t lookahead,
   if (threads == 0) throw std::invalid_argument("chunk_producer: threads must be >= 1");
   if (lookahead_ == 0) return;
   const unsigned n = concurrent_ ? threads : 1;
-  for (unsigned k = 0; k < n; ++k) threads_.push_back(start_worker_thread([this] { worker(); }));
+  for (unsigned k = 0; k < n; ++k) threads_.push_back(start_worker_thread([this] { worker(); }, "cdma-produce"));
 }
 
 chunk_producer::~chunk_producer() { stop(); }
