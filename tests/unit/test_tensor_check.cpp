@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -249,4 +251,46 @@ TEST(TensorCheck, AProducerStopsCleanlyWithWorkQueuedAndStillServesReadsAfterSto
   std::vector<std::uint8_t> got(kBytes);
   tensor_source_region(rec).read(0, got.data(), got.size());
   EXPECT_EQ(got, expected(src));
+}
+
+namespace {
+// A concurrent source whose fill() of chunk 0 (offset 0) blocks until another chunk has been
+// filled: a reader that wants chunk 0 while a worker produces it must produce other queued
+// chunks meanwhile, or it would wait forever (the test then times out).
+class gated_source : public synthetic_activation_source {
+public:
+  gated_source() : synthetic_activation_source(0.5, 9) {}
+  void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
+            std::uint8_t* out, std::size_t len) override {
+    if (offset == 0) {
+      first_started_ = true;
+      while (!other_filled_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else {
+      other_filled_ = true;
+    }
+    synthetic_activation_source::fill(key, shape, offset, out, len);
+  }
+  std::atomic<bool> first_started_{false}, other_filled_{false};
+};
+}  // namespace
+
+TEST(TensorCheck, AReaderWaitingForAChunkBeingProducedProducesQueuedChunksMeanwhile) {
+  gated_source src;
+  synthetic_activation_source same(0.5, 9);
+  chunk_producer p(src, 4, true, 1);  // one worker: chunks 0..3 queued, the worker takes 0
+  const tensor_shape big{2, 16, 56, 56};  // 401408 bytes: 7 chunks
+  const std::uint64_t id = p.open("big", big);
+  while (!src.first_started_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<std::uint8_t> want(big.elements() * 4);
+  same.fill("big", big, 0, want.data(), want.size());
+  for (std::uint64_t c = 0; c < 7; ++c) {
+    const auto ch = p.take(id, c);
+    const std::size_t off = static_cast<std::size_t>(c * chunk_producer::chunk_bytes);
+    ASSERT_EQ(ch->len, std::min<std::size_t>(chunk_producer::chunk_bytes, want.size() - off));
+    EXPECT_EQ(0, std::memcmp(ch->data.data(), want.data() + off, ch->len)) << "chunk " << c;
+  }
+  const chunk_producer::counts n = p.stats();
+  EXPECT_GE(n.waited, 1u);      // chunk 0 (at least): being produced by the worker when taken
+  EXPECT_GE(n.stolen, 1u);      // chunk 1 (at least) produced by the reader meanwhile
+  EXPECT_EQ(n.ready + n.waited + n.by_reader, 7u);
 }

@@ -95,7 +95,9 @@ public:
   void recycle(std::unique_ptr<chunk> ch);
   /// How take() found its chunks: produced already, being produced (waited), or produced by
   /// the reader itself (not started by the worker, or no worker).
-  struct counts { std::uint64_t ready = 0, waited = 0, by_reader = 0; };
+  /// `stolen`: queued chunks (of any tensor) the reader produced itself while the chunk it
+  /// wanted was being produced by a worker (instead of sleeping until it was done).
+  struct counts { std::uint64_t ready = 0, waited = 0, by_reader = 0, stolen = 0; };
   counts stats() const { std::lock_guard<std::mutex> g(lock_); return stats_; }
   /// Calls the source for any byte range (e.g. to regenerate one granule), under the lock
   /// that serialises every call of the source (no lock if the source is concurrent_fill()).
@@ -121,6 +123,9 @@ private:
   /// Produces job j (the source call under fill_lock_); `key`/`shape` copied by the caller.
   void produce(job& j, const std::string& key, const tensor_shape& shape, std::uint64_t chunks);
   void queue_upto(std::uint64_t id, tensor& t, std::uint64_t end);  ///< lock_ held
+  /// Produces the oldest queued job in the caller's thread (lock_ held in `g`, released while
+  /// producing); false if no job is queued.
+  bool steal_one(std::unique_lock<std::mutex>& g);
 
   activation_source& source_;
   const std::size_t lookahead_;
