@@ -151,24 +151,11 @@ void chunk_producer::worker() {
     --workers_idle_;
     if (wakes_pending_) --wakes_pending_;
     if (stop_) return;
-    std::shared_ptr<job> j = std::move(queue_.front());
-    queue_.pop_front();
-    if (j->state != job_state::queued) continue;  // taken by the reader or dropped
-    auto t = tensors_.find(j->tensor);
-    if (t == tensors_.end()) continue;
-    j->state = job_state::running;
-    const std::string key = t->second.key;
-    const tensor_shape shape = t->second.shape;
-    const std::uint64_t chunks = t->second.chunks;
-    g.unlock();
-    produce(*j, key, shape, chunks);
-    g.lock();
-    j->state = job_state::done;
-    if (takers_waiting_) done_cv_.notify_all();
+    run_queued(g);
   }
 }
 
-bool chunk_producer::steal_one(std::unique_lock<std::mutex>& g) {
+bool chunk_producer::run_queued(std::unique_lock<std::mutex>& g) {
   while (!queue_.empty()) {
     std::shared_ptr<job> j = std::move(queue_.front());
     queue_.pop_front();
@@ -221,7 +208,7 @@ std::unique_ptr<chunk_producer::chunk> chunk_producer::take(std::uint64_t id, st
     // queued chunks here meanwhile (the workers skip a job once it is not queued; take()
     // later finds it done). Only with a concurrent_fill() source: otherwise the worker
     // holds the source's lock and producing here would wait for it anyway.
-    while (concurrent_ && j->state == job_state::running && steal_one(g)) ++stats_.stolen;
+    while (concurrent_ && j->state == job_state::running && run_queued(g)) ++stats_.stolen;
     if (j->state == job_state::running) {
       ++takers_waiting_;
       done_cv_.wait(g, [&] { return j->state == job_state::done; });

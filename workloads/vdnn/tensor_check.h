@@ -123,9 +123,10 @@ private:
   /// Produces job j (the source call under fill_lock_); `key`/`shape` copied by the caller.
   void produce(job& j, const std::string& key, const tensor_shape& shape, std::uint64_t chunks);
   void queue_upto(std::uint64_t id, tensor& t, std::uint64_t end);  ///< lock_ held
-  /// Produces the oldest queued job in the caller's thread (lock_ held in `g`, released while
+  /// Produces the oldest queued job (jobs taken, dropped or of closed tensors are skipped) in
+  /// the caller's thread, a worker's or the reader's (lock_ held in `g`, released while
   /// producing); false if no job is queued.
-  bool steal_one(std::unique_lock<std::mutex>& g);
+  bool run_queued(std::unique_lock<std::mutex>& g);
 
   activation_source& source_;
   const std::size_t lookahead_;
