@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -205,7 +206,12 @@ void backing_store::io_worker() {
       (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(j->index * page_bytes_),
                         static_cast<off_t>(j->punch_pages * page_bytes_));
     else
+    {
+      const bool timed = j->write && direct_.load(std::memory_order_relaxed) && direct_probe_left_ > 0;
+      const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       err = pages_io_nothrow(j->write, j->index, frames, n);
+      if (timed && err.empty()) direct_probe(n * page_bytes_, std::chrono::steady_clock::now() - t0);
+    }
     g.lock();
     for (std::size_t k = 0; k < n; ++k) {
       batch[k]->st = io_job::state::done;
@@ -216,6 +222,18 @@ void backing_store::io_worker() {
       io_failed_ = true;
     }
     if (io_waiting_) io_done_cv_.notify_all();
+  }
+}
+
+void backing_store::direct_probe(std::uint64_t bytes, std::chrono::steady_clock::duration took) {
+  probe_bytes_ += bytes;
+  probe_time_ += took;
+  direct_probe_left_ = bytes >= direct_probe_left_ ? 0 : direct_probe_left_ - bytes;
+  if (direct_probe_left_ > 0) return;
+  const double s = std::chrono::duration<double>(probe_time_).count();
+  if (s > 0 && static_cast<double>(probe_bytes_) / s < kMinDirectWriteBps) {
+    const int fl = ::fcntl(fd_, F_GETFL);  // a slow disk: let the page cache absorb the writes
+    if (fl >= 0 && ::fcntl(fd_, F_SETFL, fl & ~O_DIRECT) == 0) direct_ = false;
   }
 }
 

@@ -13,6 +13,7 @@
 //    The data is kept bit-exact; the process's resident memory stays bounded. No DMI.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -98,7 +99,9 @@ struct spill_options {
   /// thread's whole backward pass. Direct requests use frames the store already owns (no new
   /// memory); the helper thread (io_thread) joins consecutive queued pages into one request
   /// of up to kMaxIoPages pages (one 64 KiB request per page is ~2x slower on disk than
-  /// 1 MiB ones). Default on; false: buffered I/O through the page cache.
+  /// 1 MiB ones). A disk slower than backing_store::kMinDirectWriteBps over the first
+  /// kDirectProbeBytes of direct writes (helper thread) switches the file to buffered I/O.
+  /// Default on; false: buffered I/O through the page cache.
   bool direct_io = true;
 };
 
@@ -224,6 +227,18 @@ private:
   /// Pages the helper joins into one request at most (2 MiB of 64 KiB pages; dd on the VMs
   /// measured: direct reads 0.6 GB/s in 64 KiB requests, 1.3-1.4 GB/s in 1-8 MiB ones).
   static constexpr std::size_t kMaxIoPages = 32;
+  /// Direct I/O is given up (the file switched to buffered I/O, the page cache then absorbing
+  /// the writes) when the helper's first kDirectProbeBytes of direct writes ran slower than
+  /// this, B/s. The backward pass of VGG-16 b256 reads its ~6 GB spilled back in ~8 s of
+  /// simulation, ~0.8 GB/s; the disks measured wrote 0.9 GB/s (1 MiB direct requests, idle
+  /// VM) but once ~0.08 GB/s (session 8) and 0.44-0.48 GB/s under load (session 9).
+  static constexpr double kMinDirectWriteBps = 0.4e9;
+  static constexpr std::uint64_t kDirectProbeBytes = 64ull << 20;
+  /// Called by the helper after each direct write request of `bytes` that took `took`.
+  void direct_probe(std::uint64_t bytes, std::chrono::steady_clock::duration took);
+  std::uint64_t direct_probe_left_ = kDirectProbeBytes;  ///< helper thread only
+  std::uint64_t probe_bytes_ = 0;
+  std::chrono::steady_clock::duration probe_time_{};
   // Helper I/O thread (spill_options::io_thread). All io_job fields but state/error are
   // written by the simulation (owner) thread only; state/error under io_lock_.
   struct io_job {
