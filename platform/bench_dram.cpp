@@ -46,6 +46,7 @@ struct traffic_gen : sc_module {
   bool at = true;
   pattern pat = pattern::seq_read;
   std::uint64_t count = 0, size = 64, span = 1ull << 30;
+  std::uint64_t slots = 0;  ///< span / size (set in run(): one division, not one per request)
   unsigned outstanding = 512;
   std::uint64_t issued = 0, done = 0;
   unsigned inflight = 0;
@@ -75,7 +76,7 @@ struct traffic_gen : sc_module {
     return x ^ (x >> 31);
   }
   std::uint64_t next_addr() {
-    if (pat == pattern::random_read) return (rng() % (span / size)) * size;
+    if (pat == pattern::random_read) return (rng() % slots) * size;
     return (issued * size) % span;
   }
   void setup(tlm_generic_payload& g, std::uint64_t addr) {
@@ -89,6 +90,7 @@ struct traffic_gen : sc_module {
   }
   void run() {
     buf.assign(size, 0x5a);
+    slots = span / size;
     if (!at) {
       sc_time delay = SC_ZERO_TIME;
       tlm_generic_payload g;

@@ -50,7 +50,7 @@ std::vector<part> reference_split(const address_mapping& m, std::uint64_t addr,
 // random accesses of 0 to 4096 bytes, aligned and unaligned, also at the end of the memory
 // (wrap-around). The fast path must be taken for most 64-B accesses of the default mapping.
 TEST(DramSplit, EqualsBurstByBurstDecode) {
-  std::uint64_t fast_cases = 0, checked = 0;
+  std::uint64_t fast_cases = 0, checked = 0, one_cases = 0;
   for (const auto& name : preset_names()) {
     const dram_spec s = preset(name);
     std::vector<std::string> maps = {"", "row bank channel bankgroup column",
@@ -68,6 +68,8 @@ TEST(DramSplit, EqualsBurstByBurstDecode) {
         std::uint64_t addr = rng() % size;
         if (i % 3 == 0) addr &= ~std::uint64_t{63};                 // 64-B aligned
         if (i % 50 == 0) addr = size - 1 - rng() % 96;                // across the end
+        if (i % 97 == 0) addr = rng() >> (i % 7);  // beyond the memory (wraps; the cursor's
+                                                    // division past its reciprocal's range)
         const bool wr = rng() % 2;
         const std::uint64_t tag = rng();
         const ps_t arrival = rng() % 1000000;
@@ -77,6 +79,20 @@ TEST(DramSplit, EqualsBurstByBurstDecode) {
         });
         EXPECT_EQ(got, reference_split(m, addr, len, wr, tag, arrival))
             << name << " '" << text << "' addr " << addr << " len " << len;
+        // split_one(): the same single request where split() gives one on its fast path
+        // (one block of the lowest column slice, or one burst), else false.
+        unsigned one_ch = ~0u;
+        request one_r;
+        const bool one = d.split_one(addr, len, wr, tag, arrival, one_ch, one_r);
+        const std::uint64_t b0 = addr / m.burst_bytes();
+        const std::uint64_t b1 = (addr + (len ? len : 1) - 1) / m.burst_bytes();
+        EXPECT_EQ(one, m.one_low_column_block(b0, b1)) << name << " '" << text << "' " << addr;
+        if (one) {
+          ASSERT_EQ(got.size(), 1u);
+          EXPECT_EQ(got[0], part(one_ch, one_r.bank_group, one_r.bank, one_r.row, one_r.bursts,
+                                 one_r.tag, one_r.arrival, one_r.write));
+          ++one_cases;
+        }
         const std::uint64_t bb = m.burst_bytes(), l1 = len ? len : 1;
         if (text.empty() && l1 > bb && m.one_low_column_block(addr / bb, (addr + l1 - 1) / bb))
           ++fast_cases;
@@ -86,4 +102,5 @@ TEST(DramSplit, EqualsBurstByBurstDecode) {
   }
   EXPECT_GT(checked, 50000u);
   EXPECT_GT(fast_cases, 1000u);  // multi-burst accesses that took the fast path
+  EXPECT_GT(one_cases, 10000u);  // split_one() cases (incl. single bursts)
 }

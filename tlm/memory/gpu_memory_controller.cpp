@@ -72,6 +72,13 @@ gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memo
     wake_at_.assign(dram_->spec().channels, dram::channel::kNever);
     wpos_.assign(dram_->spec().channels, -1);
     wheap_.reserve(dram_->spec().channels);
+    // Responses are due at most max(CL, WL) + burst + controller latency after the present
+    // time (later ones, e.g. after an annotated delay, go to the queue's overflow heap).
+    const auto& s = dram_->spec();
+    const ps_t horizon = s.ps(std::max(s.t.tCL, s.t.tWL)) + s.burst_ps() + p.controller_latency_ps;
+    resp_q_ = dram::response_queue<resp>(2 * horizon, 32);
+  } else {
+    resp_q_ = dram::response_queue<resp>(2 * p.latency_ps, 256);
   }
   tgt.register_b_transport(this, &gpu_memory_controller::b_transport);
   tgt.register_nb_transport_fw(this, &gpu_memory_controller::nb_transport_fw);
@@ -269,6 +276,18 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   // Cut into parts first (one pass), so completions drained while submitting cannot finish
   // the transaction early.
   const bool wr = trans.get_command() == TLM_WRITE_COMMAND;
+  {
+    // One request (e.g. a 64-B access of the default mapping): submitted directly.
+    unsigned c;
+    dram::request r;
+    if (dram_->split_one(trans.get_address(), len, wr, id, arrival, c, r)) {
+      txns_[id] = {&trans, arrival, 0, seq, 1u, initiator_id(trans), !wr, trans.has_mm(), len};
+      dram_->channels()[c].submit(r);
+      drain(c);
+      schedule_wake(c);
+      return;
+    }
+  }
   parts_.clear();
   dram_->split(trans.get_address(), len, wr, id, arrival,
                [&](unsigned c, const dram::request& r) { parts_.emplace_back(c, r); });
@@ -385,7 +404,7 @@ __attribute__((always_inline)) inline void gpu_memory_controller::push_response(
     tlm_generic_payload* t, ps_t when, std::uint64_t seq, bool mm) {
   const ps_t now = at_ps();
   if (when < now) when = now;
-  resp_heap_.push({when, seq, t, mm});
+  resp_q_.push(when, seq, resp{t, mm});
   notify_at(when);
 }
 
@@ -405,9 +424,11 @@ void gpu_memory_controller::service_method() {
   }
   // 2. Responses due, in order of time, then acceptance; one BEGIN_RESP at a time (base
   //    protocol: the next waits for END_RESP unless the initiator completes at once).
-  while (!resp_heap_.empty() && resp_heap_.top().time <= now) {
-    resp_ready_.emplace_back(resp_heap_.top().trans, resp_heap_.top().mm);
-    resp_heap_.pop();
+  while (!resp_q_.empty()) {
+    const auto& e = resp_q_.top();
+    if (e.time > now) break;
+    resp_ready_.emplace_back(e.value.trans, e.value.mm);
+    resp_q_.pop();
   }
   while (resp_in_progress_ == nullptr && !resp_ready_.empty()) {
     const auto [t, mm] = resp_ready_.front();
@@ -433,7 +454,7 @@ void gpu_memory_controller::service_method() {
   }
   // 3. Re-arm for the next wake-up or response (stale wake entries dropped first).
   if (!wheap_.empty()) notify_at(wake_at_[wheap_.front()]);
-  if (!resp_heap_.empty()) notify_at(resp_heap_.top().time);
+  if (!resp_q_.empty()) notify_at(resp_q_.top().time);
   if (ev_at_ != ~ps_t{0}) ev_.notify(delay_to(ev_at_));
   in_service_ = false;
 }

@@ -33,6 +33,7 @@
 #include "tlm/core/units.h"
 #include "tlm/memory/backing_store.h"
 #include "tlm/memory/dram/dram_system.h"
+#include "tlm/memory/dram/response_queue.h"
 #include "tlm/memory/memory_target.h"
 
 namespace cdma {
@@ -230,7 +231,7 @@ private:
   // AT state.
   /// An accepted AT transaction; its initiator id, direction and length are read from the
   /// payload once, at acceptance (the payload is then in the cache), for the statistics.
-  struct txn {
+  struct alignas(64) txn {  // one cache line (read at acceptance and at completion)
     tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; std::uint64_t seq; unsigned parts;
     unsigned init_id; bool read; bool mm; std::uint64_t len;
   };
@@ -254,9 +255,12 @@ private:
   void wake_sift_down(std::size_t i);  ///< wake_sift() for an entry whose time rose
   /// wake_sift() for an entry whose time fell (or a new one); returns its new position.
   inline std::size_t wake_sift_up(std::size_t i);
-  struct resp { ps_t time; std::uint64_t seq; tlm::tlm_generic_payload* trans; bool mm;
-                bool operator>(const resp& o) const { return time != o.time ? time > o.time : seq > o.seq; } };
-  std::priority_queue<resp, std::vector<resp>, std::greater<resp>> resp_heap_;
+  /// A response waiting for its time: the payload and whether it has a memory manager.
+  struct resp { tlm::tlm_generic_payload* trans; bool mm; };
+  /// Responses by (time, acceptance); a timing wheel over the next few tens of ns (a DRAM
+  /// response is due at most CL/WL + burst + controller latency ahead), see
+  /// dram/response_queue.h. Set up in the constructor (window from the preset).
+  dram::response_queue<resp> resp_q_;
   std::deque<std::pair<tlm::tlm_generic_payload*, bool>> resp_ready_;  ///< (payload, mm)
   tlm::tlm_generic_payload* resp_in_progress_ = nullptr;
   sc_core::sc_event ev_;          ///< wakes service_method (channel wake-ups and responses)

@@ -110,7 +110,19 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
     while ((std::uint64_t{1} << k) != v) ++k;
     return k;
   };
-  for (const auto& s : slices_) shift_.push_back(log2_exact(s.count));
+  for (const auto& s : slices_) {
+    shift_.push_back(log2_exact(s.count));
+    // Reciprocal of a count that is not a power of two (cursor): k = 40 + ceil(log2 d),
+    // m = ceil(2^k / d); then floor(x m / 2^k) = floor(x / d) for every x < 2^40 (the
+    // error x (m d - 2^k) / (d 2^k) < 2^(40 - k) <= 1 / d, and frac(x / d) <= (d - 1) / d).
+    unsigned ceil_log2 = 0;
+    while (ceil_log2 < 64 && (std::uint64_t{1} << ceil_log2) < s.count) ++ceil_log2;
+    const unsigned k = 40 + ceil_log2;
+    const unsigned __int128 two_k = static_cast<unsigned __int128>(1) << k;
+    const unsigned __int128 m = (two_k + s.count - 1) / s.count;
+    recip_.push_back(static_cast<std::uint64_t>(m));  // m <= 2^41
+    rshift_.push_back(static_cast<std::uint8_t>(k));
+  }
   burst_shift_ = log2_exact(burst_bytes_);
   row_on_top_ = row_slices == 1 && slices_.back().f == field::row;
   row_period_ = row_on_top_ ? size_bursts_ / slices_.back().count : 0;

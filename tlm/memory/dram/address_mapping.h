@@ -73,6 +73,10 @@ public:
   };
 
   unsigned burst_bytes() const { return burst_bytes_; }
+  /// addr / burst_bytes() (a shift when burst_bytes() is a power of two, as in every preset).
+  std::uint64_t burst_index(std::uint64_t addr) const {
+    return burst_shift_ >= 0 ? addr >> burst_shift_ : addr / burst_bytes_;
+  }
   const std::vector<slice>& slices() const { return slices_; }  ///< LSB first
   const std::string& text() const { return text_; }
 
@@ -98,6 +102,12 @@ private:
   std::vector<std::uint64_t> weight_;  ///< per slice: weight of its digit within its field
   std::vector<int> shift_;  ///< per slice: log2(count) when a power of two, else -1 (cursor)
   int burst_shift_ = -1;    ///< log2(burst_bytes_) when a power of two, else -1
+  /// Per slice: a reciprocal m and shift k with floor(x m / 2^k) = floor(x / count) for
+  /// x < kRecipLimit (the cursor's division by a count that is not a power of two, e.g. the
+  /// 12 GDDR5 channels or the 160 HBM3 pseudo-channels, without a 64-bit division).
+  std::vector<std::uint64_t> recip_;
+  std::vector<std::uint8_t> rshift_;
+  static constexpr std::uint64_t kRecipLimit = std::uint64_t{1} << 40;
   unsigned burst_bytes_;
   std::string text_;
   bool row_on_top_ = false;
@@ -119,8 +129,13 @@ inline address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t a
       digit_[k] = x & (s.count - 1);
       x >>= sh;
     } else {
-      digit_[k] = x % s.count;
-      x /= s.count;
+      const std::uint64_t q =
+          x < kRecipLimit
+              ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * m.recip_[k]) >>
+                                           m.rshift_[k])
+              : x / s.count;
+      digit_[k] = x - q * s.count;
+      x = q;
     }
     v[static_cast<std::size_t>(s.f)] += digit_[k] * m.weight_[k];
   }

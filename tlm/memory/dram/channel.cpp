@@ -15,7 +15,9 @@ const char* policy_name(page_policy p) { return p == page_policy::open ? "open" 
 const char* scheduler_name(scheduler s) { return s == scheduler::fcfs ? "fcfs" : "frfcfs"; }
 
 channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t first_refresh_ps)
-    : spec_(spec), policy_(pp), sched_(sch), chk_(spec_), banks_(spec.banks()),
+    : policy_(pp), sched_(sch), bpg_(spec.banks_per_group),
+      bpg_recip_(((1ull << 24) + spec.banks_per_group - 1) / spec.banks_per_group),
+      banks_(spec.banks()),
       cand_(spec.banks()), dirty_(spec.banks(), 0),
       tRRD_L_ps_(spec.ps(spec.t.tRRD_L)), tCCD_L_ps_(spec.ps(spec.t.tCCD_L)),
       to_col_{spec.ps(spec.t.tRCD), spec.ps(spec.t.tRP + spec.t.tRCD), 0, 0},
@@ -23,7 +25,7 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
       ref_due_(refi_ == 0 ? kNever : (first_refresh_ps ? first_refresh_ps : refi_)),
       min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()),
       rd_done_(spec.ps(spec.t.tCL) + spec.burst_ps()),
-      wr_done_(spec.ps(spec.t.tWL) + spec.burst_ps()) {
+      wr_done_(spec.ps(spec.t.tWL) + spec.burst_ps()), chk_(spec), spec_(spec) {
   if (spec.banks() > 256)  // the scheduler's sort key carries the bank in 8 bits
     throw std::invalid_argument("dram channel: at most 256 banks per channel, the spec has " +
                                 std::to_string(spec.banks()));
@@ -35,15 +37,14 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
   __builtin_cpu_init();  // needed when this runs before main (a static channel)
   avx2_ = __builtin_cpu_supports("avx2");
 #endif
-  for (unsigned f = 0; f < spec.banks(); ++f) {
-    bg_tab_.push_back(static_cast<std::uint8_t>(f / spec.banks_per_group));
-    ba_tab_.push_back(static_cast<std::uint8_t>(f % spec.banks_per_group));
-  }
+  for (unsigned f = 0; f < spec.banks(); ++f)  // exact for every f < 256; checked here
+    if (bg_of(f) != f / bpg_ || ba_of(f) != f % bpg_)
+      throw std::logic_error("dram channel: bank-group reciprocal inexact");
 }
 
 void channel::submit(const request& r) {
   advance(r.arrival);
-  const unsigned flat = r.bank_group * spec_.banks_per_group + r.bank;
+  const unsigned flat = r.bank_group * bpg_ + r.bank;
   bank_state& b = banks_[flat];
   b.q.push_back({r, seq_++, std::max(1u, r.bursts), false});
   b.q.back().r.bursts = b.q.back().left;
@@ -90,11 +91,11 @@ __attribute__((always_inline)) inline void channel::update_group(command cmd, un
   if (!col && cmd != command::ACT) return;
   const ps_t bound = t + (col ? tCCD_L_ps_ : tRRD_L_ps_);
   const ps_t tab[4] = {col ? 0 : bound, 0, col ? bound : 0, col ? bound : 0};
-  const unsigned bpg = spec_.banks_per_group;
+  const unsigned bpg = bpg_;
   const unsigned g0 = flat - ba_of(flat);
 #ifdef CDMA_DRAM_PICK_AVX2
   if (avx2_ && bpg == 4) {  // g0 is a multiple of 4: one vector, inside the padded arrays
-    raise_group4_avx2(g0, tab);
+    raise_group4_avx2(g0, tab[0], tab[2]);
     return;
   }
 #endif
@@ -104,13 +105,18 @@ __attribute__((always_inline)) inline void channel::update_group(command cmd, un
 }
 
 #ifdef CDMA_DRAM_PICK_AVX2
-__attribute__((target("avx2"))) void channel::raise_group4_avx2(unsigned g0, const ps_t* tab) {
-  // Per bank the bound of its candidate command (the lane selector picks tab[command]); all
-  // values are below 2^63, so the signed maximum is the unsigned one.
+__attribute__((target("avx2"))) void channel::raise_group4_avx2(unsigned g0, ps_t act_bound,
+                                                                ps_t col_bound) {
+  // Per bank the bound of its candidate command (the lane selector picks entry `command` of
+  // {act_bound, 0, col_bound, col_bound}); all values are below 2^63, so the signed maximum
+  // is the unsigned one. The table is built in a register: a vector load of four scalars just
+  // stored would wait for the stores (no store-to-load forwarding across them).
   auto* lp = reinterpret_cast<__m256i*>(soa_local_.data() + g0);
+  const __m256i tab = _mm256_set_epi64x(static_cast<long long>(col_bound),
+                                        static_cast<long long>(col_bound), 0,
+                                        static_cast<long long>(act_bound));
   const __m256i b = _mm256_permutevar8x32_epi32(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tab)),
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(soa_sel_.data() + g0)));
+      tab, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(soa_sel_.data() + g0)));
   const __m256i l = _mm256_loadu_si256(lp);
   _mm256_storeu_si256(lp, _mm256_blendv_epi8(l, b, _mm256_cmpgt_epi64(b, l)));
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "tlm/core/units.h"
@@ -23,6 +24,24 @@
 #include "tlm/memory/dram/timing_checker.h"
 
 namespace cdma::dram {
+
+/// std::allocator on 64-byte (cache-line) boundaries: a channel's 16-bank pick arrays are
+/// then exactly two lines each (not three when they straddle).
+template <class T>
+struct line_allocator {
+  using value_type = T;
+  line_allocator() = default;
+  template <class U>
+  line_allocator(const line_allocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const line_allocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const line_allocator<U>&) const { return false; }
+};
 
 enum class page_policy : std::uint8_t { open, closed };
 enum class scheduler : std::uint8_t { fcfs, frfcfs };
@@ -97,7 +116,8 @@ public:
   std::uint64_t local_mismatches() const { return local_mismatches_; }
 
 private:
-  struct queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
+  /// (One cache line each: 64 bytes, aligned.)
+  struct alignas(64) queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
   /// A bank's request queue in arrival order: a buffer with a live range [first_, last_),
   /// so that removing the oldest request (the common case: a bank's requests are mostly
   /// served in order) moves nothing, where a vector's erase(begin()) moved every younger
@@ -167,7 +187,7 @@ private:
     queued_req* first_ = nullptr;
     queued_req* last_ = nullptr;
   };
-  struct bank_state {
+  struct alignas(64) bank_state {  // one cache line
     bank_queue q;  ///< arrival order
     std::uint64_t open_row = 0;
     bool open = false;
@@ -183,7 +203,7 @@ private:
   /// Bank-local time of a bank without requests: far in the future, yet far from overflow
   /// when a timing is added to it (simulated times stay far below 2^62 ps = 53 days).
   static constexpr ps_t kIdle = kNever / 2;
-  struct cand {
+  struct alignas(32) cand {  // two per cache line
     /// (not a column command) << 63 | age << 8 | bank: the order of candidates issuing at
     /// equal times (column commands first, then the oldest); ages are unique.
     std::uint64_t key = ~0ull;
@@ -200,8 +220,9 @@ private:
   /// pick_reference() on the arrays soa_* with AVX2 (only called when the processor has it).
   unsigned __int128 pick_soa_avx2(ps_t& bnd) const;
   /// update_group() with AVX2 for 4 banks per group (the group's banks are one vector):
-  /// soa_local_[g0 + i] = max(soa_local_[g0 + i], tab[command of bank g0 + i]).
-  void raise_group4_avx2(unsigned g0, const ps_t* tab);
+  /// soa_local_[g0 + i] = max(soa_local_[g0 + i], bound of the command of bank g0 + i)
+  /// (ACT: act_bound, RD/WR: col_bound, PRE: 0).
+  void raise_group4_avx2(unsigned g0, ps_t act_bound, ps_t col_bound);
   void mark_dirty(unsigned flat) {
     if (!dirty_[flat]) {
       dirty_[flat] = 1;
@@ -253,16 +274,22 @@ private:
   /// possible (the other banks' candidates and the channel-wide bounds are unchanged).
   void pick_after_submit(unsigned flat);
   void issue(const choice& c);
-  // Bank group and bank of a flat bank index (tables: no division on the command path).
-  unsigned bg_of(unsigned flat) const { return bg_tab_[flat]; }
-  unsigned ba_of(unsigned flat) const { return ba_tab_[flat]; }
+  // Bank group and bank of a flat bank index: a multiplication by the reciprocal, exact for
+  // every flat index < 256 (checked in the constructor); no division, and no table line to
+  // load for a channel whose state is not in the cache.
+  unsigned bg_of(unsigned flat) const {
+    return static_cast<unsigned>((static_cast<std::uint64_t>(flat) * bpg_recip_) >> 24);
+  }
+  unsigned ba_of(unsigned flat) const { return flat - bg_of(flat) * bpg_; }
 
-  const dram_spec spec_;
+  // Layout: the channel's own per-command state first, then the checker (whose per-command
+  // state is at its start), so that the lines a command touches are contiguous; the spec
+  // and the self-check counters last.
   page_policy policy_;
   scheduler sched_;
-  timing_checker chk_;
+  unsigned bpg_;                       ///< spec_.banks_per_group
+  std::uint64_t bpg_recip_;            ///< ceil(2^24 / bpg_): bg_of() without a division
   std::vector<bank_state> banks_;
-  std::vector<std::uint8_t> bg_tab_, ba_tab_;  ///< per flat bank: bank group, bank in group
   std::vector<cand> cand_;             ///< per flat bank (see above)
   /// The candidates again as arrays (structure of arrays) for the FR-FCFS pick, one entry
   /// per flat bank, padded to a multiple of 4 banks (padding: an idle bank): bank-local time
@@ -276,7 +303,7 @@ private:
   /// (pick_soa_avx2(); else pick_reference()). No per-command ordered lists to keep.
   /// soa_key_ holds each key with its top bit flipped (key ^ kKeyFlip), so the vector pick
   /// compares keys as signed 64-bit values in their unsigned order without a flip per step.
-  std::vector<std::uint64_t> soa_local_, soa_key_, soa_sel_;
+  std::vector<std::uint64_t, line_allocator<std::uint64_t>> soa_local_, soa_key_, soa_sel_;
   static constexpr std::uint64_t kKeyFlip = 1ull << 63;
   bool avx2_ = false;
   void soa_set(unsigned flat, const cand& c, ps_t local) {
@@ -298,7 +325,6 @@ private:
   std::uint64_t hits_ = 0, misses_ = 0;
   bool cached_ = false;           ///< req_, ovr_ / use_ovr_, cb_, bound_ are valid
   choice req_;                    ///< best request command (no refresh / closed-page override)
-  choice ovr_;                    ///< the next command when a refresh / closed-page override applies
   bool use_ovr_ = false;          ///< the next command is ovr_ (else req_)
   const choice& next() const { return use_ovr_ ? ovr_ : req_; }
   timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
@@ -307,9 +333,12 @@ private:
   bool cb_valid_ = false;
   ps_t bound_ = kNever;           ///< completion_bound() before min_done_
   std::vector<completion> done_;
+  timing_checker chk_;
+  choice ovr_;                    ///< the next command when a refresh / closed-page override applies
   bool check_pick_ = false;
   std::uint64_t pick_mismatches_ = 0, picks_checked_ = 0, cb_mismatches_ = 0;
   std::uint64_t local_mismatches_ = 0;
+  const dram_spec spec_;
 };
 
 }  // namespace cdma::dram

@@ -31,8 +31,8 @@ public:
              F&& f) const {
     if (len == 0) len = 1;
     const std::uint64_t bb = map_.burst_bytes();
-    std::uint64_t b = addr / bb;
-    const std::uint64_t end = (addr + len + bb - 1) / bb;
+    std::uint64_t b = map_.burst_index(addr);
+    const std::uint64_t end = map_.burst_index(addr + len - 1) + 1;  // ceil((addr + len) / bb)
     if (map_.one_low_column_block(b, end - 1)) {
       // Fast path (e.g. a 64-B request of the default mapping): every burst has the first
       // one's channel, bank and row, so the loop below would give this one request.
@@ -58,6 +58,23 @@ public:
       have = true;
     }
     if (have) f(ch, r);
+  }
+
+  /// The fast path of split() alone: when [addr, addr+len) is one request (its bursts lie in
+  /// one block of the least significant column slice, e.g. a 64-B request of the default
+  /// mapping, or it is a single burst), sets `ch` and `r` to what split() would pass to its
+  /// callback and returns true; otherwise returns false and sets nothing.
+  bool split_one(std::uint64_t addr, std::uint64_t len, bool write, std::uint64_t tag,
+                 ps_t arrival, unsigned& ch, request& r) const {
+    if (len == 0) len = 1;
+    const std::uint64_t bb = map_.burst_bytes();
+    const std::uint64_t b = map_.burst_index(addr);
+    const std::uint64_t end = map_.burst_index(addr + len - 1) + 1;  // ceil((addr + len) / bb)
+    if (!map_.one_low_column_block(b, end - 1)) return false;
+    const location l = address_mapping::cursor(map_, b * bb).loc();
+    ch = l.channel;
+    r = request{tag, arrival, write, l.bank_group, l.bank, l.row, static_cast<unsigned>(end - b)};
+    return true;
   }
 
   /// LT estimate: time (ps) the last burst of the access ends when it is ready at `ready`.

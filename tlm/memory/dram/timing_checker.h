@@ -111,9 +111,13 @@ public:
 private:
   using st = std::int64_t;  // signed ps; `never` for "no such command yet"
   static constexpr st never = INT64_MIN / 4;
-  struct bank_hist { st act = never, pre = never, rd = never, wr = never; bool open = false; };
+  /// (One cache line per bank: a command reads and writes its bank's entry.)
+  struct alignas(64) bank_hist {
+    st act = never, pre = never, rd = never, wr = never;
+    bool open = false;
+  };
   struct group_hist { st act = never, col = never; };
-  std::size_t idx(unsigned bg, unsigned b) const { return bg * spec_.banks_per_group + b; }
+  std::size_t idx(unsigned bg, unsigned b) const { return bg * bpg_ + b; }
   static ps_t to_ps(st t) { return t < 0 ? 0 : static_cast<ps_t>(t); }
 
   // Each rule's lower bound for `cmd` (never if the rule does not apply).
@@ -121,23 +125,32 @@ private:
   /// Updates the history (and the state-rule violations) for `cmd` issued at `t`; returns
   /// the number of state violations.
   unsigned apply(command cmd, unsigned bg, unsigned b, st t, ps_t tp);
+  /// Checks every rule for `cmd` at `t` one by one and counts the violated ones (out of line:
+  /// only reached when a command is issued before its earliest legal time).
+  unsigned count_violations(command cmd, unsigned bg, unsigned b, st t);
 
-  const dram_spec spec_;
+  // Layout: the state every command reads or writes comes first and together (the bank
+  // organisation, timings, channel history and the per-command counters: ~7 cache lines),
+  // so that a command to a channel whose state is not in the L1 cache (160 HBM3
+  // pseudo-channels, random traffic) touches few lines; the rest (violation counters, the
+  // kept REF times) after it.
+  std::vector<bank_hist> bank_;
+  std::vector<group_hist> group_;
+  unsigned bpg_;                ///< spec_.banks_per_group
+  bool dual_;                   ///< dual_
+  unsigned faw_pos_ = 0;
+  unsigned open_banks_ = 0;
   // Timings in ps.
   st tRCD_, tRP_, tRAS_, tRC_, tCCD_S_, tCCD_L_, tRRD_S_, tRRD_L_, tFAW_, tWTR_, tRTW_, tCL_,
       tWL_, tRTP_, tWR_, tRFC_, tCK_, burst_;
-  std::vector<bank_hist> bank_;
-  std::vector<group_hist> group_;
   std::array<st, 4> faw_{never, never, never, never};  // last four ACTs, ring
-  unsigned faw_pos_ = 0;
   st last_act_ = never, last_col_ = never, last_rd_ = never, last_wr_ = never;
   st last_pre_any_ = never, last_ref_ = never, last_row_cmd_ = never, last_col_cmd_ = never;
   st data_free_ = never;
-  unsigned open_banks_ = 0;
   ps_t data_busy_ = 0;
-  std::array<std::uint64_t, rule_count> violations_{};
-  std::array<std::uint64_t, rule_count> binding_{};
   std::array<std::uint64_t, 5> commands_{};
+  std::array<std::uint64_t, rule_count> binding_{};
+  std::array<std::uint64_t, rule_count> violations_{};
   std::vector<ps_t> ref_times_;
 };
 
@@ -147,10 +160,10 @@ inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) 
   };
   const st any = std::max(last_row_cmd_, last_col_cmd_) + tCK_;
   auto row_bus = [&] {  // the row command bus (and, with one bus, the column commands too)
-    const st rb = spec_.dual_command_bus ? last_row_cmd_ + tCK_ : any;
+    const st rb = dual_ ? last_row_cmd_ + tCK_ : any;
     up(cb.b[0], rb);
     up(cb.b[1], rb);
-    if (!spec_.dual_command_bus) {
+    if (!dual_) {
       up(cb.b[2], rb);
       up(cb.b[3], rb);
     }
@@ -172,8 +185,8 @@ inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) 
     }
     case command::RD:
     case command::WR: {
-      const st cbus = spec_.dual_command_bus ? last_col_cmd_ + tCK_ : any;
-      if (!spec_.dual_command_bus) {
+      const st cbus = dual_ ? last_col_cmd_ + tCK_ : any;
+      if (!dual_) {
         up(cb.b[0], cbus);
         up(cb.b[1], cbus);
       }
@@ -185,6 +198,123 @@ inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) 
       break;
     }
   }
+}
+
+// (Inline: record_issue() is called once per issued command by channel::advance().)
+template <class F>
+inline void timing_checker::for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const {
+  const bank_hist& bk = bank_[idx(bg, b)];
+  const group_hist& gr = group_[bg];
+  const bool row_cmd = cmd == command::ACT || cmd == command::PRE || cmd == command::REF;
+  const st last_cmd = dual_
+                          ? (row_cmd ? last_row_cmd_ : last_col_cmd_)
+                          : std::max(last_row_cmd_, last_col_cmd_);
+  f(rule::cmd_bus, last_cmd + tCK_);
+  f(rule::tRFC, last_ref_ + tRFC_);
+  switch (cmd) {
+    case command::ACT:
+      f(rule::tRP, bk.pre + tRP_);
+      f(rule::tRC, bk.act + tRC_);
+      f(rule::tRRD_L, gr.act + tRRD_L_);
+      f(rule::tRRD_S, last_act_ + tRRD_S_);
+      f(rule::tFAW, faw_[faw_pos_] + tFAW_);  // the oldest of the last four ACTs
+      break;
+    case command::PRE:
+      f(rule::tRAS, bk.act + tRAS_);
+      f(rule::tRTP, bk.rd + tRTP_);
+      f(rule::tWR, bk.wr + tWL_ + burst_ + tWR_);
+      break;
+    case command::RD:
+    case command::WR: {
+      f(rule::tRCD, bk.act + tRCD_);
+      f(rule::tCCD_L, gr.col + tCCD_L_);
+      f(rule::tCCD_S, last_col_ + tCCD_S_);
+      if (cmd == command::RD) {
+        f(rule::tWTR, last_wr_ + tWL_ + burst_ + tWTR_);
+        f(rule::burst, data_free_ - tCL_);
+      } else {
+        f(rule::tRTW, last_rd_ + tRTW_);
+        f(rule::burst, data_free_ - tWL_);
+      }
+      break;
+    }
+    case command::REF:
+      f(rule::tRP, last_pre_any_ + tRP_);
+      f(rule::tRC, last_act_ + tRC_);
+      break;
+  }
+}
+
+__attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd, unsigned bg,
+                                                                   unsigned b, st t, ps_t tp) {
+  unsigned bad = 0;
+  bank_hist& bk = bank_[idx(bg, b)];
+  group_hist& gr = group_[bg];
+  auto state_error = [&] {
+    ++violations_[static_cast<std::size_t>(rule::state)];
+    ++bad;
+  };
+  ++commands_[static_cast<std::size_t>(cmd)];
+  switch (cmd) {
+    case command::ACT:
+      if (bk.open) state_error();
+      bk.act = t;
+      if (!bk.open) ++open_banks_;
+      bk.open = true;
+      gr.act = t;
+      last_act_ = t;
+      faw_[faw_pos_] = t;
+      faw_pos_ = (faw_pos_ + 1) % 4;
+      last_row_cmd_ = t;
+      break;
+    case command::PRE:
+      if (!bk.open) state_error();
+      else --open_banks_;
+      bk.open = false;
+      bk.pre = t;
+      last_pre_any_ = std::max(last_pre_any_, t);
+      last_row_cmd_ = t;
+      break;
+    case command::RD:
+    case command::WR: {
+      if (!bk.open) state_error();
+      const st data_start = t + (cmd == command::RD ? tCL_ : tWL_);
+      data_free_ = data_start + burst_;
+      data_busy_ += static_cast<ps_t>(burst_);
+      (cmd == command::RD ? bk.rd : bk.wr) = t;
+      (cmd == command::RD ? last_rd_ : last_wr_) = t;
+      gr.col = t;
+      last_col_ = t;
+      last_col_cmd_ = t;
+      break;
+    }
+    case command::REF:
+      if (open_banks_ != 0) state_error();
+      last_ref_ = t;
+      last_row_cmd_ = t;
+      if (ref_times_.size() < keep_refresh_times) ref_times_.push_back(tp);
+      break;
+  }
+  return bad;
+}
+
+inline unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t tp,
+                                      ps_t not_before) {
+  const st t = static_cast<st>(tp);
+  st best = static_cast<st>(not_before);
+  rule why = rule::arrival;
+  // One pass: the binding rule (as earliest(): the first rule reaching the maximum) and the
+  // maximum of every rule's bound and not_before. t at or after that maximum violates no
+  // rule; only otherwise are the rules checked one by one and the violated ones counted.
+  for_each_bound(cmd, bg, b, [&](rule r, st lb) {
+    if (lb > best) {
+      best = lb;
+      why = r;
+    }
+  });
+  const unsigned bad = t < best ? count_violations(cmd, bg, b, t) : 0;
+  ++binding_[static_cast<std::size_t>(why)];
+  return bad + apply(cmd, bg, b, t, tp);
 }
 
 }  // namespace cdma::dram
