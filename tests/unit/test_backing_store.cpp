@@ -271,7 +271,7 @@ TEST(BackingStoreSpill, HelperIoThreadGivesTheSameBytesAsSyncIoAndRam) {
 }
 
 TEST(BackingStoreSpill, DirectAndBufferedIoWithJoinedRequestsGiveTheSameBytesAsRam) {
-  // Direct I/O (O_DIRECT, default) and buffered I/O, each with the helper thread and queues
+  // Direct I/O (O_DIRECT, spill_options::direct_io) and buffered I/O (default), each with the helper thread and queues
   // long enough that it joins consecutive pages into one request (up to kMaxIoPages), and a
   // page size direct I/O cannot use (1000 bytes: not a multiple of 4096, so buffered): long
   // sequential writes and scans (evicted pages written behind and read ahead in runs) mixed

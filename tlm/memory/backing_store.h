@@ -84,10 +84,12 @@ struct spill_options {
   /// spends the time changes. An I/O error of the helper is raised (store_io_error) by the
   /// next access of the store. Default on; false: every pread/pwrite in the caller's thread.
   bool io_thread = true;
-  /// pages, default 64 (4 MiB of 64 KiB pages: ~6 ms of a prefetch's reading at VGG-16's pace,
-  /// so a helper thread waiting a scheduler slice for a core falls behind less often; with 16,
-  /// VGG-16 b64, load ~4 on 2 cores, the simulation thread did ~1/4 of the reads itself).
-  std::size_t read_ahead_pages = 64;
+  /// pages, default 128 (8 MiB of 64 KiB pages; refilled in runs of half of it once the
+  /// reader has used half: with direct I/O the reads come from the disk, and a deeper window
+  /// of larger requests keeps the backward pass from waiting for it; 64 until session 10.
+  /// With 16, VGG-16 b64, load ~4 on 2 cores, the simulation thread did ~1/4 of the reads
+  /// itself).
+  std::size_t read_ahead_pages = 128;
   std::size_t write_behind_pages = 64;  ///< pages, default 64 (4 MiB of 64 KiB pages)
   /// Open the spill file for direct I/O (O_DIRECT: the bytes go between the page frames and
   /// the disk without passing through the kernel's page cache) when the page size is a
@@ -101,8 +103,13 @@ struct spill_options {
   /// of up to kMaxIoPages pages (one 64 KiB request per page is ~2x slower on disk than
   /// 1 MiB ones). A disk slower than backing_store::kMinDirectWriteBps over the first
   /// kDirectProbeBytes of direct writes (helper thread) switches the file to buffered I/O.
-  /// Default on; false: buffered I/O through the page cache.
-  bool direct_io = true;
+  /// Default off (buffered I/O through the page cache): measured on the 2-core VM, quiet,
+  /// VGG-16 LT cDMA step, direct vs buffered: b64 7.4-7.7 vs 6.1 s wall (the backward pass
+  /// waits for the disk: ~0.46 GB/s device throughput at one request in flight, the pass
+  /// consumes ~1.7 GB/s), b128 13.6-15.2 vs 13.5-14.0 s, b256 30.2 vs 30.7-31.0 s; system
+  /// time b256 5.9 vs 12.2-12.9 s. So direct I/O saves CPU (a shared, busy machine) and
+  /// costs wall time where the disk is slower than the backward pass.
+  bool direct_io = false;
 };
 
 namespace detail {
@@ -252,12 +259,11 @@ private:
   void io_worker();
   void io_submit(bool write, std::uint64_t index, std::uint8_t* frame, std::uint64_t punch_pages = 0,
                  std::size_t wake_at = 1);
-  /// Evicted pages (writes) or read-ahead pages queued before an idle helper is woken for
-  /// them (a wake-up costs a futex call and a context switch; VGG-16 b64 spills ~32 K pages
-  /// and reads them back: one wake-up per read-ahead page was ~0.14 s of the simulation
-  /// thread's 2.3 s backward pass). A reader never waits for a batch: read-ahead runs
-  /// `read_ahead_pages` ahead, the end of the written data wakes the helper at once, and
-  /// io_wait() wakes it for a page needed now.
+  /// Evicted pages (writes) queued before an idle helper is woken for them (a wake-up costs
+  /// a futex call and a context switch; VGG-16 b64 spills ~32 K pages and reads them back:
+  /// one wake-up per read-ahead page was ~0.14 s of the simulation thread's 2.3 s backward
+  /// pass). Read-ahead queues a run of pages and wakes the helper once for it
+  /// (io_read_ahead); io_wait() wakes it for a page needed now.
   static constexpr std::size_t kWakeBatch = 8;
   /// Wakes an idle helper if jobs wait (held back by io_submit's wake_at).
   void io_kick();
