@@ -205,8 +205,7 @@ void backing_store::io_worker() {
     if (j->punch_pages)
       (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(j->index * page_bytes_),
                         static_cast<off_t>(j->punch_pages * page_bytes_));
-    else
-    {
+    else {
       const bool timed = j->write && direct_.load(std::memory_order_relaxed) && direct_probe_left_ > 0;
       const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       err = pages_io_nothrow(j->write, j->index, frames, n);
