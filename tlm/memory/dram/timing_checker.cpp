@@ -38,18 +38,6 @@ timing_checker::timing_checker(const dram_spec& spec)
       tWR_(static_cast<st>(spec.ps(spec.t.tWR))), tRFC_(static_cast<st>(spec.ps(spec.t.tRFC))),
       tCK_(static_cast<st>(spec.tCK_ps)), burst_(static_cast<st>(spec.burst_ps())) {}
 
-timing_checker::bound timing_checker::earliest(command cmd, unsigned bg, unsigned b,
-                                               ps_t not_before) const {
-  st best = static_cast<st>(not_before);
-  rule why = rule::arrival;
-  for_each_bound(cmd, bg, b, [&](rule r, st t) {
-    if (t > best) {
-      best = t;
-      why = r;
-    }
-  });
-  return {static_cast<ps_t>(best), why};
-}
 
 timing_checker::channel_bounds timing_checker::channel_wide() const {
   channel_bounds cb;

@@ -298,22 +298,28 @@ __attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd
   return bad;
 }
 
-inline unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t tp,
-                                      ps_t not_before) {
-  const st t = static_cast<st>(tp);
+inline timing_checker::bound timing_checker::earliest(command cmd, unsigned bg, unsigned b,
+                                                      ps_t not_before) const {
   st best = static_cast<st>(not_before);
   rule why = rule::arrival;
-  // One pass: the binding rule (as earliest(): the first rule reaching the maximum) and the
-  // maximum of every rule's bound and not_before. t at or after that maximum violates no
-  // rule; only otherwise are the rules checked one by one and the violated ones counted.
-  for_each_bound(cmd, bg, b, [&](rule r, st lb) {
-    if (lb > best) {
-      best = lb;
+  for_each_bound(cmd, bg, b, [&](rule r, st t) {
+    if (t > best) {
+      best = t;
       why = r;
     }
   });
-  const unsigned bad = t < best ? count_violations(cmd, bg, b, t) : 0;
-  ++binding_[static_cast<std::size_t>(why)];
+  return {static_cast<ps_t>(best), why};
+}
+
+inline unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t tp,
+                                      ps_t not_before) {
+  const st t = static_cast<st>(tp);
+  // One pass: the binding rule (the first rule reaching the maximum) and the maximum of
+  // every rule's bound and not_before. t at or after that maximum violates no rule; only
+  // otherwise are the rules checked one by one and the violated ones counted.
+  const bound e = earliest(cmd, bg, b, not_before);
+  const unsigned bad = t < static_cast<st>(e.time) ? count_violations(cmd, bg, b, t) : 0;
+  ++binding_[static_cast<std::size_t>(e.binding)];
   return bad + apply(cmd, bg, b, t, tp);
 }
 
