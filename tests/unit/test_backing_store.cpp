@@ -332,6 +332,12 @@ TEST(BackingStoreSpill, DirectAndBufferedIoWithJoinedRequestsGiveTheSameBytesAsR
   EXPECT_GT(direct.spilled_bytes(), 100u * 4096u);
   EXPECT_EQ(direct.spilled_bytes(), buffered.spilled_bytes());
   EXPECT_EQ(direct.direct_io(), fs_direct);  // no request was refused
+  // Whole-store writes and scans queue runs of consecutive pages: the helper joined them
+  // (one request per page would give pages == requests).
+  for (backing_store* s : spilled) {
+    EXPECT_GT(s->helper_io_requests(), 0u);
+    EXPECT_GT(s->helper_io_pages(), 2 * s->helper_io_requests());
+  }
 }
 
 TEST(BackingStoreSpill, AnErrorOfTheHelperThreadIsRaisedByALaterAccessNamingTheFile) {

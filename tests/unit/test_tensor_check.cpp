@@ -254,9 +254,10 @@ TEST(TensorCheck, AProducerStopsCleanlyWithWorkQueuedAndStillServesReadsAfterSto
 }
 
 namespace {
-// A concurrent source whose fill() of chunk 0 (offset 0) blocks until another chunk has been
+// A concurrent source whose fill() of chunk 0 (offset 0) waits until another chunk has been
 // filled: a reader that wants chunk 0 while a worker produces it must produce other queued
-// chunks meanwhile, or it would wait forever (the test then times out).
+// chunks meanwhile. Without that nobody fills another chunk: after 10 s the wait gives up
+// and records it (the test then fails instead of hanging).
 class gated_source : public synthetic_activation_source {
 public:
   gated_source() : synthetic_activation_source(0.5, 9) {}
@@ -264,13 +265,16 @@ public:
             std::uint8_t* out, std::size_t len) override {
     if (offset == 0) {
       first_started_ = true;
-      while (!other_filled_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!other_filled_ && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!other_filled_) gave_up_ = true;
     } else {
       other_filled_ = true;
     }
     synthetic_activation_source::fill(key, shape, offset, out, len);
   }
-  std::atomic<bool> first_started_{false}, other_filled_{false};
+  std::atomic<bool> first_started_{false}, other_filled_{false}, gave_up_{false};
 };
 }  // namespace
 
@@ -289,6 +293,7 @@ TEST(TensorCheck, AReaderWaitingForAChunkBeingProducedProducesQueuedChunksMeanwh
     ASSERT_EQ(ch->len, std::min<std::size_t>(chunk_producer::chunk_bytes, want.size() - off));
     EXPECT_EQ(0, std::memcmp(ch->data.data(), want.data() + off, ch->len)) << "chunk " << c;
   }
+  EXPECT_FALSE(src.gave_up_) << "chunk 0 waited 10 s: the reader did not produce other chunks meanwhile";
   const chunk_producer::counts n = p.stats();
   EXPECT_GE(n.waited, 1u);      // chunk 0 (at least): being produced by the worker when taken
   EXPECT_GE(n.stolen, 1u);      // chunk 1 (at least) produced by the reader meanwhile

@@ -209,6 +209,8 @@ void backing_store::io_worker() {
       const bool timed = j->write && direct_.load(std::memory_order_relaxed) && direct_probe_left_ > 0;
       const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       err = pages_io_nothrow(j->write, j->index, frames, n);
+      helper_requests_.fetch_add(1, std::memory_order_relaxed);
+      helper_pages_.fetch_add(n, std::memory_order_relaxed);
       if (timed && err.empty()) direct_probe(n * page_bytes_, std::chrono::steady_clock::now() - t0);
     }
     g.lock();

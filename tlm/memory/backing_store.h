@@ -162,6 +162,10 @@ public:
   bool spills() const { return fd_ >= 0; }
   /// Spill file I/O is direct (spill_options::direct_io took effect and was not given up).
   bool direct_io() const { return direct_.load(std::memory_order_relaxed); }
+  /// Read / write requests the helper I/O thread made to the spill file, and the pages they
+  /// moved (pages / requests > 1: consecutive queued pages were joined, see kMaxIoPages).
+  std::uint64_t helper_io_requests() const { return helper_requests_.load(std::memory_order_relaxed); }
+  std::uint64_t helper_io_pages() const { return helper_pages_.load(std::memory_order_relaxed); }
 
   /// True iff [addr, addr+len) lies inside [0, size()) (no overflow).
   bool contains(std::uint64_t addr, std::uint64_t len) const {
@@ -306,6 +310,7 @@ private:
   // spill mode
   int fd_ = -1;
   std::atomic<bool> direct_{false};          ///< fd_ has O_DIRECT (cleared if the kernel refuses it)
+  std::atomic<std::uint64_t> helper_requests_{0}, helper_pages_{0};  ///< helper_io_requests / _pages
   std::string spill_path_;                   ///< for messages (the file itself is unlinked)
   std::size_t cache_pages_ = 0;
   std::list<std::uint64_t> lru_;             ///< front = most recently used
