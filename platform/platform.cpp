@@ -469,6 +469,14 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
       o->result.layers.assign(rep.net.layers.size(), workloads::layer_result{});
       o->dram_layers.assign(rep.net.layers.size(), layer_dram{});
     }
+  rep.host.produce_threads = t->runtime.producer_threads();
+  rep.host.chunks = t->runtime.producer_stats();
+  const mem::backing_store& hs = t->host_mem.store();
+  rep.host.spilled = hs.spills();
+  rep.host.direct_io = hs.direct_io();
+  rep.host.peak_spilled_bytes = hs.peak_spilled_bytes();
+  rep.host.io_requests = hs.helper_io_requests();
+  rep.host.io_pages = hs.helper_io_pages();
   rep.peak_rss_bytes = peak_rss_bytes();
   return rep;
 }

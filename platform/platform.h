@@ -144,6 +144,18 @@ struct run_report {
   std::uint64_t peak_rss_bytes = 0;        ///< peak resident memory of this process at the end
   double wall_s = 0;                       ///< wall-clock seconds of the simulation
   std::size_t protocol_checks = 0;         ///< transactions seen by protocol checkers (check_protocol)
+  /// How the run used the host machine (wall time only; no simulated result depends on it):
+  /// how the simulation thread found the activation chunks (64 KiB) it took (ready, being
+  /// produced by a worker, not started), the queued chunks it produced itself while it waited
+  /// (stolen), and the host memory's spill file (host_mem.spill).
+  struct host_usage {
+    std::size_t produce_threads = 0;
+    workloads::chunk_producer::counts chunks;
+    bool spilled = false;                  ///< host memory kept its pages in a file
+    bool direct_io = false;                ///< ... opened with O_DIRECT (host_mem.spill_direct_io)
+    std::uint64_t peak_spilled_bytes = 0;  ///< most bytes on the file at once
+    std::uint64_t io_requests = 0, io_pages = 0;  ///< helper thread's file requests and pages
+  } host;
   /// Set when the VCD (run_hooks::vcd_path) could not be written: the message names the path
   /// and the reason; the results are complete (nothing of the VCD is left behind).
   std::string vcd_error;

@@ -245,6 +245,16 @@ void print_summary(std::ostream& os, const run_report& r) {
   }
   os << "wall time: " << fmt("%.2f", r.wall_s) << " s, peak RSS " << fmt("%.0f", r.peak_rss_bytes / 1048576.0)
      << " MiB\n";
+  const auto& h = r.host;
+  const auto& ck = h.chunks;
+  os << "host: activation chunks (64 KiB) taken " << ck.ready << " ready, " << ck.waited << " being produced, "
+     << ck.by_reader << " not started (produced then by the simulation thread); " << ck.stolen
+     << " others produced by the simulation thread while it waited; " << h.produce_threads << " worker thread(s)";
+  if (h.spilled)
+    os << "; host memory spilled to a file: peak " << fmt("%.2f", h.peak_spilled_bytes / 1e9) << " GB, "
+       << (h.direct_io ? "direct" : "buffered") << " I/O, " << h.io_requests << " helper requests of "
+       << fmt("%.1f", h.io_requests ? static_cast<double>(h.io_pages) / h.io_requests : 0.0) << " pages";
+  os << "\n";
 }
 
 std::vector<stat> collect_stats(const run_report& r) {
@@ -428,6 +438,15 @@ nlohmann::json to_json(const run_report& r) {
   j["layers"] = layers;
   j["wall_s"] = r.wall_s;
   j["peak_rss_bytes"] = r.peak_rss_bytes;
+  {
+    const auto& h = r.host;
+    j["host"] = {{"produce_threads", h.produce_threads},
+                 {"chunks", {{"ready", h.chunks.ready}, {"waited", h.chunks.waited},
+                             {"by_simulation_thread", h.chunks.by_reader}, {"stolen", h.chunks.stolen}}},
+                 {"spilled", h.spilled}, {"direct_io", h.direct_io},
+                 {"peak_spilled_bytes", h.peak_spilled_bytes},
+                 {"io_requests", h.io_requests}, {"io_pages", h.io_pages}};
+  }
   json stats = json::object();
   for (const auto& s : collect_stats(r)) stats[s.name] = {{"value", s.value}, {"unit", s.unit}};
   j["stats"] = stats;

@@ -65,6 +65,39 @@ TEST_F(platform_test, small_synthetic_network_runs_end_to_end_bit_exact) {
   // synthetic layers; the dense image (layer 0) and the metadata keep the total below that.
   EXPECT_GT(rep.compression_ratio(), 1.5);
   EXPECT_LT(rep.compression_ratio(), 32.0 / (1 + 32 * 0.3));
+
+  // Host usage: each step that moves activations (vDNN, cDMA) reads every offloaded tensor
+  // once, front to back, in 64 KiB chunks; each chunk was taken once, found ready, being
+  // produced or not started. Nothing spilled (a few MB of host memory).
+  std::uint64_t chunks = 0;
+  for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i)
+    chunks += (rep.net.layers[i].offload.elements() * 4 + 65535) / 65536;
+  const auto& c = rep.host.chunks;
+  EXPECT_EQ(c.ready + c.waited + c.by_reader, 2 * chunks);
+  EXPECT_EQ(rep.host.produce_threads, 2u);
+  EXPECT_FALSE(rep.host.spilled);
+  EXPECT_EQ(rep.host.peak_spilled_bytes, 0u);
+}
+
+TEST_F(platform_test, a_spilling_host_memory_is_reported_with_its_peak_file_bytes) {
+  // Host memory in a file with 1 MiB cached: the cDMA step's offloaded bytes (data and window
+  // tables) all sit in host memory at the end of the forward pass, so the file held at least
+  // those beyond the cache at once, and at most the runtime's host layout.
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 64;  // ~7.5 MB moved, well beyond the 1 MiB cache
+  cfg.steps = {"cdma"};
+  cfg.host_spill = "on";
+  cfg.host_mem.spill_options.cache_bytes = 1u << 20;
+  const auto rep = cdma::platform::run(cfg);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_TRUE(rep.host.spilled);
+  const std::uint64_t moved = rep.cdma.d2h.payload_bytes;
+  EXPECT_GT(moved, 4u << 20);
+  EXPECT_GE(rep.host.peak_spilled_bytes + (1u << 20), moved);
+  EXPECT_LE(rep.host.peak_spilled_bytes, rep.config.host_mem.size_bytes);
+  EXPECT_GT(rep.host.io_requests, 0u);
+  EXPECT_GE(rep.host.io_pages, rep.host.io_requests);
 }
 
 TEST_F(platform_test, json_has_the_documented_keys) {
@@ -81,6 +114,10 @@ TEST_F(platform_test, json_has_the_documented_keys) {
                         "offload_s", "prefetch_s", "forward_s", "backward_s", "stall_s"})
     EXPECT_TRUE(j["layers"][0].contains(k)) << k;
   EXPECT_DOUBLE_EQ(j["step_time_s"]["oracle"].get<double>(), cdma::ps_to_s(rep.oracle.result.step));
+  for (const char* k : {"produce_threads", "chunks", "spilled", "direct_io", "peak_spilled_bytes", "io_requests", "io_pages"})
+    EXPECT_TRUE(j["host"].contains(k)) << k;
+  for (const char* k : {"ready", "waited", "by_simulation_thread", "stolen"})
+    EXPECT_TRUE(j["host"]["chunks"].contains(k)) << k;
 }
 
 TEST_F(platform_test, codec_none_moves_raw_windows_plus_metadata) {

@@ -177,9 +177,22 @@ void backing_store::io_worker() {
   std::unique_lock<std::mutex> g(io_lock_);
   for (;;) {
     io_idle_ = true;
-    io_work_cv_.wait(g, [this] { return io_stop_ || !io_queue_.empty(); });
+    io_work_cv_.wait(g, [this] { return io_stop_ || !io_queue_.empty() || !io_punch_.empty(); });
     io_idle_ = false;
     if (io_stop_) return;
+    if (io_queue_.empty()) {  // nothing to read or write: one piece of a deferred punch
+      auto& [first, n] = io_punch_.front();
+      const std::uint64_t piece = std::min<std::uint64_t>(n, std::max<std::uint64_t>(1, kPunchPieceBytes / page_bytes_));
+      const std::uint64_t at = first;
+      first += piece;
+      n -= piece;
+      if (n == 0) io_punch_.pop_front();
+      g.unlock();
+      (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at * page_bytes_),
+                        static_cast<off_t>(piece * page_bytes_));
+      g.lock();
+      continue;
+    }
     std::shared_ptr<io_job> j = std::move(io_queue_.front());
     io_queue_.pop_front();
     if (j->st != io_job::state::queued) continue;  // cancelled: taken back by the owner
@@ -200,6 +213,7 @@ void backing_store::io_worker() {
         batch[n++] = std::move(io_queue_.front());
         io_queue_.pop_front();
       }
+    if (j->write && !io_punch_.empty()) trim_punches(j->index, n);
     g.unlock();
     std::string err;
     if (j->punch_pages)
@@ -270,9 +284,41 @@ void backing_store::io_submit(bool write, std::uint64_t index, std::uint8_t* fra
 
 void backing_store::punch(std::uint64_t first, std::uint64_t n) {
   if (n == 0) return;
-  if (io_thread_.joinable()) return io_submit(false, first, nullptr, n);  // after earlier jobs
+  if (io_thread_.joinable()) {
+    if (!direct_.load(std::memory_order_relaxed)) return io_submit(false, first, nullptr, n);  // after earlier jobs
+    bool wake;
+    {
+      std::lock_guard<std::mutex> g(io_lock_);
+      io_punch_.emplace_back(first, n);
+      wake = io_idle_;
+      if (wake) io_idle_ = false;
+    }
+    if (wake) io_work_cv_.notify_one();
+    return;
+  }
   (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first * page_bytes_),
                     static_cast<off_t>(n * page_bytes_));
+}
+
+void backing_store::trim_punches(std::uint64_t first, std::uint64_t n) {
+  const std::uint64_t end = first + n;
+  for (std::size_t i = 0; i < io_punch_.size();) {
+    auto [f, m] = io_punch_[i];
+    if (f >= end || f + m <= first) {
+      ++i;
+      continue;
+    }
+    // Keep the parts before and after [first, end).
+    const std::uint64_t tail_at = std::max(end, f), tail = f + m > end ? f + m - tail_at : 0;
+    if (f < first) {
+      io_punch_[i++].second = first - f;
+      if (tail) io_punch_.insert(io_punch_.begin() + static_cast<std::ptrdiff_t>(i++), {tail_at, tail});
+    } else if (tail) {
+      io_punch_[i++] = {tail_at, tail};
+    } else {
+      io_punch_.erase(io_punch_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
 }
 
 void backing_store::io_kick() {
@@ -395,7 +441,7 @@ void backing_store::evict_if_full() {
       if (!on_file(victim)) {
         if (victim >= on_file_.size()) on_file_.resize(static_cast<std::size_t>(victim) + 1, false);
         on_file_[victim] = true;
-        ++spilled_pages_;
+        peak_spilled_pages_ = std::max(peak_spilled_pages_, ++spilled_pages_);
       }
     }
     lru_.pop_back();

@@ -104,11 +104,14 @@ struct spill_options {
   /// 1 MiB ones). A disk slower than backing_store::kMinDirectWriteBps over the first
   /// kDirectProbeBytes of direct writes (helper thread) switches the file to buffered I/O.
   /// Default off (buffered I/O through the page cache): measured on the 2-core VM, quiet,
-  /// VGG-16 LT cDMA step, direct vs buffered: b64 7.4-7.7 vs 6.1 s wall (the backward pass
-  /// waits for the disk: ~0.46 GB/s device throughput at one request in flight, the pass
-  /// consumes ~1.7 GB/s), b128 13.6-15.2 vs 13.5-14.0 s, b256 30.2 vs 30.7-31.0 s; system
-  /// time b256 5.9 vs 12.2-12.9 s. So direct I/O saves CPU (a shared, busy machine) and
-  /// costs wall time where the disk is slower than the backward pass.
+  /// VGG-16 LT cDMA step, direct vs buffered: b64 7.4-7.7 vs 6.1 s wall, b128 13.6-15.2 vs
+  /// 13.5-14.0 s, b256 30.2 vs 30.7-31.0 s; system time b256 5.9 vs 12.2-12.9 s (session 10).
+  /// Session 11 (produce_ahead 128-256, deferred holes, see punch()): b64 6.8-7.9 vs 6.0-6.4 s,
+  /// b256 25.5-25.9 vs 22.2-26.1 s for the whole process, of which ~0.3 s per GB spilled
+  /// is the file's blocks freed at exit (`rm` of a 2 GB file here: 0.5-0.7 s). The reads
+  /// themselves are fast (b64: 2.07 GB in 0.31 s of preadv on the helper); the cores sit
+  /// idle or in iowait instead (b64: 4.6 of 15 core-seconds). So direct I/O saves CPU (a
+  /// shared, busy machine) and costs wall time on an idle one.
   bool direct_io = false;
 };
 
@@ -204,8 +207,10 @@ public:
   /// The message of the last spill-file I/O error (store_io_error), empty if none. Lets a
   /// platform recover the cause after SystemC has wrapped the exception of a process.
   const std::string& io_error() const { return io_error_; }
-  /// Bytes of pages written to the spill file so far (0 for a RAM store).
+  /// Bytes of pages on the spill file now (written and not discarded; 0 for a RAM store).
   std::uint64_t spilled_bytes() const { return spilled_pages_ * page_bytes_; }
+  /// The largest spilled_bytes() so far, bytes (the disk room the run needed).
+  std::uint64_t peak_spilled_bytes() const { return peak_spilled_pages_ * page_bytes_; }
 
   /// Pointer to the first byte of the page containing `addr`, allocating the page (for DMI).
   /// The pointer stays valid until the page is freed by discard() or the store is destroyed.
@@ -272,8 +277,22 @@ private:
   /// Wakes an idle helper if jobs wait (held back by io_submit's wake_at).
   void io_kick();
   /// Gives the disk blocks of pages [first, first + n) back (fallocate PUNCH_HOLE; best
-  /// effort, errors ignored): on the helper thread if there is one.
+  /// effort, errors ignored): on the helper thread if there is one. With direct I/O the
+  /// punch is deferred (io_punch_): the helper does it when it has no read or write to do,
+  /// kPunchPieceBytes at a time. Why: on the VMs measured (ext4 mounted with `discard`) a
+  /// hole over blocks on the disk costs ~0.3 ms per MiB (fallocate -p of 64 MiB: 20 ms,
+  /// 256 MiB: 70-80 ms; `rm` of a 2 GB file: 0.5-0.7 s) and holds the file's inode lock
+  /// meanwhile: VGG-16 b64 direct, 31 punches took 0.72 s in the backward pass, the
+  /// read-ahead queued behind them and the simulation thread's own reads blocked on the
+  /// lock (0.72 s in 52 reads). Through the page cache a hole over pages not written back
+  /// yet is cheap (16 punches, 0.09 s): punched at once, in order with the other jobs.
   void punch(std::uint64_t first, std::uint64_t n);
+  /// Deferred punch piece, bytes: 4 MiB, ~1.2 ms at the rate above, so a read that arrives
+  /// meanwhile waits about that long at most.
+  static constexpr std::uint64_t kPunchPieceBytes = 4ull << 20;
+  /// Removes pages [first, first + n) (about to be written by the helper) from the deferred
+  /// punches (under io_lock_): a hole punched after the write would lose its bytes.
+  void trim_punches(std::uint64_t first, std::uint64_t n);
   /// Waits for job j; throws store_io_error (and stops the store's I/O) if it failed.
   void io_wait(const std::shared_ptr<io_job>& j);
   /// Frees the frames of finished write jobs (oldest first); with `block`, waits for the
@@ -317,6 +336,7 @@ private:
   std::vector<bool> on_file_;                ///< page has been written to the file (grown on demand)
   bool on_file(std::uint64_t index) const { return index < on_file_.size() && on_file_[index]; }
   std::uint64_t spilled_pages_ = 0;
+  std::uint64_t peak_spilled_pages_ = 0;  ///< peak_spilled_bytes() / page_bytes_
   std::string io_error_;
   // helper I/O thread (spill mode with spill_options::io_thread)
   std::size_t read_ahead_ = 0, write_behind_ = 0;
@@ -327,6 +347,9 @@ private:
   std::mutex io_lock_;
   std::condition_variable io_work_cv_, io_done_cv_;
   std::deque<std::shared_ptr<io_job>> io_queue_;   ///< not started yet (helper takes the front)
+  /// Deferred punches (direct I/O; see punch()): page runs (first, n), done when io_queue_
+  /// is empty.
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> io_punch_;
   bool io_stop_ = false;
   bool io_idle_ = false;   ///< the helper waits for work (notify only then)
   int io_waiting_ = 0;     ///< owner calls waiting on io_done_cv_

@@ -117,6 +117,11 @@ public:
 
   const std::vector<step_result>& results() const { return results_; }
   bool finished() const { return finished_; }
+  /// How the activation chunks (64 KiB) of every step were obtained (chunk_producer::stats():
+  /// produced ahead by a worker, waited for, produced by the simulation thread on demand or
+  /// while it waited), and the worker threads started. Wall time only: no result depends on it.
+  chunk_producer::counts producer_stats() const { return producer_->stats(); }
+  std::size_t producer_threads() const { return producer_->threads(); }
   /// Called in the runtime's thread when a step's last kernel has finished, before
   /// on_step_done; it may wait() until other initiators' traffic of the step has completed
   /// (the platform waits for the compute kernels' DRAM traffic), so each step's statistics
