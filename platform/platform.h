@@ -49,7 +49,8 @@ struct platform_config {
   std::uint64_t seed = 1;                 ///< synthetic activation seed
   /// Activation chunks (64 KiB) produced ahead on a worker thread (workloads::chunk_producer);
   /// 0 = produced in the simulation thread. Results are identical; only wall time changes.
-  std::uint64_t produce_ahead = 8;
+  /// Default 256 (16 MiB per tensor; vdnn_runtime_params::produce_ahead_chunks says why).
+  std::uint64_t produce_ahead = 256;
   /// Threads producing those chunks when the source allows it (synthetic data; a real
   /// activations file uses one). Results are identical; only wall time changes.
   std::uint64_t produce_threads = 2;

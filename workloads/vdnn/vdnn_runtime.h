@@ -57,8 +57,13 @@ struct vdnn_runtime_params {
   bool approximately_timed = false;
   /// Activation chunks (64 KiB) produced ahead of the engine's reads per tensor, on a worker
   /// thread (chunk_producer); 0 = produce on demand in the simulation thread. Only wall time
-  /// changes: bytes, checksums and simulated times are the same.
-  std::size_t produce_ahead_chunks = 8;
+  /// changes: bytes, checksums and simulated times are the same. Default 256 (16 MiB ahead
+  /// per tensor; 8 until session 11): with 8 the workers caught up and idled, and the
+  /// simulation thread found a third of the chunks not started (VGG-16 b256: 46-50 K of
+  /// 238 K) and produced them itself; with 256, ~0.5 K. VGG-16 b256 LT cDMA step, quiet,
+  /// 2-core VM: 28.9-29.3 s wall with 8, 23.3-26.9 with 64, 23.6-24.4 with 128, 22.2-22.7
+  /// with 256, 22.7 with 512, 25.2 with 1024; peak RSS 137 / 145 / 161 / 194 / 247 MB.
+  std::size_t produce_ahead_chunks = 256;
   /// Worker threads producing those chunks (>= 1) when the activation source allows
   /// concurrent calls (synthetic data; real files use one). Default 2: production is the
   /// largest cost of a synthetic run and the simulation thread leaves most of a second core
