@@ -47,6 +47,7 @@ struct traffic_gen : sc_module {
   pattern pat = pattern::seq_read;
   std::uint64_t count = 0, size = 64, span = 1ull << 30;
   std::uint64_t slots = 0;  ///< span / size (set in run(): one division, not one per request)
+  std::uint64_t slots_mask = 0;  ///< slots - 1 when slots is a power of two (x % slots = x & mask), else 0
   unsigned outstanding = 512;
   std::uint64_t issued = 0, done = 0;
   unsigned inflight = 0;
@@ -76,7 +77,8 @@ struct traffic_gen : sc_module {
     return x ^ (x >> 31);
   }
   std::uint64_t next_addr() {
-    if (pat == pattern::random_read) return (rng() % slots) * size;
+    if (pat == pattern::random_read)  // (a mask instead of a 64-bit division when slots is 2^k)
+      return (slots_mask ? rng() & slots_mask : rng() % slots) * size;
     return (issued * size) % span;
   }
   void setup(tlm_generic_payload& g, std::uint64_t addr) {
@@ -91,6 +93,7 @@ struct traffic_gen : sc_module {
   void run() {
     buf.assign(size, 0x5a);
     slots = span / size;
+    slots_mask = slots > 1 && (slots & (slots - 1)) == 0 ? slots - 1 : 0;
     if (!at) {
       sc_time delay = SC_ZERO_TIME;
       tlm_generic_payload g;

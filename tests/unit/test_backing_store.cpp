@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "tlm/memory/backing_store.h"
@@ -224,6 +226,64 @@ TEST(BackingStorePages, RecycledFramesAndPartialWritesMatchAPlainByteArray) {
   EXPECT_GT(spill.spilled_bytes(), 0u);
 }
 
+TEST(BackingStorePages, InPageFastPathMatchesTheRegionSplitPathAndAByteArray) {
+  // read()/write() of a RAM store without content regions take an inline path (one page
+  // looked up directly; session 11). A store with a region mapped far above the addresses used
+  // takes the general path (range check, region split) for the same accesses: both must show
+  // the bytes of a plain array, for a power-of-two page (shift) and another size (division),
+  // reads inside one page, across pages, of pages never written and partly written.
+  for (const std::size_t page : {std::size_t{4096}, std::size_t{3000}}) {
+    const std::uint64_t used = 24 * page, size = used + 8 * page + 123;  // last page partial
+    backing_store fast(size, page), general(size, page);
+    general.map_region(used + page, 2 * page, std::make_shared<pattern_region>());
+    std::vector<std::uint8_t> model(used, 0), buf(2 * page), a(2 * page), b(2 * page);
+    std::mt19937_64 rng(4242);
+    for (int op = 0; op < 6000; ++op) {
+      const int kind = static_cast<int>(rng() % 10);
+      const std::uint64_t addr = rng() % used;
+      std::size_t len = static_cast<std::size_t>(rng() % (kind == 9 ? 2 * page : 200)) + 1;
+      len = static_cast<std::size_t>(std::min<std::uint64_t>(len, used - addr));
+      if (kind < 3) {
+        for (std::size_t k = 0; k < len; ++k) buf[k] = static_cast<std::uint8_t>(rng() | 1);
+        fast.write(addr, buf.data(), len);
+        general.write(addr, buf.data(), len);
+        std::copy(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(len),
+                  model.begin() + static_cast<std::ptrdiff_t>(addr));
+      } else if (kind == 3) {
+        fast.discard(addr, len);
+        general.discard(addr, len);
+        std::fill(model.begin() + static_cast<std::ptrdiff_t>(addr),
+                  model.begin() + static_cast<std::ptrdiff_t>(addr + len), std::uint8_t{0});
+      } else {
+        fast.read(addr, a.data(), len);
+        general.read(addr, b.data(), len);
+        ASSERT_EQ(0, std::memcmp(a.data(), model.data() + addr, len)) << "fast, page " << page << ", op " << op;
+        ASSERT_EQ(0, std::memcmp(b.data(), model.data() + addr, len)) << "general, page " << page << ", op " << op;
+      }
+    }
+    // The last (partial) page: inside the store it reads as zeros, beyond it is an error.
+    std::vector<std::uint8_t> tail(123, 0xAB);
+    fast.read(size - 123, tail.data(), 123);
+    EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [](std::uint8_t v) { return v == 0; }));
+    EXPECT_THROW(fast.read(size - 10, tail.data(), 11), std::out_of_range);
+    EXPECT_THROW(fast.write(size, tail.data(), 1), std::out_of_range);
+    // A region mapped later takes the accesses (and DMI) away from the pages; unmapped, the
+    // range reads as zeros (the pages under it were discarded) and is directly accessible.
+    const std::uint64_t at = 3 * page;
+    std::uint8_t x[16];
+    EXPECT_TRUE(fast.direct_access(at + 5));
+    fast.map_region(at, page, std::make_shared<pattern_region>());
+    EXPECT_FALSE(fast.direct_access(at + 5));
+    fast.read(at + 5, x, 16);
+    for (std::size_t k = 0; k < 16; ++k) EXPECT_EQ(x[k], ((5 + k) * 7 + 3) & 0xFF) << k;
+    fast.unmap_region(at);
+    EXPECT_TRUE(fast.direct_access(at + 5));
+    fast.read(at + 5, x, 16);
+    EXPECT_TRUE(std::all_of(x, x + 16, [](std::uint8_t v) { return v == 0; }));
+    EXPECT_FALSE(fast.direct_access(size));
+  }
+}
+
 TEST(BackingStoreSpill, HelperIoThreadGivesTheSameBytesAsSyncIoAndRam) {
   // Random writes, reads and discards (and sequential scans, which trigger read-ahead) on a
   // RAM store, a spilled store doing its I/O in the caller's thread and one with the helper
@@ -272,21 +332,27 @@ TEST(BackingStoreSpill, HelperIoThreadGivesTheSameBytesAsSyncIoAndRam) {
   EXPECT_LE(async_s.resident_bytes(), 4u * 4096u);
 }
 
+namespace {
+/// Spill options with the helper I/O thread: RAM cache, read-ahead and write-behind depths.
+spill_options helper_thread_spill(std::uint64_t cache_bytes, std::size_t read_ahead, std::size_t write_behind,
+                                  bool direct) {
+  spill_options o;
+  o.cache_bytes = cache_bytes;
+  o.io_thread = true;
+  o.read_ahead_pages = read_ahead;
+  o.write_behind_pages = write_behind;
+  o.direct_io = direct;
+  return o;
+}
+}  // namespace
+
 TEST(BackingStoreSpill, DirectAndBufferedIoWithJoinedRequestsGiveTheSameBytesAsRam) {
   // Direct I/O (O_DIRECT, spill_options::direct_io) and buffered I/O (default), each with the helper thread and queues
   // long enough that it joins consecutive pages into one request (up to kMaxIoPages), and a
   // page size direct I/O cannot use (1000 bytes: not a multiple of 4096, so buffered): long
   // sequential writes and scans (evicted pages written behind and read ahead in runs) mixed
   // with random writes, reads and discards; every read returns the RAM store's bytes.
-  auto opts = [](bool direct) {
-    spill_options o;
-    o.cache_bytes = 8 * 4096;
-    o.io_thread = true;
-    o.read_ahead_pages = 48;
-    o.write_behind_pages = 48;
-    o.direct_io = direct;
-    return o;
-  };
+  auto opts = [](bool direct) { return helper_thread_spill(8 * 4096, 48, 48, direct); };
   const std::uint64_t size = 256 * 4096;
   backing_store ram(size, 4096), direct(size, 4096, opts(true)), buffered(size, 4096, opts(false));
   backing_store odd_ram(size, 1000), odd(size, 1000, opts(true));
@@ -350,12 +416,7 @@ TEST(BackingStoreSpill, DirectIoDeferredHolesNeverEraseBytesWrittenAfterTheDisca
   // (the helper is kept busy by ~60 pages written behind), its first half discarded and
   // written again at once with other bytes, then everything is read back; peak_spilled_bytes
   // is the most pages on the file at once.
-  spill_options o;
-  o.cache_bytes = 4 * 4096;
-  o.io_thread = true;
-  o.read_ahead_pages = 16;
-  o.write_behind_pages = 64;
-  o.direct_io = true;
+  const spill_options o = helper_thread_spill(4 * 4096, 16, 64, true);
   const std::uint64_t pages = 64, size = pages * 4096;
   backing_store s(size, 4096, o);
   std::vector<std::uint8_t> buf(size), got(size);

@@ -21,6 +21,8 @@ namespace cdma::mem {
 backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes)
     : size_(size_bytes), page_bytes_(page_bytes) {
   if (page_bytes == 0) throw std::invalid_argument("backing_store: page_bytes must be > 0");
+  if ((page_bytes & (page_bytes - 1)) == 0)
+    for (page_shift_ = 0; (std::size_t{1} << page_shift_) < page_bytes;) ++page_shift_;
 }
 
 backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes,
@@ -494,12 +496,7 @@ void backing_store::read_pages(std::uint64_t addr, std::uint8_t* dst, std::size_
     const std::size_t offset = static_cast<std::size_t>(addr % page_bytes_);
     const std::size_t n = std::min(len, page_bytes_ - offset);
     last = nullptr;
-    if (const page* p = find_page(index)) {
-      last = p->data.get();
-      const std::size_t have = p->valid > offset ? std::min(n, p->valid - offset) : 0;
-      std::memcpy(dst, last + offset, have);
-      if (have < n) std::memset(dst + have, 0, n - have);  // not written yet: zeros
-    }
+    if (const page* p = find_page(index)) last = copy_out(*p, offset, dst, n);
     else if (fd_ >= 0 && on_file(index))
       std::memcpy(dst, (last = load_page(index, false).data.get()) + offset, n);
     else
@@ -618,7 +615,7 @@ void backing_store::segments(std::uint64_t addr, std::size_t len, OnRegion on_re
   }
 }
 
-void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
+void backing_store::read_general(std::uint64_t addr, std::uint8_t* dst, std::size_t len) {
   check_range("read", addr, len);
   if (fd_ >= 0) io_raise();
   if (regions_.empty()) return read_pages(addr, dst, len);
@@ -627,7 +624,7 @@ void backing_store::read(std::uint64_t addr, std::uint8_t* dst, std::size_t len)
       [&](std::uint64_t a, std::size_t at, std::size_t n) { read_pages(a, dst + at, n); });
 }
 
-void backing_store::write(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
+void backing_store::write_general(std::uint64_t addr, const std::uint8_t* src, std::size_t len) {
   check_range("write", addr, len);
   if (fd_ >= 0) io_raise();
   if (regions_.empty()) return write_pages(addr, src, len);
@@ -673,12 +670,6 @@ void backing_store::unmap_region(std::uint64_t addr) {
     throw std::invalid_argument(os.str());
   }
   regions_.erase(it);
-}
-
-bool backing_store::direct_access(std::uint64_t addr) const {
-  if (fd_ >= 0 || addr >= size_) return false;
-  const std::uint64_t start = addr - addr % page_bytes_;
-  return !overlaps_region(start, page_bytes_);
 }
 
 std::uint8_t* backing_store::page_pointer(std::uint64_t addr) {
