@@ -1,5 +1,6 @@
 // address_mapping::cursor (incremental decode used by the LT estimate and the AT request
-// split) must give exactly what decode() gives, burst after burst, for every preset's default
+// split) and locate() (the one-burst decode of a 64-B AT request, without divisions) must
+// give exactly what decode() gives, burst after burst, for every preset's default
 // mapping (power-of-two and the 12-channel mixed radix) and a custom one, across the wrap at
 // the end of memory.
 #include <gtest/gtest.h>
@@ -20,6 +21,12 @@ void expect_same(const address_mapping& m, std::uint64_t addr, unsigned bursts) 
     ASSERT_EQ(l.bank, d.bank) << k;
     ASSERT_EQ(l.row, d.row) << k;
     ASSERT_EQ(l.column, d.column) << k;
+    const location o = m.locate(m.burst_index(addr + std::uint64_t(k) * m.burst_bytes()));
+    ASSERT_EQ(o.channel, d.channel) << m.text() << " addr " << addr << " burst " << k;
+    ASSERT_EQ(o.bank_group, d.bank_group) << k;
+    ASSERT_EQ(o.bank, d.bank) << k;
+    ASSERT_EQ(o.row, d.row) << k;
+    ASSERT_EQ(o.column, d.column) << k;
   }
 }
 }  // namespace

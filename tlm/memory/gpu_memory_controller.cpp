@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "tlm/core/sc_time_util.h"
 
@@ -423,16 +424,31 @@ void gpu_memory_controller::service_method() {
     schedule_wake(c);
   }
   // 2. Responses due, in order of time, then acceptance; one BEGIN_RESP at a time (base
-  //    protocol: the next waits for END_RESP unless the initiator completes at once).
-  while (!resp_q_.empty()) {
+  //    protocol: the next waits for END_RESP unless the initiator completes at once). First
+  //    those already waiting for END_RESP (resp_ready_), then the due ones of resp_q_, taken
+  //    from it directly. A response queued during this loop (a request accepted from within
+  //    nb_transport_bw, seq >= seq_limit) waits for the next activation, as it would if every
+  //    due response were moved to resp_ready_ first: it sorts after every response due now.
+  const std::uint64_t seq_limit = accept_seq_;
+  auto due = [&] {
+    if (resp_q_.empty()) return false;
     const auto& e = resp_q_.top();
-    if (e.time > now) break;
-    resp_ready_.emplace_back(e.value.trans, e.value.mm);
-    resp_q_.pop();
-  }
-  while (resp_in_progress_ == nullptr && !resp_ready_.empty()) {
-    const auto [t, mm] = resp_ready_.front();
-    resp_ready_.pop_front();
+    return e.time <= now && e.seq < seq_limit;
+  };
+  while (resp_in_progress_ == nullptr) {
+    tlm_generic_payload* t;
+    bool mm;
+    if (!resp_ready_.empty()) {
+      std::tie(t, mm) = resp_ready_.front();
+      resp_ready_.pop_front();
+    } else if (due()) {
+      const auto& e = resp_q_.top();
+      t = e.value.trans;
+      mm = e.value.mm;
+      resp_q_.pop();
+    } else {
+      break;
+    }
     --outstanding_;
     resp_in_progress_ = t;
     tlm_phase phase = BEGIN_RESP;
@@ -451,6 +467,12 @@ void gpu_memory_controller::service_method() {
       sc_time d = SC_ZERO_TIME;
       tgt->nb_transport_bw(*w, ph, d);
     }
+  }
+  // The due responses left wait for END_RESP of the one in progress.
+  while (due()) {
+    const auto& e = resp_q_.top();
+    resp_ready_.emplace_back(e.value.trans, e.value.mm);
+    resp_q_.pop();
   }
   // 3. Re-arm for the next wake-up or response (stale wake entries dropped first).
   if (!wheap_.empty()) notify_at(wake_at_[wheap_.front()]);

@@ -95,23 +95,20 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
     if (it->count > 1) slices_.push_back({it->f, it->count});
   if (slices_.size() > max_slices)  // cannot happen: counts >= 2 multiply to < 2^64
     fail("more than " + std::to_string(max_slices) + " slices");
-  std::uint64_t mul[5] = {1, 1, 1, 1, 1};
-  unsigned row_slices = 0;
-  for (const auto& s : slices_) {
-    const auto i = static_cast<std::size_t>(s.f);
-    weight_.push_back(mul[i]);
-    mul[i] *= s.count;
-    size_bursts_ *= s.count;
-    if (s.f == field::row) ++row_slices;
-  }
   auto log2_exact = [](std::uint64_t v) {
     if (v == 0 || (v & (v - 1)) != 0) return -1;
     int k = 0;
     while ((std::uint64_t{1} << k) != v) ++k;
     return k;
   };
+  std::uint64_t mul[5] = {1, 1, 1, 1, 1};
+  unsigned row_slices = 0;
   for (const auto& s : slices_) {
-    shift_.push_back(log2_exact(s.count));
+    const auto i = static_cast<std::size_t>(s.f);
+    step st{s.count, mul[i], 0, static_cast<std::int8_t>(log2_exact(s.count)), 0, s.f};
+    mul[i] *= s.count;
+    size_bursts_ *= s.count;
+    if (s.f == field::row) ++row_slices;
     // Reciprocal of a count that is not a power of two (cursor): k = 40 + ceil(log2 d),
     // m = ceil(2^k / d); then floor(x m / 2^k) = floor(x / d) for every x < 2^40 (the
     // error x (m d - 2^k) / (d 2^k) < 2^(40 - k) <= 1 / d, and frac(x / d) <= (d - 1) / d).
@@ -120,13 +117,14 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
     const unsigned k = 40 + ceil_log2;
     const unsigned __int128 two_k = static_cast<unsigned __int128>(1) << k;
     const unsigned __int128 m = (two_k + s.count - 1) / s.count;
-    recip_.push_back(static_cast<std::uint64_t>(m));  // m <= 2^41
-    rshift_.push_back(static_cast<std::uint8_t>(k));
+    st.recip = static_cast<std::uint64_t>(m);  // m <= 2^41
+    st.rshift = static_cast<std::uint8_t>(k);
+    steps_.push_back(st);
   }
   burst_shift_ = log2_exact(burst_bytes_);
   row_on_top_ = row_slices == 1 && slices_.back().f == field::row;
   row_period_ = row_on_top_ ? size_bursts_ / slices_.back().count : 0;
-  if (!slices_.empty() && slices_.front().f == field::column) low_col_shift_ = shift_.front();
+  if (!slices_.empty() && slices_.front().f == field::column) low_col_shift_ = steps_.front().shift;
 }
 
 location address_mapping::decode(std::uint64_t addr) const {
@@ -149,9 +147,9 @@ location address_mapping::decode(std::uint64_t addr) const {
 }
 
 void address_mapping::cursor::next() {
-  for (std::size_t k = 0; k < m_.slices_.size(); ++k) {
-    const auto& s = m_.slices_[k];
-    const std::uint64_t w = m_.weight_[k];
+  for (std::size_t k = 0; k < m_.steps_.size(); ++k) {
+    const step& s = m_.steps_[k];
+    const std::uint64_t w = s.weight;
     auto add = [&](std::int64_t delta) {
       switch (s.f) {
         case field::channel: loc_.channel = static_cast<unsigned>(static_cast<std::int64_t>(loc_.channel) + delta); break;

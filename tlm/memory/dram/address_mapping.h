@@ -49,6 +49,10 @@ public:
   static std::string default_text(const dram_spec& spec);
 
   location decode(std::uint64_t addr) const;
+  /// decode() of burst index `burst` (= address / burst_bytes()) without a division: mask and
+  /// shift per power-of-two slice, a multiplication by a reciprocal otherwise (exact; tested
+  /// against decode()). (Inline: one per 64-B AT request.)
+  location locate(std::uint64_t burst) const;
   /// Byte address of the first byte of a burst at `loc` (inverse of decode).
   std::uint64_t encode(const location& loc) const;
 
@@ -99,15 +103,44 @@ public:
 
 private:
   std::vector<slice> slices_;
-  std::vector<std::uint64_t> weight_;  ///< per slice: weight of its digit within its field
-  std::vector<int> shift_;  ///< per slice: log2(count) when a power of two, else -1 (cursor)
-  int burst_shift_ = -1;    ///< log2(burst_bytes_) when a power of two, else -1
-  /// Per slice: a reciprocal m and shift k with floor(x m / 2^k) = floor(x / count) for
-  /// x < kRecipLimit (the cursor's division by a count that is not a power of two, e.g. the
-  /// 12 GDDR5 channels or the 160 HBM3 pseudo-channels, without a 64-bit division).
-  std::vector<std::uint64_t> recip_;
-  std::vector<std::uint8_t> rshift_;
+  /// Per slice (LSB first), packed so that a decode reads one array: the slice's count and
+  /// field, the weight of its digit within its field, log2(count) when a power of two (else
+  /// -1: then a reciprocal m and shift k with floor(x m / 2^k) = floor(x / count) for
+  /// x < kRecipLimit, e.g. for the 12 GDDR5 channels or the 160 HBM3 pseudo-channels, so
+  /// that no decode needs a 64-bit division).
+  struct step {
+    std::uint64_t count;
+    std::uint64_t weight;
+    std::uint64_t recip;
+    std::int8_t shift;
+    std::uint8_t rshift;
+    field f;
+  };
+  std::vector<step> steps_;
   static constexpr std::uint64_t kRecipLimit = std::uint64_t{1} << 40;
+  /// Splits burst index x into its slice digits, LSB first: calls f(k, step, digit) per
+  /// slice k (the mixed-radix digits decode() computes with divisions).
+  template <class F>
+  void for_each_digit(std::uint64_t x, F&& f) const {
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      const step& s = steps_[k];
+      std::uint64_t d;
+      if (s.shift >= 0) {
+        d = x & (s.count - 1);
+        x >>= s.shift;
+      } else {
+        const std::uint64_t q =
+            x < kRecipLimit
+                ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * s.recip) >>
+                                             s.rshift)
+                : x / s.count;
+        d = x - q * s.count;
+        x = q;
+      }
+      f(k, s, d);
+    }
+  }
+  int burst_shift_ = -1;    ///< log2(burst_bytes_) when a power of two, else -1
   unsigned burst_bytes_;
   std::string text_;
   bool row_on_top_ = false;
@@ -117,28 +150,26 @@ private:
   int low_col_shift_ = -1;
 };
 
-inline address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
-  // Power-of-two counts (all but e.g. the 12 GDDR5 channels) take a mask and a shift
-  // instead of a 64-bit division.
-  std::uint64_t x = m.burst_shift_ >= 0 ? addr >> m.burst_shift_ : addr / m.burst_bytes_;
+inline location address_mapping::locate(std::uint64_t burst) const {
   std::uint64_t v[5] = {0, 0, 0, 0, 0};
-  for (std::size_t k = 0; k < m.slices_.size(); ++k) {
-    const auto& s = m.slices_[k];
-    const int sh = m.shift_[k];
-    if (sh >= 0) {
-      digit_[k] = x & (s.count - 1);
-      x >>= sh;
-    } else {
-      const std::uint64_t q =
-          x < kRecipLimit
-              ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * m.recip_[k]) >>
-                                           m.rshift_[k])
-              : x / s.count;
-      digit_[k] = x - q * s.count;
-      x = q;
-    }
-    v[static_cast<std::size_t>(s.f)] += digit_[k] * m.weight_[k];
-  }
+  for_each_digit(burst, [&](std::size_t, const step& s, std::uint64_t d) {
+    v[static_cast<std::size_t>(s.f)] += d * s.weight;
+  });
+  location l;
+  l.channel = static_cast<unsigned>(v[0]);
+  l.bank_group = static_cast<unsigned>(v[1]);
+  l.bank = static_cast<unsigned>(v[2]);
+  l.row = v[3];
+  l.column = static_cast<unsigned>(v[4]);
+  return l;
+}
+
+inline address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
+  std::uint64_t v[5] = {0, 0, 0, 0, 0};
+  m.for_each_digit(m.burst_index(addr), [&](std::size_t k, const step& s, std::uint64_t d) {
+    digit_[k] = d;
+    v[static_cast<std::size_t>(s.f)] += d * s.weight;
+  });
   loc_.channel = static_cast<unsigned>(v[0]);
   loc_.bank_group = static_cast<unsigned>(v[1]);
   loc_.bank = static_cast<unsigned>(v[2]);

@@ -36,7 +36,7 @@ public:
     if (map_.one_low_column_block(b, end - 1)) {
       // Fast path (e.g. a 64-B request of the default mapping): every burst has the first
       // one's channel, bank and row, so the loop below would give this one request.
-      const location l = address_mapping::cursor(map_, b * bb).loc();
+      const location l = map_.locate(b);
       f(l.channel, request{tag, arrival, write, l.bank_group, l.bank, l.row,
                            static_cast<unsigned>(end - b)});
       return;
@@ -67,11 +67,10 @@ public:
   bool split_one(std::uint64_t addr, std::uint64_t len, bool write, std::uint64_t tag,
                  ps_t arrival, unsigned& ch, request& r) const {
     if (len == 0) len = 1;
-    const std::uint64_t bb = map_.burst_bytes();
     const std::uint64_t b = map_.burst_index(addr);
     const std::uint64_t end = map_.burst_index(addr + len - 1) + 1;  // ceil((addr + len) / bb)
     if (!map_.one_low_column_block(b, end - 1)) return false;
-    const location l = address_mapping::cursor(map_, b * bb).loc();
+    const location l = map_.locate(b);
     ch = l.channel;
     r = request{tag, arrival, write, l.bank_group, l.bank, l.row, static_cast<unsigned>(end - b)};
     return true;
