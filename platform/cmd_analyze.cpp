@@ -138,8 +138,17 @@ int analyze_command(const std::vector<std::string>& args) {
   std::string json_path;
   std::size_t window = 4096;
   std::vector<codec::codec_id> ids(std::begin(codec::all_codec_ids), std::end(codec::all_codec_ids));
+  bool options_end = false;  // after "--" every argument is a PATH (a file named -q: -- -q or ./-q)
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (options_end || a == "-" || a.empty() || a[0] != '-') {
+      paths.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      options_end = true;
+      continue;
+    }
     auto value = [&](const char* opt) -> std::string {
       if (i + 1 >= args.size()) throw std::runtime_error(std::string(opt) + " needs a value");
       return args[++i];
@@ -161,6 +170,7 @@ int analyze_command(const std::vector<std::string>& args) {
         return 0;
       } else if (a == "--json") {
         json_path = value("--json");
+        if (json_path.empty()) throw std::runtime_error("--json '': an empty file name; expected a path");
       } else if (a == "--window") {
         const std::string v = value("--window");
         std::size_t pos = 0;
@@ -175,10 +185,9 @@ int analyze_command(const std::vector<std::string>& args) {
         std::stringstream ss(value("--codecs"));
         for (std::string name; std::getline(ss, name, ',');) ids.push_back(codec::codec_from_string(name));
         if (ids.empty()) throw std::runtime_error("--codecs: expected at least one codec name");
-      } else if (a.rfind("--", 0) == 0) {
-        throw std::runtime_error("unknown option '" + a + "'; expected --json, --window, --codecs");
-      } else {
-        paths.push_back(a);
+      } else {  // -q was read as a PATH ("-q: no such file")
+        throw std::runtime_error("unknown option '" + a + "'; expected --json, --window, --codecs, --help (a PATH "
+                                 "that starts with '-': ./" + a + " or -- " + a + ")");
       }
     } catch (const std::invalid_argument&) {
       return usage_error("--window: expected a number of bytes");
@@ -187,14 +196,6 @@ int analyze_command(const std::vector<std::string>& args) {
     }
   }
   if (paths.empty()) return usage_error("analyze: expected at least one PATH (.npy, .npz or folder)");
-  if (!json_path.empty()) {
-    try {
-      check_output_path(json_path, "--json");  // written (via FILE.tmp) once the analysis is done
-    } catch (const std::exception& e) {
-      return usage_error(std::string("analyze: ") + e.what());
-    }
-  }
-
   // Expand folders (sorted, recursive); keep explicit files as given.
   std::vector<std::string> files;
   bool failed = false;
@@ -208,17 +209,29 @@ int analyze_command(const std::vector<std::string>& args) {
         if (it->is_regular_file() && (ext == ".npy" || ext == ".npz")) found.push_back(it->path().string());
       }
       if (ec) {
-        std::cerr << "cdma-vp analyze: " << p << ": cannot read folder (" << ec.message() << ")\n";
+        std::cerr << "cdma-vp analyze: " << printable(p) << ": cannot read folder (" << ec.message() << ")\n";
         failed = true;
       }
       if (found.empty() && !ec) {
-        std::cerr << "cdma-vp analyze: " << p << ": no .npy or .npz files in this folder\n";
+        std::cerr << "cdma-vp analyze: " << printable(p) << ": no .npy or .npz files in this folder\n";
         failed = true;
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else {
       files.push_back(p);
+    }
+  }
+
+  if (!json_path.empty()) {
+    try {
+      // Not one of the inputs (analyze --json x.npy x.npy overwrote the tensor), however spelled.
+      std::vector<named_file> inputs;
+      for (const auto& f : files) inputs.push_back({f, "the input"});
+      check_distinct_files({{json_path, "--json"}}, inputs);
+      check_output_path(json_path, "--json");  // written (via FILE.tmp) once the analysis is done
+    } catch (const std::exception& e) {
+      return usage_error(std::string("analyze: ") + e.what());
     }
   }
 
@@ -245,18 +258,18 @@ int analyze_command(const std::vector<std::string>& args) {
     } catch (const std::exception& e) {
       // npy_error / codec_error messages start with the file (and member) name.
       const std::string msg = e.what();
-      std::cerr << "cdma-vp analyze: " << (msg.rfind(file, 0) == 0 ? "" : file + ": ") << msg << "\n";
+      std::cerr << "cdma-vp analyze: " << printable((msg.rfind(file, 0) == 0 ? "" : file + ": ") + msg, true) << "\n";
       jf["error"] = msg;
       j["files"].push_back(jf);
       failed = true;
       continue;
     }
-    std::cout << file << " (" << results.size() << " tensors, window " << window << " B)\n";
+    std::cout << printable(file) << " (" << results.size() << " tensors, window " << window << " B)\n";
     tensor_result total;
     total.codecs.assign(ids.size(), {});
     std::uint64_t zeros_w = 0;
     for (const auto& t : results) {
-      std::cout << "  " << t.name << "  shape " << shape_str(t.shape) << "  elements " << t.elements
+      std::cout << "  " << printable(t.name) << "  shape " << shape_str(t.shape) << "  elements " << t.elements
                 << "  zero fraction " << std::fixed;
       std::cout.precision(4);
       std::cout << t.zero_fraction << std::defaultfloat << "\n";
@@ -281,7 +294,7 @@ int analyze_command(const std::vector<std::string>& args) {
       total.bytes += t.bytes;
       zeros_w += static_cast<std::uint64_t>(t.zero_fraction * double(t.elements) + 0.5);
     }
-    std::cout << "  TOTAL " << file << "  tensors " << results.size() << "  elements " << total.elements
+    std::cout << "  TOTAL " << printable(file) << "  tensors " << results.size() << "  elements " << total.elements
               << "  bytes " << total.bytes << "  zero fraction " << std::fixed;
     std::cout.precision(4);
     std::cout << (total.elements ? double(zeros_w) / double(total.elements) : 0.0) << std::defaultfloat
@@ -299,9 +312,12 @@ int analyze_command(const std::vector<std::string>& args) {
   }
   if (!json_path.empty()) {
     try {
-      write_output_file(json_path, j.dump(2) + "\n", "--json", "analysis done but not saved");
+      // Names from the files (an .npz member, a path) that are not UTF-8: JSON holds only
+      // UTF-8, such bytes become U+FFFD (the dump threw, an uncaught exception).
+      write_output_file(json_path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n", "--json",
+                        "analysis done but not saved");
     } catch (const output_error& e) {
-      std::cerr << "cdma-vp analyze: error: " << e.what() << "\n";
+      std::cerr << "cdma-vp analyze: error: " << printable(e.what(), true) << "\n";
       return 3;
     }
   }

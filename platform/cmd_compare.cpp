@@ -80,8 +80,20 @@ int compare_command(const std::vector<std::string>& args) {
                    "(e.g. the spill file; nothing compared) or an output could not be written.\n";
       return 0;
     }
+    // compare runs both modes: a mode asked for was silently not used.
+    if (vm.count("mode"))
+      throw config_error("--mode " + vm["mode"].as<std::string>() + ": compare runs the job in both modes (lt and at); "
+                         "expected no --mode (cdma-vp run --mode at runs one)");
+    for (const auto& p : cfg.params)
+      if (p.find('=') != std::string::npos && param_name(p.substr(0, p.find('=')), "--param") == "mode")
+        throw config_error("--param " + p + ": compare runs the job in both modes (lt and at); expected no mode "
+                           "(cdma-vp run --param " + p + " runs one)");
     cfg.resolve(vm);
-    if (!json_path.empty()) check_output_path(json_path, "--json");
+    if (vm.count("json") && json_path.empty()) throw config_error("--json '': an empty file name; expected a path");
+    if (!json_path.empty()) {
+      check_distinct_files({{json_path, "--json"}}, config_inputs(cfg.config, cfg.config_file));
+      check_output_path(json_path, "--json");
+    }
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
@@ -102,7 +114,7 @@ int compare_command(const std::vector<std::string>& args) {
       rep[i] = run(c);
       cpu[i] = cpu_seconds() - (probe->at_start >= 0 ? probe->at_start : c0);
     } catch (const mem::store_io_error& e) {  // not bad input: the machine failed the run (as run)
-      std::cerr << "cdma-vp: error: " << modes[i] << " run: " << e.what() << "\n";
+      std::cerr << "cdma-vp: error: " << modes[i] << " run: " << printable(e.what(), true) << "\n";
       return 3;
     } catch (const std::exception& e) {
       return usage_error(std::string(modes[i]) + " run: " + e.what());
@@ -111,7 +123,7 @@ int compare_command(const std::vector<std::string>& args) {
     // compare; exit 3 with the reason, as cdma-vp run (it was exit 1, "prefetched data did not
     // match", the reason never printed).
     if (!rep[i].io_error.empty()) {
-      std::cerr << "cdma-vp: error: " << modes[i] << " run: " << rep[i].io_error
+      std::cerr << "cdma-vp: error: " << modes[i] << " run: " << printable(rep[i].io_error, true)
                 << " (the run stopped; nothing compared)\n";
       return 3;
     }
@@ -120,7 +132,7 @@ int compare_command(const std::vector<std::string>& args) {
   const step_report* lt[3] = {&rep[0].oracle, &rep[0].vdnn, &rep[0].cdma};
   const step_report* at[3] = {&rep[1].oracle, &rep[1].vdnn, &rep[1].cdma};
   const char* names[3] = {"oracle", "vdnn", "cdma"};
-  std::printf("network %s, batch %d, codec %s\n", rep[0].config.network.c_str(), rep[0].config.batch,
+  std::printf("network %s, batch %d, codec %s\n", printable(rep[0].config.network).c_str(), rep[0].config.batch,
               rep[0].config.codec.c_str());
   std::printf("%-8s %14s %14s %9s\n", "step", "LT (ms)", "AT (ms)", "AT-LT %");
   nlohmann::json j;
@@ -164,7 +176,7 @@ int compare_command(const std::vector<std::string>& args) {
     try {
       write_output_file(json_path, j.dump(2) + "\n", "--json", "results computed but not saved");
     } catch (const std::exception& e) {
-      std::cerr << "cdma-vp: error: " << e.what() << "\n";
+      std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
       return 3;  // as cdma-vp run: the comparison ran, its output was lost
     }
   }

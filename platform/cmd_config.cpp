@@ -36,15 +36,31 @@ int config_command(const std::vector<std::string>& args) {
                    "(e.g. a full disk; nothing is left behind).\n";
       return 0;
     }
+    // One action at a time: the others were silently ignored (config --list --dump printed the
+    // list; config --presets --preset bogus listed the presets, exit 0).
+    {
+      const int actions = int(vm.count("dump") > 0) + int(vm.count("list") > 0) + int(vm.count("presets") > 0);
+      if (actions > 1)
+        throw std::runtime_error("--dump, --list and --presets each choose what config prints; expected one of them");
+    }
     if (vm.count("presets")) {
+      // The shipped presets, whatever the configuration: an option that configures is ignored.
+      for (const auto& opt : vm)
+        if (opt.first != "presets" && !opt.second.defaulted())
+          throw std::runtime_error("--presets lists the shipped presets and takes no other option (got --" + opt.first +
+                                   "); expected cdma-vp config --presets alone, or --list / --dump with --" + opt.first);
       for (const auto& n : preset_names())
         std::cout << std::left << std::setw(14) << n << preset_json(n).value("description", "") << "\n";
       return check_stdout();
     }
+    if (vm.count("output") && dump_file.empty())  // was standard output, silently
+      throw std::runtime_error("config --dump '': an empty file name; expected a path, or - for standard output");
     if (dump_file == "-") dump_file.clear();  // the usual name of standard output
     o.resolve(vm);
     if (!dump_file.empty()) {
       if (vm.count("list")) throw std::runtime_error("--list prints to standard output; FILE is for --dump");
+      // Not a file the configuration reads (config --config a.json --dump a.json replaced it).
+      check_distinct_files({{dump_file, "config --dump"}}, config_inputs(o.config, o.config_file));
       check_output_path(dump_file, "config --dump");
     }
     // What a run would use: the path of the shipped sample, or synthetic.
@@ -58,7 +74,7 @@ int config_command(const std::vector<std::string>& args) {
               << "value" << "meaning\n";
     for (const auto& p : describe_params(o.config))
       // A value wider than its column (a path) is still followed by a space before the meaning.
-      std::cout << std::setw(29) << p.name << " " << std::setw(9) << p.kind << " " << std::setw(21) << p.value << " "
+      std::cout << std::setw(29) << p.name << " " << std::setw(9) << p.kind << " " << std::setw(21) << printable(p.value) << " "
                 << p.doc << "\n";
     return check_stdout();
   }
@@ -68,7 +84,7 @@ int config_command(const std::vector<std::string>& args) {
     try {
       write_output_file(dump_file, text, "config --dump");
     } catch (const output_error& e) {
-      std::cerr << "cdma-vp: error: " << e.what() << "\n";
+      std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
       return 3;
     }
     return 0;

@@ -45,7 +45,9 @@ int run_command(const std::vector<std::string>& args) {
       return 0;
     }
     o.cfg.resolve(vm);
-    o.out.check_writable();
+    // An output naming an input (run --config cfg.json --csv cfg.json) is refused like two
+    // outputs naming one file: it overwrote the input after the run.
+    o.out.check_writable(config_inputs(o.cfg.config, o.cfg.config_file));
   } catch (const po::error& e) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
@@ -57,7 +59,7 @@ int run_command(const std::vector<std::string>& args) {
   try {
     rep = run(o.cfg.config, o.out.hooks());
   } catch (const mem::store_io_error& e) {  // not bad input: the machine failed the run
-    std::cerr << "cdma-vp: error: " << e.what() << "\n";
+    std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
     return 3;
   } catch (const std::exception& e) {
     return usage_error(e.what());
@@ -75,12 +77,12 @@ int run_command(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {  // the run itself succeeded (summary above)
     std::string m = e.what();  // one line per output that failed
     for (std::size_t at = 0; (at = m.find('\n', at)) != std::string::npos; at += 16) m.insert(at + 1, "cdma-vp: error: ");
-    std::cerr << "cdma-vp: error: " << m << "\n";
+    std::cerr << "cdma-vp: error: " << printable(m, true) << "\n";
     status = 3;
   }
   if (stdout_ok && check_stdout("the lines naming the output files are lost; the files are written")) status = 3;
   if (!rep.io_error.empty()) {  // the steps completed before it are in the summary and outputs
-    std::cerr << "cdma-vp: error: " << rep.io_error << " (the steps completed before it are reported)\n";
+    std::cerr << "cdma-vp: error: " << printable(rep.io_error, true) << " (the steps completed before it are reported)\n";
     status = 3;
   }
   if (status) return status;

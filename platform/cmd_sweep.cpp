@@ -122,7 +122,10 @@ std::string read_status(const std::string& path, std::string& status) {
 /// Checks every combination's configuration in-process, so a bad key fails before any run;
 /// returns it (activations as given, not resolved; `resolved_activations`: the source the run
 /// will use, a path or synthetic).
-platform_config check_config(const std::vector<std::string>& args, std::string* resolved_activations = nullptr) {
+/// `outputs`: the output options the arguments set (none but -q may be, the sweep sets them
+/// per run); `config_file`: the --config file they name, if any.
+platform_config check_config(const std::vector<std::string>& args, std::string* resolved_activations = nullptr,
+                             output_options* outputs = nullptr, std::string* config_file = nullptr) {
   config_options o;
   output_options out;
   po::options_description d;
@@ -132,6 +135,8 @@ platform_config check_config(const std::vector<std::string>& args, std::string* 
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
   o.resolve(vm);
+  if (outputs) *outputs = out;
+  if (config_file) *config_file = o.config_file;
   // A file combined with synthetic-data options: refused now.
   const std::string acts = resolve_activations(o.config);
   if (resolved_activations) *resolved_activations = acts;
@@ -191,14 +196,6 @@ json setting_of(const platform_config& base, const std::string& name, const std:
   json j = to_json(c);
   j["pcie"].erase("preset");
   return j;
-}
-
-/// A CSV cell: quoted when it holds a comma, a quote or a line break (RFC 4180).
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string o = "\"";
-  for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
 }
 
 json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string>& pass) {
@@ -444,11 +441,23 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
                       r.value("verified_bytes", json()).is_number() &&
                       (r.value("verified", json()).is_boolean() || r.value("verified", json(0)).is_null()) &&
                       r.contains("config") && r["config"].is_object();
-        // verified is null only where nothing was compared: no vDNN or cDMA step time, or
-        // verification off (config.verify false).
+        // verified is null where nothing was compared: no vDNN and no cDMA step, verification
+        // off, or transfer steps that moved nothing (no layer offloaded: 0 bytes compared and
+        // 0 payload bytes device-to-host in each transfer step that ran).
+        auto nothing_moved = [&r] {
+          if (r["verified_bytes"] != 0) return false;
+          const json& pcie = r.value("pcie", json());
+          for (const char* step : {"vdnn", "cdma"}) {
+            if (r["step_time_s"].value(step, json()).is_null()) continue;
+            if (!pcie.is_object() || !pcie.value(step, json()).is_object() ||
+                !pcie[step].value("d2h", json()).is_object() || pcie[step]["d2h"].value("payload_bytes", json()) != 0)
+              return false;
+          }
+          return true;
+        };
         if (shaped && r["verified"].is_null())
           shaped = (r["step_time_s"].value("vdnn", json()).is_null() && r["step_time_s"].value("cdma", json()).is_null()) ||
-                   r["config"].value("verify", true) == false;
+                   r["config"].value("verify", true) == false || nothing_moved();
         // Step times: a number >= 0 s, or null for a step not run; a ratio > 0 or null.
         if (shaped)
           for (const auto& [step, t] : r["step_time_s"].items())
@@ -653,7 +662,11 @@ int sweep_command(const std::vector<std::string>& args) {
         if (!parse_whole(v, x) || x < 1 || x > static_cast<long long>(max_jobs))
           throw config_error("--jobs " + v + ": " + exp);
         jobs = static_cast<unsigned>(x);
-      } else if (a == "--emit-slurm") slurm = value("--emit-slurm");
+      } else if (a == "--emit-slurm") {
+        slurm = value("--emit-slurm");
+        if (slurm.empty())  // it ran the sweep instead of writing a script
+          throw config_error("--emit-slurm '': an empty file name; expected the path of the Slurm script to write");
+      }
       else if (a == "--merge") {
         merge_dir = value("--merge");
         if (merge_dir.empty())
@@ -720,14 +733,32 @@ int sweep_command(const std::vector<std::string>& args) {
                            "folder, or remove that one first (cdma-vp sweep --merge " + out +
                            " gathers its results again)");
     }
+    // The run options passed through, as a run reads them (any spelling: --json=F, an
+    // abbreviation): an output option would be given twice to every run (each failed, exit 2);
+    // -q / --quiet is passed on and the sweep adds no second one (it made every run fail).
+    output_options pass_out;
+    try {
+      check_config(pass, nullptr, &pass_out);
+    } catch (const std::exception&) {  // reported with the runs' checks below
+    }
+    for (const auto& [path, opt] : {std::pair<const std::string&, const char*>{pass_out.json_path, "--json"},
+                                    {pass_out.csv_path, "--csv"}, {pass_out.trace_path, "--trace"},
+                                    {pass_out.vcd_path, "--vcd"}})
+      if (!path.empty())
+        throw config_error(std::string(opt) + " is set per run by the sweep (DIR/run_K.json); not allowed here");
+    const bool pass_quiet = pass_out.quiet;
     json plan = make_plan(grid, pass);
     std::string synthetic_grid;  // the first grid key of synthetic data, if any
     for (const auto& g : grid)
       if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
+    std::vector<named_file> inputs;  // the files the runs read, for the check below
     for (auto& r : plan["runs"]) {
       auto a = r["args"].get<std::vector<std::string>>();
-      std::string acts;
-      const platform_config c = check_config(a, &acts);
+      std::string acts, config_file;
+      const platform_config c = check_config(a, &acts, nullptr, &config_file);
+      for (auto& f : config_inputs(c, config_file))
+        if (std::none_of(inputs.begin(), inputs.end(), [&f](const named_file& g) { return g.path == f.path; }))
+          inputs.push_back(std::move(f));
       // What the run is asked for, for sweep.csv even when the run fails.
       r["resolved"] = {{"network", c.network}, {"batch", c.batch}, {"activations", acts}};
       if (synthetic_grid.empty() || c.activations == "synthetic") continue;
@@ -739,6 +770,31 @@ int sweep_command(const std::vector<std::string>& args) {
       a.push_back("activations=synthetic");
       r["args"] = a;
       r["resolved"]["activations"] = "synthetic";
+    }
+    const std::size_t n_runs = plan["runs"].size();
+    {
+      // The files the sweep writes in DIR. The Slurm script must not be one of them (it
+      // replaced the plan: --merge then failed), nor DIR itself; and no file of the sweep may
+      // be an input of a run (--config, a layer file, --layer-times, ...: it was overwritten).
+      std::vector<named_file> own;
+      for (const char* f : {"sweep.plan.json", "sweep.csv", "sweep.png", "sweep.svg"})
+        own.push_back({out + "/" + f, "--out (" + std::string(f) + ")"});
+      for (std::size_t k = 0; k < n_runs; ++k)
+        for (const char* ext : {".json", ".config.json", ".log", ".status"}) {
+          const std::string f = "run_" + std::to_string(k) + ext;
+          own.push_back({out + "/" + f, "--out (" + f + ")"});
+        }
+      if (!slurm.empty()) {
+        if (same_file(slurm, out))
+          throw config_error("--emit-slurm " + printable(slurm) + " is the --out folder; expected a file outside " +
+                             "the sweep's files (e.g. " + printable(out) + ".sh)");
+        for (const auto& f : own)
+          if (same_file(slurm, f.path))
+            throw config_error("--emit-slurm " + printable(slurm) + " is " + printable(f.path) + ", a file the sweep " +
+                               "writes; expected another file for the Slurm script (e.g. " + printable(out) + ".sh)");
+        own.push_back({slurm, "--emit-slurm"});
+      }
+      check_distinct_files(own, inputs, false);
     }
     if (!slurm.empty()) check_output_path(slurm, "--emit-slurm");
     if (mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
@@ -762,7 +818,7 @@ int sweep_command(const std::vector<std::string>& args) {
         s << " ) ;;\n";
       }
       s << "  *) echo \"unknown task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n"
-        << "\"$CDMA_VP\" run \"${ARGS[@]}\" -q --json " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.json\n"
+        << "\"$CDMA_VP\" run \"${ARGS[@]}\"" << (pass_quiet ? "" : " -q") << " --json " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.json\n"
         // The task's end in run_K.status, in the words of a local sweep, for --merge (a
         // failed task read as "interrupted" without it).
         << "rc=$?\ncase $rc in\n  0) st=ok ;;\n  129|130|143) st=\"interrupted(signal=$((rc - 128)))\" ;;\n"
@@ -783,7 +839,7 @@ int sweep_command(const std::vector<std::string>& args) {
     while (next < n || !running.empty()) {
       while (next < n && running.size() < jobs) {
         auto a = plan["runs"][next]["args"].get<std::vector<std::string>>();
-        a.push_back("-q");
+        if (!pass_quiet) a.push_back("-q");  // given once (a second one failed the run)
         a.push_back("--json");
         a.push_back(out + "/run_" + std::to_string(next) + ".json");
         const pid_t pid = spawn_run(exe, a, out + "/run_" + std::to_string(next) + ".log");
@@ -819,7 +875,7 @@ int sweep_command(const std::vector<std::string>& args) {
     if (check_stdout()) return 3;
     return failed ? 1 : 0;
   } catch (const output_error& e) {  // results (runs) exist; what records them could not be written
-    std::cerr << "cdma-vp: error: " << e.what() << "\n";
+    std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
     return 3;
   } catch (const config_error& e) {
     return usage_error(e.what());

@@ -19,7 +19,10 @@ std::vector<command>& commands() {
 }
 
 int usage_error(const std::string& msg) {
-  std::cerr << "cdma-vp: " << msg << "\n(see cdma-vp --help)\n";
+  // Messages quote names, values and paths as given (a layer name, --param gpu.name=...):
+  // control characters and other bytes outside printable ASCII are shown as \xNN, never sent
+  // raw to the terminal (an ESC sequence, a bell, a broken UTF-8 byte).
+  std::cerr << "cdma-vp: " << printable(msg, true) << "\n(see cdma-vp --help)\n";
   return 2;
 }
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <random>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <sstream>
 #include <iterator>
@@ -193,6 +195,42 @@ int check_stdout(const std::string& note) {
   return 3;
 }
 
+namespace {
+/// Length of the well-formed UTF-8 sequence of a non-ASCII lead byte at p[i] (RFC 3629: no
+/// overlong forms, no surrogates, at most U+10FFFF) with its code point in `cp`; 0 if none.
+std::size_t utf8_sequence(const unsigned char* p, std::size_t i, std::size_t n, std::uint32_t& cp) {
+  const unsigned char c = p[i];
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  if (len == 0 || i + len > n) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const unsigned char t = p[i + k];
+    if (k == 1 ? t < lo || t > hi : t < 0x80 || t > 0xBF) return 0;
+    cp = cp << 6 | (t & 0x3F);
+  }
+  return len;
+}
+
+/// True iff `s` is well-formed UTF-8 (what a JSON output can hold).
+bool valid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (std::size_t i = 0; i < s.size();) {
+    if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    std::uint32_t cp = 0;
+    const std::size_t len = utf8_sequence(p, i, s.size(), cp);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+}  // namespace
+
 void add_config_options(po::options_description& d, config_options& o) {
   d.add_options()
       ("preset", po::value(&o.preset), "platform preset: titanx-gen3 (default), titanxp-gen3, "
@@ -247,15 +285,32 @@ void config_options::resolve(const po::variables_map& vm) {
   for (const auto& p : params) apply_override(config, p, false);
   // The rules across parameters once, after every option: their order does not matter.
   validate(config);
+  // Every output records the configuration as JSON, which holds UTF-8 text only: a value with
+  // other bytes (--param gpu.name=$'\xff', a Latin-1 file name) made the JSON outputs fail
+  // after the run (exit 3) and `config --dump` end with an uncaught exception.
+  for (const auto& p : describe_params(config))
+    if (!valid_utf8(p.value))
+      throw config_error(p.name + " = \"" + printable(p.value) + "\": not valid UTF-8 text; expected UTF-8 (the JSON "
+                         "outputs and the effective configuration record it; rename a file whose name is not UTF-8)");
 }
+
+namespace {
+/// A value checker for an output option: an empty file name is an error (it silently wrote
+/// nothing), before anything runs.
+std::function<void(const std::string&)> not_empty(const char* option) {
+  return [option](const std::string& v) {
+    if (v.empty()) throw std::runtime_error(std::string(option) + " '': an empty file name; expected a path");
+  };
+}
+}  // namespace
 
 void add_output_options(po::options_description& d, output_options& o) {
   d.add_options()
-      ("json", po::value(&o.json_path), "write results (with stats and the effective config) as JSON to FILE; "
+      ("json", po::value(&o.json_path)->notifier(not_empty("--json")), "write results (with stats and the effective config) as JSON to FILE; "
                                          "the effective config also goes to FILE's stem + .config.json")
-      ("csv", po::value(&o.csv_path), "write one CSV row per layer to FILE")
-      ("trace", po::value(&o.trace_path), "write a Chrome trace event JSON (open in Perfetto / chrome://tracing)")
-      ("vcd", po::value(&o.vcd_path), "write a VCD of irq, compute_busy, transfer_busy and link_busy_d2h/h2d (PCIe sampled once per quantum) to FILE (as named)")
+      ("csv", po::value(&o.csv_path)->notifier(not_empty("--csv")), "write one CSV row per layer to FILE")
+      ("trace", po::value(&o.trace_path)->notifier(not_empty("--trace")), "write a Chrome trace event JSON (open in Perfetto / chrome://tracing)")
+      ("vcd", po::value(&o.vcd_path)->notifier(not_empty("--vcd")), "write a VCD of irq, compute_busy, transfer_busy and link_busy_d2h/h2d (PCIe sampled once per quantum) to FILE (as named)")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr");
 }
 
@@ -579,19 +634,153 @@ std::string canonical_output(const std::string& path, int depth = 0) {
 }
 }  // namespace
 
-void output_options::check_writable() const {
-  // Two outputs must not share a file (one would silently overwrite the other), however the
-  // paths are spelled ("a.json", "./a.json", a symbolic link); devices such as /dev/null may be
-  // shared.
-  const std::pair<std::string, const char*> outs[] = {
-      {json_path, "--json"}, {json_path.empty() ? "" : config_path_for(json_path), "--json (effective config)"},
-      {csv_path, "--csv"}, {trace_path, "--trace"}, {vcd_path, "--vcd"}};
-  for (std::size_t i = 0; i < std::size(outs); ++i)
-    for (std::size_t j = i + 1; j < std::size(outs); ++j)
-      if (!outs[i].first.empty() && !outs[j].first.empty() && !special_file(outs[i].first) &&
-          canonical_output(outs[i].first) == canonical_output(outs[j].first))
-        throw std::runtime_error(std::string(outs[i].second) + " and " + outs[j].second + " name the same file " +
-                                 outs[i].first + "; expected different files");
+bool same_file(const std::string& a, const std::string& b) {
+  struct ::stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return canonical_output(a) == canonical_output(b);
+}
+
+std::vector<named_file> config_inputs(const platform_config& c, const std::string& config_file) {
+  std::vector<named_file> in;
+  auto add = [&in](const std::string& p, const char* option) {
+    if (!p.empty()) in.push_back({p, option});
+  };
+  add(config_file, "--config");
+  std::string lower = c.network;
+  for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) add(c.network, "--network");
+  add(c.layer_times, "--layer-times");
+  add(c.density_profile, "--density-profile");
+  add(c.name_map, "--name-map");
+  std::string acts = c.activations;
+  try {
+    acts = resolve_activations(c);  // the source the run reads (the shipped sample by default)
+  } catch (const std::exception&) {  // refused elsewhere; the path as given
+  }
+  if (!acts.empty() && acts != "synthetic") {
+    struct ::stat st {};
+    if (::stat(acts.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      // A folder: its .npy files are read (workloads/activations).
+      if (DIR* d = ::opendir(acts.c_str())) {
+        while (const dirent* e = ::readdir(d)) {
+          const std::string f = e->d_name;
+          if (f.size() > 4 && f.compare(f.size() - 4, 4, ".npy") == 0) add(acts + "/" + f, "--activations");
+        }
+        ::closedir(d);
+      }
+    } else {
+      add(acts, "--activations");
+    }
+  }
+  return in;
+}
+
+void check_distinct_files(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs,
+                          bool compare_outputs) {
+  // Two outputs must not share a file (one would silently overwrite the other), nor may an
+  // output name an input (it was overwritten after the run, exit 0), however the paths are
+  // spelled ("a.json", "./a.json", a symbolic or hard link); devices such as /dev/null may be
+  // shared. Each path is looked at once (a sweep compares thousands of outputs).
+  struct id {
+    bool exists = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string canonical;
+  };
+  auto id_of = [](const std::string& p) {
+    id r;
+    struct ::stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      r.exists = true;
+      r.dev = st.st_dev;
+      r.ino = st.st_ino;
+    }
+    r.canonical = canonical_output(p);
+    return r;
+  };
+  auto same = [](const id& a, const id& b) {
+    return a.exists && b.exists ? a.dev == b.dev && a.ino == b.ino : a.canonical == b.canonical;
+  };
+  std::vector<id> out_ids, in_ids;
+  std::vector<bool> special;
+  for (const auto& o : outputs) {
+    out_ids.push_back(o.path.empty() ? id{} : id_of(o.path));
+    special.push_back(!o.path.empty() && special_file(o.path));
+  }
+  for (const auto& i : inputs) in_ids.push_back(id_of(i.path));
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].path.empty() || special[i]) continue;
+    for (std::size_t j = i + 1; compare_outputs && j < outputs.size(); ++j)
+      if (!outputs[j].path.empty() && same(out_ids[i], out_ids[j]))
+        throw std::runtime_error(outputs[i].option + " and " + outputs[j].option + " name the same file " +
+                                 printable(outputs[i].path) + "; expected different files");
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (same(out_ids[i], in_ids[k]))
+        throw std::runtime_error(outputs[i].option + " and " + inputs[k].option + " name the same file " +
+                                 printable(outputs[i].path) +
+                                 (outputs[i].path == inputs[k].path ? "" : " (" + printable(inputs[k].path) + ")") +
+                                 ": the output would overwrite an input; expected another file for " +
+                                 outputs[i].option);
+  }
+}
+
+
+std::string printable(const std::string& s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  auto escape = [&out](unsigned char c) {
+    char b[8];
+    std::snprintf(b, sizeof b, "\\x%02X", c);
+    out += b;
+  };
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      if ((c >= 0x20 && c < 0x7F) || (keep_newlines && c == '\n')) out += static_cast<char>(c);
+      else escape(c);
+      ++i;
+      continue;
+    }
+    std::uint32_t cp = 0;
+    const std::size_t len = utf8_sequence(p, i, n, cp);
+    const bool ok = len > 0;
+    // Also escaped: C1 controls (U+0080..U+009F, which terminals may read as CSI) and the
+    // bidirectional overrides and isolates that reorder the text shown around them.
+    if (ok && !(cp <= 0x9F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))) {
+      out.append(s, i, len);
+      i += len;
+    } else if (ok) {
+      for (std::size_t k = 0; k < len; ++k) escape(p[i + k]);
+      i += len;
+    } else {
+      escape(c);  // a byte that starts no well-formed sequence; what follows is looked at anew
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& v) {
+  bool quote = !v.empty() && (v.front() == ' ' || v.back() == ' ');
+  for (const char ch : v) {
+    const auto c = static_cast<unsigned char>(ch);
+    quote |= c == ',' || c == '"' || c < 0x20 || c == 0x7F;
+  }
+  if (!quote) return v;
+  std::string o = "\"";
+  for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+void output_options::check_writable(const std::vector<named_file>& inputs) const {
+  check_distinct_files({{json_path, "--json"},
+                        {json_path.empty() ? "" : config_path_for(json_path), "--json (effective config)"},
+                        {csv_path, "--csv"},
+                        {trace_path, "--trace"},
+                        {vcd_path, "--vcd"}},
+                       inputs);
   probe(json_path, "--json");
   if (!json_path.empty() && !config_path_for(json_path).empty())
     probe(config_path_for(json_path), "--json (effective config)");
@@ -670,7 +859,7 @@ void write_csv(const std::string& path, const run_report& r) {
     // JSON; they were 0 without the cDMA step); compressed size and ratio empty without it.
     const auto& lf = (r.cdma.simulated ? r.cdma.result : r.vdnn.simulated ? r.vdnn.result : r.oracle.result).layers[i];
     const std::uint64_t moved = c.moved_data_bytes + c.meta_bytes;
-    f << l.name << "," << l.offload_key << "," << l.offload.n << "," << l.offload.c << ","
+    f << csv_field(l.name) << "," << csv_field(l.offload_key) << "," << l.offload.n << "," << l.offload.c << ","
       << l.offload.h << "," << l.offload.w << "," << lf.bytes << ",";
     if (r.cdma.simulated || r.vdnn.simulated)  // else unknown: the oracle moves no data, counts no zeros
       f << (lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);

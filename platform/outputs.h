@@ -116,6 +116,49 @@ private:
   std::thread thread_;
 };
 
+/// A file a command reads or writes and the option that names it (for check_distinct_files).
+struct named_file {
+  std::string path;
+  std::string option;
+};
+
+/// True iff `a` and `b` name the same file however they are spelled: the same device and inode
+/// when both exist ("./a", a symbolic link, a hard link), else the same path once symbolic
+/// links and "." / ".." are resolved (a file an output will create).
+bool same_file(const std::string& a, const std::string& b);
+
+/// The files a run of configuration `c` reads, each with the option that names it: the
+/// configuration file (`config_file`, --config), a layer file (--network PATH.json),
+/// --layer-times, --density-profile, --name-map and the activation source (--activations: a
+/// .npz or .npy, or every .npy of a folder; also the shipped sample the default picks).
+std::vector<named_file> config_inputs(const platform_config& c, const std::string& config_file);
+
+/// Fails (std::runtime_error, for exit 2 before anything runs or is written) if two outputs
+/// name the same file ("--json and --csv name the same file a.json; expected different
+/// files"; devices such as /dev/null may be shared) or an output names an input ("--csv and
+/// --config name the same file cfg.json: the output would overwrite an input; expected another
+/// file for --csv"). Files compared with same_file(). `compare_outputs` false: only outputs
+/// against inputs (outputs known to be distinct, e.g. a sweep's own files).
+void check_distinct_files(const std::vector<named_file>& outputs, const std::vector<named_file>& inputs,
+                          bool compare_outputs = true);
+
+/// Text from the user (a name, a path, a message quoting them) made safe for a terminal and a
+/// log: control characters (ESC, BEL, CR, tab, DEL, the C1 controls U+0080..U+009F), the
+/// bidirectional overrides / isolates (U+202A..U+202E, U+2066..U+2069) and every byte that is
+/// not part of well-formed UTF-8 are written as \xNN (one per byte, as workloads/io/csv.h
+/// shows bytes of its input files); other text, UTF-8 included, is kept. `keep_newlines`:
+/// the line breaks of a multi-line message stay. The one escaping function of the commands'
+/// messages and of the report.
+std::string printable(const std::string& s, bool keep_newlines = false);
+
+/// One CSV cell as RFC 4180 writes it: quoted ("..." with a quote doubled) when it holds a
+/// comma, a quote, a line break or another control character, or starts or ends with a space
+/// (which a reader would trim); the bytes themselves are kept. Every CSV output uses it
+/// (--csv, sweep.csv). A cell starting with = + - @ is not altered: the CSVs are data files,
+/// and a spreadsheet that evaluates such a cell as a formula does so quoted or not
+/// (docs/user-guide.md, Outputs).
+std::string csv_field(const std::string& v);
+
 /// Options that select and adjust the configuration.
 struct config_options {
   std::string preset, config_file;
@@ -133,8 +176,9 @@ void add_config_options(boost::program_options::options_description& d, config_o
 struct output_options {
   std::string json_path, csv_path, trace_path, vcd_path;
   bool quiet = false;
-  /// Fails (std::runtime_error naming the path) before any simulation if a path is unwritable.
-  void check_writable() const;
+  /// Fails (std::runtime_error naming the path) before any simulation if a path is unwritable,
+  /// two outputs name the same file or an output names one of `inputs` (check_distinct_files).
+  void check_writable(const std::vector<named_file>& inputs = {}) const;
   /// Progress on stderr when it is a terminal and the run has lasted more than 2 s.
   run_hooks hooks() const;
   progress_fn progress_callback() const { return hooks().progress; }

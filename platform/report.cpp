@@ -45,6 +45,24 @@ nlohmann::json ran_json(bool ran, const T& v) {
   return ran ? nlohmann::json(v) : nlohmann::json();
 }
 
+/// The cDMA step ran and moved bytes (a layer was offloaded): only then is there a compression
+/// ratio (run_report::compression_ratio() says 1.0 for nothing moved; a network whose layers
+/// all stay resident offloads nothing).
+bool compressed_any(const run_report& r) {
+  if (!r.cdma.simulated) return false;
+  for (const auto& l : r.cdma.result.layers)
+    if (l.offloaded && l.moved_data_bytes + l.meta_bytes > 0) return true;
+  return false;
+}
+
+/// Characters a terminal shows for `s` (printable() text: ASCII and well-formed UTF-8): its
+/// bytes that do not continue a UTF-8 sequence.
+std::size_t shown_width(const std::string& s) {
+  std::size_t n = 0;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 double ratio(const workloads::layer_result& l) {
   const std::uint64_t moved = l.moved_data_bytes + l.meta_bytes;
   return moved ? static_cast<double>(l.bytes) / static_cast<double>(moved) : 0.0;
@@ -66,15 +84,17 @@ void print_summary(std::ostream& os, const run_report& r) {
   const auto& net = r.net;
   const auto& v = r.vdnn.result;
   const auto& c = r.cdma.result;
-  os << "cdma-vp: one training step of " << net.name << " at batch " << net.batch << "\n"
-     << "  platform   : " << r.config.gpu.name << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
+  // Names and paths as given (a layer file's names, --param gpu.name=...) with control
+  // characters and broken UTF-8 shown as \xNN (printable()), never raw on the terminal.
+  os << "cdma-vp: one training step of " << printable(net.name) << " at batch " << net.batch << "\n"
+     << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
      << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s), PCIe Gen"
      << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B)\n"
      << "  runtime    : vDNN policy " << r.config.policy << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
      << " compression units x " << r.config.engine.unit_bytes_per_cycle << " B/cycle at "
      << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"
-     << "  activations: " << r.activations << "\n\n";
+     << "  activations: " << printable(r.activations) << "\n\n";
 
   // The per-layer table: every column at least its usual width and always wider than its
   // longest cell, so a large value (a 10000 ms layer, a multi-GB tensor) widens its column
@@ -101,7 +121,7 @@ void print_summary(std::ostream& os, const run_report& r) {
     const auto& lf = facts[i];
     const double zf = lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0;
     // Zeros are counted where data moves: without a vDNN or cDMA step they are unknown ("-").
-    std::vector<std::string> row = {l.name, l.offload.str(), fmt("%.2f", MB(lf.bytes)),
+    std::vector<std::string> row = {printable(l.name), l.offload.str(), fmt("%.2f", MB(lf.bytes)),
                                     r.cdma.simulated || r.vdnn.simulated ? fmt("%.1f", zf * 100) : "-"};
     if (lc.offloaded) {
       row.push_back(fmt("%.2f", MB(lc.moved_data_bytes + lc.meta_bytes)));
@@ -127,13 +147,16 @@ void print_summary(std::ostream& os, const run_report& r) {
   std::vector<std::size_t> width;
   for (std::size_t k = 0; k < cols.size(); ++k) {
     std::size_t w = cols[k].width;
-    for (const auto& row : rows) w = std::max(w, row[k].size() + 1);  // one space at least
+    for (const auto& row : rows) w = std::max(w, shown_width(row[k]) + 1);  // one space at least
     width.push_back(w);
   }
   auto print_row = [&](const std::vector<std::string>& cells) {
-    for (std::size_t k = 0; k < cols.size(); ++k)
-      os << (cols[k].left ? std::left : std::right) << std::setw(static_cast<int>(width[k])) << cells[k];
-    os << std::right << "\n";
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      // Padded by characters, not bytes (a UTF-8 layer name such as "Schicht_\xC3\xA4").
+      const std::string pad(width[k] - std::min(width[k], shown_width(cells[k])), ' ');
+      os << (cols[k].left ? cells[k] + pad : pad + cells[k]);
+    }
+    os << "\n";
   };
   {
     std::vector<std::string> head;
@@ -207,8 +230,10 @@ void print_summary(std::ostream& os, const run_report& r) {
     }
   }
   // Without a cDMA step nothing was compressed: no ratio (the JSON says null).
-  if (r.cdma.simulated)
+  if (compressed_any(r))
     os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n";
+  else if (r.cdma.simulated)  // was "1.000x" for nothing compressed
+    os << "compression ratio: n/a, nothing was compressed (no layer offloaded)\n";
   else if (r.cdma.failed)
     os << "compression ratio: none, the cDMA step did not complete (the run stopped at an I/O error)\n";
   else
@@ -231,6 +256,8 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "verification: no transfer step simulated (steps = " << r.config.steps << "), nothing to compare\n";
   } else if (!r.config.verify) {
     os << "verification: OFF (--no-verify): prefetched data was not compared\n";
+  } else if (r.ok() && r.verified_bytes() == 0) {  // was "matched (0 bytes compared)"
+    os << "verification: nothing compared, no layer was offloaded (0 prefetched bytes)\n";
   } else if (r.ok()) {
     os << "verification: every prefetched byte was compared with what was offloaded and matched ("
        << r.verified_bytes() << " bytes compared: ";
@@ -241,7 +268,7 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "verification: FAILED: " << r.mismatched_bytes() << " of " << r.verified_bytes()
        << " prefetched bytes differ\n";
     for (const auto* s : {&v, &c})
-      for (const auto& e : s->errors) os << "  " << s->config.label << ": " << e << "\n";
+      for (const auto& e : s->errors) os << "  " << s->config.label << ": " << printable(e) << "\n";
   }
   os << "wall time: " << fmt("%.2f", r.wall_s) << " s, peak RSS " << fmt("%.0f", r.peak_rss_bytes / 1048576.0)
      << " MiB\n";
@@ -252,7 +279,17 @@ void print_summary(std::ostream& os, const run_report& r) {
      << " others produced by the simulation thread while it waited; " << h.produce_threads << " worker thread(s)";
   if (h.spilled)
     os << "; host memory spilled to a file: peak " << fmt("%.2f", h.peak_spilled_bytes / 1e9) << " GB, "
-       << (h.direct_io ? "direct" : "buffered") << " I/O, " << h.io_requests << " helper requests of "
+       << (h.direct_io ? "direct" : "buffered") << " I/O"
+       // Asked for but not in effect: the store gave it up, for a reason it does not record
+       // (tlm/memory/backing_store.h: O_DIRECT refused when the file was opened, e.g. tmpfs; a
+       // direct request refused with EINVAL; or the first kDirectProbeBytes written slower than
+       // kMinDirectWriteBps).
+       << (!h.direct_io && r.config.host_mem.spill_options.direct_io
+               ? " (host_mem.spill_direct_io=true given up: the file system refused direct I/O, or the first " +
+                     fmt("%.0f", mem::backing_store::kDirectProbeBytes / 1048576.0) + " MiB were written slower than " +
+                     fmt("%.1f", mem::backing_store::kMinDirectWriteBps / 1e9) + " GB/s)"
+               : std::string())
+       << ", " << h.io_requests << " helper requests of "
        << fmt("%.1f", h.io_requests ? static_cast<double>(h.io_pages) / h.io_requests : 0.0) << " pages";
   os << "\n";
 }
@@ -296,7 +333,7 @@ std::vector<stat> collect_stats(const run_report& r) {
   }
   if (r.vdnn.simulated && r.cdma.simulated)
     add("speedup.cdma_over_vdnn", static_cast<double>(r.vdnn.result.step) / static_cast<double>(r.cdma.result.step), "ratio");
-  if (r.cdma.simulated) add("compression_ratio", r.compression_ratio(), "ratio");  // like step_time.cdma
+  if (compressed_any(r)) add("compression_ratio", r.compression_ratio(), "ratio");  // like step_time.cdma
   add("verified_bytes", static_cast<double>(r.verified_bytes()), "B");
   add("peak_rss", static_cast<double>(r.peak_rss_bytes), "B");
   add("wall_time", r.wall_s, "s");
@@ -371,7 +408,8 @@ nlohmann::json to_json(const run_report& r) {
   j["speedup_cdma_over_vdnn"] = r.vdnn.simulated && r.cdma.simulated  // null: one of them not run
                                     ? json(static_cast<double>(v.step) / static_cast<double>(c.step))
                                     : json();
-  j["compression_ratio"] = r.cdma.simulated ? json(r.compression_ratio()) : json();
+  // null without a cDMA step, and when it compressed nothing (no layer offloaded; was 1.0)
+  j["compression_ratio"] = compressed_any(r) ? json(r.compression_ratio()) : json();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
   // null: nothing was compared -- no transfer step was asked for (--steps oracle; not true
@@ -380,7 +418,10 @@ nlohmann::json to_json(const run_report& r) {
   // comparison is incomplete; it said false with 0 bytes compared and 0 mismatched).
   const bool transfers = r.vdnn.simulated || r.cdma.simulated || r.vdnn.failed || r.cdma.failed;
   const bool incomplete = !r.io_error.empty() && r.mismatched_bytes() == 0;
-  j["verified"] = ran_json(transfers && r.config.verify && !incomplete, r.ok());
+  // Transfer steps that offloaded nothing (every layer resident) compared nothing: null, not
+  // true for 0 bytes (an engine error is still false).
+  const bool nothing_compared = r.verified_bytes() == 0 && r.ok();
+  j["verified"] = ran_json(transfers && r.config.verify && !incomplete && !nothing_compared, r.ok());
   for (const auto* s : {&r.vdnn, &r.cdma}) {
     const std::string k = s == &r.vdnn ? "vdnn" : "cdma";
     const bool ran = s->simulated;

@@ -50,7 +50,9 @@ nlohmann::json transfer_histograms(const run_report& r);
 /// the oracle step layers[].zero_fraction is null too (no data moved, no zeros counted). Every
 /// figure of a step that did not run is null (keys kept): layers[].offload_s / prefetch_s /
 /// stall_s (cDMA), layers[].vdnn.*, layers[].dram.STEP.*, pcie.STEP.*; stats and histograms
-/// have no key of it; verified is null without a vDNN or cDMA step (nothing to verify).
+/// have no key of it; verified is null without a vDNN or cDMA step (nothing to verify) and when
+/// nothing was compared (no layer offloaded: verified_bytes 0), and compression_ratio is null
+/// (stats without it) when the cDMA step compressed nothing.
 nlohmann::json to_json(const run_report& r);
 
 /// Writes to_json(r) to `path` (via PATH.tmp, platform/outputs.h write_output_file); throws

@@ -149,6 +149,13 @@ struct page_release {
 
 class backing_store {
 public:
+  /// Direct I/O is given up (the file switched to buffered I/O, the page cache then absorbing
+  /// the writes) when the helper's first kDirectProbeBytes of direct writes ran slower than
+  /// this, B/s (public: the run report quotes both when direct I/O was given up). The backward pass of VGG-16 b256 reads its ~6 GB spilled back in ~8 s of
+  /// simulation, ~0.8 GB/s; the disks measured wrote 0.9 GB/s (1 MiB direct requests, idle
+  /// VM) but once ~0.08 GB/s (session 8) and 0.44-0.48 GB/s under load (session 9).
+  static constexpr double kMinDirectWriteBps = 0.4e9;
+  static constexpr std::uint64_t kDirectProbeBytes = 64ull << 20;
   /// `size_bytes`: addressable bytes; `page_bytes`: allocation granule in bytes (> 0).
   /// Throws std::invalid_argument if page_bytes is 0.
   explicit backing_store(std::uint64_t size_bytes, std::size_t page_bytes = 64 * 1024);
@@ -267,13 +274,6 @@ private:
   /// Pages the helper joins into one request at most (2 MiB of 64 KiB pages; dd on the VMs
   /// measured: direct reads 0.6 GB/s in 64 KiB requests, 1.3-1.4 GB/s in 1-8 MiB ones).
   static constexpr std::size_t kMaxIoPages = 32;
-  /// Direct I/O is given up (the file switched to buffered I/O, the page cache then absorbing
-  /// the writes) when the helper's first kDirectProbeBytes of direct writes ran slower than
-  /// this, B/s. The backward pass of VGG-16 b256 reads its ~6 GB spilled back in ~8 s of
-  /// simulation, ~0.8 GB/s; the disks measured wrote 0.9 GB/s (1 MiB direct requests, idle
-  /// VM) but once ~0.08 GB/s (session 8) and 0.44-0.48 GB/s under load (session 9).
-  static constexpr double kMinDirectWriteBps = 0.4e9;
-  static constexpr std::uint64_t kDirectProbeBytes = 64ull << 20;
   /// Called by the helper after each direct write request of `bytes` that took `took`.
   void direct_probe(std::uint64_t bytes, std::chrono::steady_clock::duration took);
   std::uint64_t direct_probe_left_ = kDirectProbeBytes;  ///< helper thread only

@@ -1,0 +1,439 @@
+// Outputs against inputs and other bad command-line input of the commands that write files
+// (run, compare, analyze, config, sweep): an output that names an input file is refused before
+// anything runs (exit 2, naming both options and the file), however the path is spelled; the
+// sweep's own options (-q, --emit-slurm) do not break or overwrite its runs and plan; the
+// per-layer CSV quotes its cells as RFC 4180 does; a run that compared nothing says so instead
+// of "verified" and a 1.000x ratio; empty file names, ignored options and control characters in
+// names are errors or escaped, never silent.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+#include "platform/outputs.h"
+#include "platform/report.h"
+
+using namespace cdma::platform;
+using nlohmann::json;
+
+namespace {
+
+std::string tmp(const std::string& name) {
+  return std::string(::testing::TempDir()) + "cdma_oi_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void put(const std::string& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
+bool exists(const std::string& p) {
+  struct ::stat st {};
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
+/// Runs `cdma-vp args` through bash (as tests/system/test_bad_input.cpp; args may use bash
+/// quoting such as $'\e'). Returns the exit status.
+int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
+  const std::string o = tmp("stdout"), e = tmp("stderr");
+  const std::string script = " exec " + std::string(CDMA_VP_EXE) + " " + args;
+  const std::string cmd = "bash -c \"" + script + "\" >" + o + " 2>" + e;
+  const int rc = std::system(cmd.c_str());
+  if (out) *out = slurp(o);
+  if (err) *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/// Expects exit status `code` and every one of `needles` in stderr.
+void expect_error(const std::string& args, int code, const std::vector<std::string>& needles) {
+  std::string err;
+  EXPECT_EQ(cli(args, nullptr, &err), code) << args << "\n" << err;
+  for (const auto& n : needles) EXPECT_NE(err.find(n), std::string::npos) << args << "\nexpected: " << n << "\n" << err;
+}
+
+/// A float32 .npy of shape (1, 1, 2, 2) holding 0, 1, 0, 2 (format 1.0: magic, version,
+/// little-endian header length, header padded with spaces to a multiple of 64 bytes).
+void write_npy(const std::string& path) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 2), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string b = "\x93NUMPY";
+  b += '\x01';
+  b += '\x00';
+  b += static_cast<char>(header.size() & 0xFF);
+  b += static_cast<char>(header.size() >> 8);
+  b += header;
+  const float v[4] = {0.0f, 1.0f, 0.0f, 2.0f};
+  b.append(reinterpret_cast<const char*>(v), sizeof v);
+  put(path, b);
+}
+
+/// One convolution layer: it is the last layer, kept resident, so nothing is offloaded.
+const char* k_one_layer = R"({"name": "one", "input": [3, 8, 8],
+  "layers": [{"name": "a", "type": "conv", "filters": 4, "kernel": 3, "pad": 1}]})";
+
+const std::string k_fast = "--network synthetic --batch 1 --steps oracle -q";
+
+}  // namespace
+
+// ---- Item 6: an output naming an input of the same command -----------------------------------
+
+TEST(OutputInput, RunOutputOverConfigFileIsRefusedBeforeTheRun) {
+  const std::string cfg = tmp("cfg.json");
+  const std::string text = R"({"network": "synthetic", "batch": 1, "steps": "oracle"})";
+  put(cfg, text);
+  expect_error("run -q --config " + cfg + " --csv " + cfg, 2, {"--csv and --config name the same file", cfg});
+  EXPECT_EQ(slurp(cfg), text);  // untouched
+  // The JSON's effective configuration beside it (FILE stem + .config.json) is an output too.
+  const std::string stem = tmp("again");
+  put(stem + ".config.json", text);
+  expect_error("run -q --config " + stem + ".config.json --json " + stem + ".json", 2,
+               {"--json (effective config) and --config name the same file"});
+  EXPECT_FALSE(exists(stem + ".json"));  // nothing ran, nothing written
+  EXPECT_EQ(slurp(stem + ".config.json"), text);
+}
+
+TEST(OutputInput, SpellingsOfOneFileAreTheSameFile) {
+  const std::string lt = tmp("lt.csv");
+  const std::string text = "layer,forward_ms,backward_ms\n";
+  put(lt, text);
+  const std::string dir = lt.substr(0, lt.find_last_of('/'));
+  const std::string base = lt.substr(lt.find_last_of('/') + 1);
+  // ./ and .. in the path
+  expect_error("run " + k_fast + " --layer-times " + lt + " --trace " + dir + "/./" + base, 2,
+               {"--trace and --layer-times name the same file"});
+  // a symbolic link
+  const std::string sym = tmp("lt_link.csv");
+  ASSERT_EQ(::symlink(lt.c_str(), sym.c_str()), 0);
+  expect_error("run " + k_fast + " --layer-times " + lt + " --csv " + sym, 2,
+               {"--csv and --layer-times name the same file", sym});
+  // a hard link: another name of the same inode
+  const std::string hard = tmp("lt_hard.csv");
+  ASSERT_EQ(::link(lt.c_str(), hard.c_str()), 0);
+  expect_error("run " + k_fast + " --layer-times " + hard + " --vcd " + lt, 2,
+               {"--vcd and --layer-times name the same file", lt});
+  EXPECT_EQ(slurp(lt), text);
+  // Two outputs through a hard link are one file too (was compared by path only).
+  const std::string o1 = tmp("o1.csv"), o2 = tmp("o2.csv");
+  put(o1, "x\n");
+  ASSERT_EQ(::link(o1.c_str(), o2.c_str()), 0);
+  expect_error("run " + k_fast + " --csv " + o1 + " --trace " + o2, 2, {"--csv and --trace name the same file"});
+}
+
+TEST(OutputInput, EveryInputOfARunIsProtected) {
+  const std::string net = tmp("net.json");
+  put(net, k_one_layer);
+  expect_error("run -q --batch 1 --network " + net + " --json " + net, 2, {"--json and --network name the same file"});
+  EXPECT_EQ(slurp(net), k_one_layer);
+  const std::string dp = tmp("dp.csv");
+  const std::string profile = "iteration,epoch,layer,zero_fraction\n";
+  put(dp, profile);
+  expect_error("run -q --network synthetic --batch 1 --steps oracle --density-profile " + dp + " --trace " + dp, 2,
+               {"--trace and --density-profile name the same file"});
+  EXPECT_EQ(slurp(dp), profile);
+  // A folder of .npy: each tensor in it is an input.
+  const std::string acts = tmp("acts");
+  ASSERT_EQ(::mkdir(acts.c_str(), 0755), 0);
+  write_npy(acts + "/conv1.npy");
+  const std::string before = slurp(acts + "/conv1.npy");
+  expect_error("run " + k_fast + " --activations " + acts + " --csv " + acts + "/conv1.npy", 2,
+               {"--csv and --activations name the same file"});
+  EXPECT_EQ(slurp(acts + "/conv1.npy"), before);
+  // --name-map
+  const std::string nm = tmp("map.json");
+  put(nm, "{}");
+  expect_error("run " + k_fast + " --activations " + acts + " --name-map " + nm + " --json " + nm, 2,
+               {"--json and --name-map name the same file"});
+  EXPECT_EQ(slurp(nm), "{}");
+}
+
+TEST(OutputInput, OtherCommandsRefuseAnOutputOverAnInput) {
+  // analyze --json x.npy x.npy replaced the tensor by the analysis.
+  const std::string npy = tmp("x.npy");
+  write_npy(npy);
+  const std::string before = slurp(npy);
+  expect_error("analyze --json " + npy + " " + npy, 2, {"--json and the input name the same file", npy});
+  EXPECT_EQ(slurp(npy), before);
+  // ... also when the input is found in a folder given as PATH
+  const std::string dir = tmp("adir");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  write_npy(dir + "/y.npy");
+  expect_error("analyze --json " + dir + "/y.npy " + dir, 2, {"--json and the input name the same file"});
+  // compare --json over its --config; config --dump over a layer file
+  const std::string cfg = tmp("cmp.json");
+  const std::string text = R"({"network": "synthetic", "batch": 1, "steps": "oracle"})";
+  put(cfg, text);
+  expect_error("compare --config " + cfg + " --json " + cfg, 2, {"--json and --config name the same file"});
+  EXPECT_EQ(slurp(cfg), text);
+  const std::string net = tmp("dumpnet.json");
+  put(net, k_one_layer);
+  expect_error("config --network " + net + " --dump " + net, 2, {"config --dump and --network name the same file"});
+  EXPECT_EQ(slurp(net), k_one_layer);
+}
+
+TEST(OutputInput, SweepFilesDoNotOverwriteTheRunsInputs) {
+  const std::string lt = tmp("sweep_lt.csv");
+  put(lt, "layer,forward_ms,backward_ms\n");
+  const std::string out = tmp("sweep_in");
+  expect_error("sweep " + k_fast + " --layer-times " + lt + " --grid pcie.lanes=4,8 --out " + out +
+                   " --emit-slurm " + lt,
+               2, {"--emit-slurm and --layer-times name the same file"});
+  EXPECT_FALSE(exists(out));
+  // An input inside --out that the sweep writes (and first removes): run_0.json.
+  ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+  const std::string cfg = out + "/run_0.json";
+  const std::string text = R"({"network": "synthetic", "batch": 1, "steps": "oracle"})";
+  put(cfg, text);
+  expect_error("sweep -q --config " + cfg + " --grid pcie.lanes=4,8 --out " + out + " --no-plot", 2,
+               {"--out (run_0.json) and --config name the same file"});
+  EXPECT_EQ(slurp(cfg), text);
+  EXPECT_FALSE(exists(out + "/sweep.plan.json"));
+}
+
+// ---- Item 7: sweep -q ---------------------------------------------------------------------
+
+TEST(OutputInput, SweepQuietRunsEveryRun) {
+  const std::string out = tmp("sweep_q");
+  std::string err;
+  ASSERT_EQ(cli("sweep --network synthetic --batch 1 --steps oracle -q --grid pcie.lanes=4,8 --no-plot --jobs 1 --out " +
+                    out,
+                nullptr, &err),
+            0)
+      << err;
+  const std::string csv = slurp(out + "/sweep.csv");
+  EXPECT_NE(csv.find("\n0,4,ok,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,8,ok,"), std::string::npos) << csv;
+  // --quiet in the Slurm script: given once.
+  const std::string out2 = tmp("sweep_q2"), script = tmp("sweep_q2.sh");
+  ASSERT_EQ(cli("sweep " + k_fast.substr(0, k_fast.size() - 3) + " --quiet --grid pcie.lanes=4,8 --out " + out2 +
+                    " --emit-slurm " + script),
+            0);
+  const std::string s = slurp(script);
+  EXPECT_NE(s.find("'--quiet'"), std::string::npos) << s;
+  EXPECT_EQ(s.find("-q --json"), std::string::npos) << s;
+  // An output option spelled --json=FILE is set per run by the sweep too.
+  expect_error("sweep " + k_fast + " --json=x.json --grid pcie.lanes=4,8 --out " + tmp("sweep_q3"), 2,
+               {"--json is set per run by the sweep"});
+}
+
+// ---- Item 8: --emit-slurm over the sweep's own files ------------------------------------------
+
+TEST(OutputInput, SlurmScriptMustNotBeAFileOfTheSweep) {
+  const std::string out = tmp("sweep_e");
+  expect_error("sweep " + k_fast + " --grid pcie.lanes=4,8 --out " + out + " --emit-slurm " + out + "/sweep.plan.json", 2,
+               {"--emit-slurm " + out + "/sweep.plan.json is " + out + "/sweep.plan.json, a file the sweep writes"});
+  EXPECT_FALSE(exists(out));
+  ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+  // Spelled another way, a run's file, and the folder itself.
+  expect_error("sweep " + k_fast + " --grid pcie.lanes=4,8 --out " + out + " --emit-slurm " + out + "/../" +
+                   out.substr(out.find_last_of('/') + 1) + "/run_1.log",
+               2, {"a file the sweep writes"});
+  expect_error("sweep " + k_fast + " --grid pcie.lanes=4,8 --out " + out + " --emit-slurm " + out, 2,
+               {"is the --out folder"});
+  EXPECT_FALSE(exists(out + "/sweep.plan.json"));
+  // A script beside the folder is fine; --merge then still finds a valid plan.
+  ASSERT_EQ(cli("sweep " + k_fast + " --grid pcie.lanes=4,8 --out " + out + " --emit-slurm " + out + ".sh"), 0);
+  const json plan = json::parse(slurp(out + "/sweep.plan.json"), nullptr, false);
+  EXPECT_FALSE(plan.is_discarded());
+  EXPECT_EQ(plan["runs"].size(), 2u);
+}
+
+// ---- Item 9: the per-layer CSV quotes its cells -----------------------------------------------
+
+TEST(OutputInput, CsvFieldQuotesAsRfc4180) {
+  EXPECT_EQ(csv_field("conv1"), "conv1");
+  EXPECT_EQ(csv_field("c,1\"x"), "\"c,1\"\"x\"");
+  EXPECT_EQ(csv_field("a\nb"), "\"a\nb\"");
+  // Control characters: the bytes are kept, the cell quoted.
+  EXPECT_EQ(csv_field(std::string("\xC3\xA9\tt\x01", 5)), std::string("\"\xC3\xA9\tt\x01\"", 7));
+  EXPECT_EQ(csv_field("a\x7F"), "\"a\x7F\"");
+  // Spaces a reader trims around a field are kept by quoting.
+  EXPECT_EQ(csv_field(" a"), "\" a\"");
+  EXPECT_EQ(csv_field("a b"), "a b");
+  // A leading = + - @ is not altered (documented: the CSV is data, not a spreadsheet).
+  EXPECT_EQ(csv_field("=cmd|' /C calc'!A0"), "=cmd|' /C calc'!A0");
+  EXPECT_EQ(csv_field(""), "");
+}
+
+TEST(OutputInput, RunCsvQuotesLayerNames) {
+  const std::string net = tmp("weird.json");
+  put(net, R"({"name": "w", "input": [3, 8, 8], "layers": [
+    {"name": "c,1\"x", "type": "conv", "filters": 4, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "b", "type": "conv", "filters": 4, "kernel": 3, "pad": 1}]})");
+  const std::string csv = tmp("weird.csv");
+  std::string err;
+  ASSERT_EQ(cli("run -q --batch 1 --network " + net + " --csv " + csv, nullptr, &err), 0) << err;
+  const std::string t = slurp(csv);
+  std::istringstream lines(t);
+  std::string header, row1, row2;
+  std::getline(lines, header);
+  std::getline(lines, row1);
+  std::getline(lines, row2);
+  // The name quoted (and the next layer's offload key, X_2 = the output of layer 1): the row
+  // keeps the header's columns.
+  EXPECT_EQ(row1.rfind("\"c,1\"\"x\",,1,3,8,8,", 0), 0u) << row1;
+  EXPECT_EQ(row2.rfind("b,\"c,1\"\"x\",1,4,8,8,", 0), 0u) << row2;
+  auto columns = [](const std::string& line) {  // commas outside quotes + 1
+    std::size_t n = 1;
+    bool quoted = false;
+    for (const char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(columns(row1), columns(header));
+  EXPECT_EQ(columns(row2), columns(header));
+}
+
+// ---- Item 10: a run that compared nothing -------------------------------------------------------
+
+TEST(OutputInput, NothingOffloadedIsNothingComparedAndNoRatio) {
+  const std::string net = tmp("one.json");
+  put(net, k_one_layer);
+  const std::string js = tmp("one_result.json");
+  std::string out, err;
+  ASSERT_EQ(cli("run -q --batch 1 --network " + net + " --json " + js, &out, &err), 0) << err;
+  EXPECT_NE(out.find("verification: nothing compared, no layer was offloaded (0 prefetched bytes)"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("matched (0 bytes compared"), std::string::npos) << out;
+  EXPECT_NE(out.find("compression ratio: n/a, nothing was compressed (no layer offloaded)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("1.000x\n"), std::string::npos) << out;
+  const json j = json::parse(slurp(js));
+  EXPECT_TRUE(j["verified"].is_null()) << j["verified"];
+  EXPECT_EQ(j["verified_bytes"], 0);
+  EXPECT_TRUE(j["compression_ratio"].is_null()) << j["compression_ratio"];
+  EXPECT_FALSE(j["stats"].contains("compression_ratio"));
+  // A sweep takes such a result as a run that succeeded (verified null with 0 bytes compared).
+  const std::string dir = tmp("one_sweep");
+  ASSERT_EQ(cli("sweep -q --batch 1 --network " + net + " --grid pcie.lanes=4,8 --no-plot --jobs 1 --out " + dir,
+                nullptr, &err),
+            0)
+      << err << slurp(dir + "/run_0.log");
+  const std::string csv = slurp(dir + "/sweep.csv");
+  EXPECT_NE(csv.find("\n0,4,ok,"), std::string::npos) << csv;
+}
+
+// ---- Section B ----------------------------------------------------------------------------
+
+TEST(OutputInput, EmptyOutputPathsAreErrors) {
+  for (const char* opt : {"--json", "--csv", "--trace", "--vcd"})
+    expect_error("run " + k_fast + " " + opt + " ''", 2, {std::string(opt) + " '': an empty file name"});
+  expect_error("compare " + k_fast.substr(0, k_fast.size() - 3) + " --json ''", 2, {"--json '': an empty file name"});
+  const std::string npy = tmp("e.npy");
+  write_npy(npy);
+  expect_error("analyze --json '' " + npy, 2, {"--json '': an empty file name"});
+  expect_error("config --dump ''", 2, {"an empty file name"});
+  const std::string out = tmp("sweep_empty");
+  expect_error("sweep " + k_fast + " --grid pcie.lanes=4,8 --out " + out + " --emit-slurm ''", 2,
+               {"--emit-slurm '': an empty file name"});
+  EXPECT_FALSE(exists(out));  // the sweep did not run
+}
+
+TEST(OutputInput, AnalyzeUnknownShortOptionIsNotAPath) {
+  const std::string npy = tmp("q.npy");
+  write_npy(npy);
+  expect_error("analyze -q " + npy, 2, {"unknown option '-q'"});
+  // A PATH that starts with '-' after "--".
+  const std::string dir = tmp("dash");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  write_npy(dir + "/-q.npy");
+  std::string out, err;
+  EXPECT_EQ(cli("analyze --codecs zvc -- " + dir + "/-q.npy", &out, &err), 0) << err;
+  EXPECT_NE(out.find("-q.npy (1 tensors"), std::string::npos) << out;
+}
+
+TEST(OutputInput, ConfigOptionsAreNotSilentlyIgnored) {
+  expect_error("config --list --dump", 2, {"--dump, --list and --presets"});
+  expect_error("config --presets --preset bogus", 2, {"--presets lists the shipped presets and takes no other option",
+                                                      "--preset"});
+  expect_error("config --presets --param pcie.lanes=8", 2, {"takes no other option (got --param)"});
+  std::string out;
+  EXPECT_EQ(cli("config --presets", &out), 0);
+  EXPECT_NE(out.find("titanx-gen3"), std::string::npos);
+}
+
+TEST(OutputInput, CompareRefusesAMode) {
+  expect_error("compare " + k_fast.substr(0, k_fast.size() - 3) + " --mode at", 2,
+               {"--mode at: compare runs the job in both modes"});
+  expect_error("compare " + k_fast.substr(0, k_fast.size() - 3) + " --param mode=lt", 2,
+               {"--param mode=lt: compare runs the job in both modes"});
+}
+
+TEST(OutputInput, PrintableEscapesControlsAndBrokenUtf8) {
+  EXPECT_EQ(printable("a\x1B[31mRED\a"), "a\\x1B[31mRED\\x07");
+  EXPECT_EQ(printable("tab\there\r"), "tab\\x09here\\x0D");
+  EXPECT_EQ(printable("l1\nl2"), "l1\\x0Al2");
+  EXPECT_EQ(printable("l1\nl2", true), "l1\nl2");
+  // Well-formed UTF-8 stays; a stray byte, a truncated sequence, an overlong form and a
+  // surrogate are shown byte by byte.
+  EXPECT_EQ(printable("Schicht_\xC3\xA4"), "Schicht_\xC3\xA4");
+  EXPECT_EQ(printable("\xE2\x82\xAC 5"), "\xE2\x82\xAC 5");
+  EXPECT_EQ(printable("a\xFF" "b"), "a\\xFFb");
+  EXPECT_EQ(printable("a\xC3"), "a\\xC3");
+  EXPECT_EQ(printable("\xC0\xAF"), "\\xC0\\xAF");
+  EXPECT_EQ(printable("\xED\xA0\x80"), "\\xED\\xA0\\x80");
+  // C1 controls (U+009B is a CSI on some terminals) and a right-to-left override.
+  EXPECT_EQ(printable("\xC2\x9B" "2J"), "\\xC2\\x9B2J");
+  EXPECT_EQ(printable("x\xE2\x80\xAEy"), "x\\xE2\\x80\\xAEy");
+}
+
+TEST(OutputInput, ControlCharactersInNamesAreEscapedOnTheTerminal) {
+  std::string out, err;
+  ASSERT_EQ(cli("run " + k_fast + " --param gpu.name=$'a\\e[31mRED\\a'", &out, &err), 0) << err;
+  EXPECT_NE(out.find("platform   : a\\x1B[31mRED\\x07 ("), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1B'), std::string::npos);
+  EXPECT_EQ(out.find('\a'), std::string::npos);
+  // In an error message (through usage_error).
+  EXPECT_EQ(cli("run " + k_fast + " --param $'pcie.lan\\eX=4'", nullptr, &err), 2);
+  EXPECT_NE(err.find("pcie.lan\\x1BX"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\x1B'), std::string::npos) << err;
+}
+
+TEST(OutputInput, ConfigurationTextThatIsNotUtf8IsRefused) {
+  // JSON holds UTF-8 only: the outputs failed after the run (exit 3) and `config --dump` ended
+  // with an uncaught exception.
+  expect_error("config --param gpu.name=$'\\xff'", 2, {"gpu.name = \"\\xFF\": not valid UTF-8 text"});
+  expect_error("run " + k_fast + " --param gpu.name=$'a\\xc3' --json " + tmp("utf8.json"), 2,
+               {"gpu.name = \"a\\xC3\": not valid UTF-8 text"});
+  EXPECT_FALSE(exists(tmp("utf8.json")));
+  // Well-formed UTF-8 is fine, and kept in the JSON.
+  std::string out, err;
+  ASSERT_EQ(cli("config --param gpu.name=$'Karte_\\xc3\\xa4'", &out, &err), 0) << err;
+  EXPECT_EQ(json::parse(out)["gpu"]["name"], "Karte_\xC3\xA4");
+}
+
+TEST(OutputInput, DirectIoGivenUpIsExplained) {
+  // The store falls back to buffered I/O (O_DIRECT refused, or a slow disk) without recording
+  // why; the host line says direct I/O was asked for and what gives it up. A report as a run
+  // that spilled makes it (no file system here refuses O_DIRECT reliably: tmpfs takes it).
+  run_report r;
+  r.config.host_mem.spill_options.direct_io = true;
+  r.host.spilled = true;
+  r.host.direct_io = false;
+  std::ostringstream os;
+  print_summary(os, r);
+  EXPECT_NE(os.str().find("buffered I/O (host_mem.spill_direct_io=true given up: the file system refused direct I/O, "
+                          "or the first 64 MiB were written slower than 0.4 GB/s), "),
+            std::string::npos)
+      << os.str();
+  // Not asked for: plain "buffered I/O"; in effect: "direct I/O".
+  r.config.host_mem.spill_options.direct_io = false;
+  std::ostringstream plain;
+  print_summary(plain, r);
+  EXPECT_NE(plain.str().find("buffered I/O, "), std::string::npos) << plain.str();
+  EXPECT_EQ(plain.str().find("given up"), std::string::npos);
+}
