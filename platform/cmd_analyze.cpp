@@ -28,6 +28,7 @@
 #include "platform/outputs.h"
 #include "tlm/codec/codec.h"
 #include "tlm/codec/window.h"
+#include "tlm/cdma/cdma_engine.h"
 #include "workloads/io/npy.h"
 
 namespace cdma::platform {
@@ -174,11 +175,16 @@ int analyze_command(const std::vector<std::string>& args) {
       } else if (a == "--window") {
         const std::string v = value("--window");
         std::size_t pos = 0;
-        const unsigned long long n = std::stoull(v, &pos);
-        // The engine's rule (cdma.window): 64 B .. 1 GiB, whole fp32 elements.
-        if (pos != v.size() || n < 64 || n > (1ull << 30) || n % 4 != 0)
+        unsigned long long n = 0;
+        try {
+          if (!v.empty() && v[0] != '-' && v[0] != '+') n = std::stoull(v, &pos);
+        } catch (const std::exception&) {
+          pos = 0;  // not a number, or out of range: the message below
+        }
+        // The engine's rule (cdma.window): 64 B .. cdma::max_window_bytes, whole fp32 elements.
+        if (pos == 0 || pos != v.size() || n < 64 || n > max_window_bytes || n % 4 != 0)
           throw std::runtime_error("--window '" + v + "': expected bytes per window as cdma.window takes them: a multiple "
-                                   "of 4 from 64 to 1073741824");
+                                   "of 4 from 64 to " + std::to_string(max_window_bytes));
         window = static_cast<std::size_t>(n);
       } else if (a == "--codecs") {
         ids.clear();

@@ -16,6 +16,7 @@
 #include "tlm/core/quantity.h"
 #include "tlm/memory/dram/dram_spec.h"
 #include "tlm/pcie/link_math.h"
+#include "workloads/io/input_file.h"
 
 namespace cdma::platform {
 
@@ -286,10 +287,12 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
 /// Times must carry their unit in configuration ("500" could mean ps or ns): a bare number
 /// is refused, except 0 (zero time in any unit).
 ps_t parse_time_with_unit(const std::string& s) {
-  if (s.find_first_of("pnums") == std::string::npos) {
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end != s.c_str() && v == 0.0 && std::string(end).find_first_not_of(" \t") == std::string::npos) return 0;
+  // A bare number (nothing after it but spaces) has no unit; text after the number is a unit,
+  // known or not ("500 NS": unknown unit 'NS', said by parse_time_ps).
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() && std::string(end).find_first_not_of(" \t") == std::string::npos) {
+    if (v == 0.0) return 0;
     throw quantity_error("'" + s + "' has no unit; expected a time such as \"400 ns\" (units ps, ns, us, ms, s; "
                          "only 0 needs no unit)");
   }
@@ -468,7 +471,8 @@ std::vector<param> table(platform_config& c) {
       integer("pcie.cpld_credits", c.pcie.cpld_credits, 0, 1 << 24, "completion data credits (0: unlimited)"),
       time_p("pcie.fc_release", c.pcie.fc_release_ps, 0, 1e9, "time for a credit to return"),
       // cDMA engine
-      bytes_p("cdma.window", c.engine.window_bytes, 64, 1 << 30, "uncompressed bytes per compression window"),
+      bytes_p("cdma.window", c.engine.window_bytes, 64, static_cast<double>(max_window_bytes),
+              "uncompressed bytes per compression window (at most 1 MiB: the engine holds windows whole)"),
       integer("cdma.compression_units", c.engine.compression_units, 1, 1024, "units on the offload path"),
       integer("cdma.decompression_units", c.engine.decompression_units, 1, 1024, "units on the prefetch path"),
       number("cdma.unit_bytes_per_cycle", c.engine.unit_bytes_per_cycle, 1e-3, 1e6,
@@ -647,14 +651,19 @@ void apply_json(platform_config& cfg, const json& j, const std::string& origin) 
 }
 
 platform_config load_config_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw config_error(path + ": is a directory; expected a JSON configuration file");
-  std::ifstream f(path);
-  if (!f) throw config_error(path + ": cannot open the configuration file");
+  std::ifstream f;
+  if (const workloads::io::input_problem p = workloads::io::open_input(f, path)) {
+    if (p.kind == workloads::io::input_problem::directory)
+      throw config_error(path + ": is a directory; expected a JSON configuration file");
+    throw config_error(path + ": cannot open the configuration file");  // (sweep --merge quotes this text)
+  }
   json j;
   try {
-    j = json::parse(f);
+    j = workloads::io::strict_json(f);
+  } catch (const workloads::io::duplicate_key& e) {
+    throw config_error(path + ": " + e.what());
+  } catch (const std::ios_base::failure& e) {
+    throw config_error(path + ": read error (" + e.what() + ")");
   } catch (const json::parse_error& e) {
     throw config_error(path + ": not valid JSON (" + e.what() + ")");
   } catch (const json::out_of_range& e) {  // e.g. a number beyond double (1e400)
@@ -717,9 +726,10 @@ void validate_pcie_credits(const pcie::link_params& p) {
     throw config_error("pcie.mps = " + std::to_string(p.mps) + " B does not fit " + key + " = " + std::to_string(v) +
                        ": a finite data-credit pool must hold pcie.updatefc_every x mps / 16 = " + std::to_string(n) +
                        " x " + std::to_string(p.mps) + " / 16 = " + std::to_string(n * pcie::data_credits(p.mps)) +
-                       " credits; expected " +
-                       (fits.empty() ? std::string("no pcie.mps fits") : "pcie.mps one of " + fits + " B") + ", or " +
-                       key + " = 0 (unlimited) or >= " + std::to_string(n * pcie::data_credits(p.mps)));
+                       " credits; expected " + (fits.empty() ? std::string() : "pcie.mps one of " + fits + " B, or ") +
+                       key + " = 0 (unlimited) or >= " + std::to_string(n * pcie::data_credits(p.mps)) +
+                       (fits.empty() ? " (no pcie.mps from 128 to 4096 B fits " + std::to_string(v) + " credits)"
+                                     : std::string()));
   }
 }
 

@@ -39,8 +39,9 @@ cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params&
     : sc_module(name), gpu_mem("gpu_mem"), pcie("pcie"), regs("regs"), irq("irq"), p_(p),
       codec_caps_(probe_codec_caps()), regs_(regs_config(p_, codec_caps_)),
       at_peq_(this, &cdma_engine::at_peq_cb) {
-  if (p_.window_bytes == 0 || p_.window_bytes > (1u << 30))
-    SC_REPORT_FATAL(this->name(), "window_bytes must be in 1 .. 2^30");
+  if (p_.window_bytes == 0 || p_.window_bytes > max_window_bytes)
+    SC_REPORT_FATAL(this->name(), ("window_bytes = " + std::to_string(p_.window_bytes) + ": expected 1 .. " +
+                                   std::to_string(max_window_bytes) + " (max_window_bytes, 1 MiB)").c_str());
   regs.register_b_transport(this, &cdma_engine::b_transport);
   regs.register_transport_dbg(this, &cdma_engine::transport_dbg);
   regs.register_get_direct_mem_ptr(this, &cdma_engine::get_direct_mem_ptr);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <set>
 #include <sys/stat.h>
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include <tuple>
 #include "tlm/core/quantity.h"
 #include "workloads/io/csv.h"
+#include "workloads/io/input_file.h"
 
 namespace cdma::workloads {
 
@@ -104,14 +106,19 @@ std::string base_name(const std::string& p) {
 }  // namespace
 
 std::map<std::string, std::string> load_name_map(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw activation_error(path + ": cannot open the name map (expected a JSON object "
-                                  "{\"name in file\": \"layer key\", ...})");
+  const std::string form = "a JSON object {\"name in file\": \"layer key\", ...}";
+  std::ifstream in;
+  if (const io::input_problem p = io::open_input(in, path))
+    throw activation_error(path + ": " + p.text("the name map") + " (expected " + form + ")");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = io::strict_json(in);
+  } catch (const io::duplicate_key& e) {
+    throw activation_error(path + ": name map: " + e.what());
   } catch (const nlohmann::json::exception& e) {
     throw activation_error(path + ": malformed JSON (" + e.what() + ")");
+  } catch (const std::ios_base::failure& e) {  // a read error (e.g. EIO)
+    throw activation_error(path + ": read error (" + e.what() + ")");
   }
   if (!j.is_object()) throw activation_error(path + ": expected a JSON object {\"name in file\": \"layer key\"}");
   std::map<std::string, std::string> m;
@@ -169,8 +176,8 @@ npz_activation_source::npz_activation_source(const std::string& path, const real
   }
 }
 
-npy_array npz_activation_source::read_member(const std::string& where) const {
-  return archive_ ? archive_->read(where) : read_npy(where);
+npy_array npz_activation_source::read_member(const std::string& where, std::uint64_t images) const {
+  return archive_ ? archive_->read(where, images) : read_npy(where, images);
 }
 
 real_activation_options::missing_policy missing_policy_from_string(const std::string& s) {
@@ -179,12 +186,13 @@ real_activation_options::missing_policy missing_policy_from_string(const std::st
   throw activation_error("missing_activations \"" + s + "\": expected error or dense");
 }
 
-npz_activation_source::tensor npz_activation_source::compute_pool(const derived_pool& d) {
-  const tensor& src = load(d.from);  // valid until the next load()
+npz_activation_source::tensor npz_activation_source::compute_pool(const derived_pool& d, std::uint64_t want) {
+  const tensor& src = load(d.from, want);  // valid until the next load()
   const std::int64_t images = src.shape[0], C = d.in.c, H = d.in.h, W = d.in.w, OH = d.out.h, OW = d.out.w;
   const layer::pool_window& p = d.pool;
   tensor t;
   t.shape = {images, C, OH, OW};
+  t.rows_in_file = src.rows_in_file;
   t.data.resize(static_cast<std::size_t>(images * C * OH * OW) * 4);
   const std::uint8_t* in = src.data.data();
   std::uint8_t* out = t.data.data();
@@ -221,11 +229,16 @@ npz_activation_source::tensor npz_activation_source::compute_pool(const derived_
   return t;
 }
 
-const npz_activation_source::tensor& npz_activation_source::load(const std::string& key) {
+const npz_activation_source::tensor& npz_activation_source::load(const std::string& key, std::uint64_t images) {
   auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
+  if (it != cache_.end()) {
+    const tensor& c = it->second;
+    if (static_cast<std::uint64_t>(c.shape[0]) >= std::min(c.rows_in_file, images)) return c;
+    cached_bytes_ -= c.data.size();  // loaded for a smaller batch: load again with more images
+    cache_.erase(it);
+  }
   if (auto d = derived_.find(key); d != derived_.end()) {
-    tensor t = compute_pool(d->second);
+    tensor t = compute_pool(d->second, images);
     if (cached_bytes_ + t.data.size() > opt_.cache_limit_bytes) {
       cache_.clear();
       cached_bytes_ = 0;
@@ -235,7 +248,7 @@ const npz_activation_source::tensor& npz_activation_source::load(const std::stri
   }
   auto f = files_.find(key);
   if (f == files_.end()) throw activation_error(path_ + ": no tensor for layer key '" + key + "'");
-  npy_array a = read_member(f->second);
+  npy_array a = read_member(f->second, images);
   if (a.descr != "<f4" && a.descr != "=f4" && a.descr != ">f4")
     throw activation_error(path_ + ":" + f->second + ": dtype " + a.descr +
                            " is not supported; expected float32 ('<f4')");
@@ -251,7 +264,7 @@ const npz_activation_source::tensor& npz_activation_source::load(const std::stri
     cached_bytes_ = 0;
   }
   cached_bytes_ += a.data.size();
-  tensor t{a.shape, std::move(a.data)};
+  tensor t{a.shape, std::move(a.data), a.rows_in_file};
   return cache_.emplace(key, std::move(t)).first->second;
 }
 
@@ -263,12 +276,14 @@ void npz_activation_source::validate(const network& net) const {
     if (keys.count(kv.first)) continue;
     std::string name = kv.first;
     for (const auto& m : opt_.name_map)
-      if (m.second == kv.first) name = m.first + "' (mapped to '" + kv.first;
-    throw activation_error(path_ + ": tensor '" + name + "' matches no layer of network " + net.name +
+      if (m.second == kv.first) name = m.first + "' (mapped to '" + kv.first + "')";
+    if (name == kv.first) name += "'";
+    throw activation_error(path_ + ": tensor '" + name + " matches no layer of network " + net.name +
                            " (expected a layer output key such as '" + net.layers.front().output_key +
                            "'; a name map can rename tensors)");
   }
   int images = -1;
+  self->images_needed_ = static_cast<std::uint64_t>(std::max(net.batch, 1));
   self->derived_.clear();
   self->dense_.clear();
   self->offloaded_bytes_ = 0;
@@ -276,14 +291,14 @@ void npz_activation_source::validate(const network& net) const {
   for (const layer& l : net.layers) producer.emplace(l.output_key, &l);
   // Checks a held tensor against the shape a layer expects; counts its images.
   auto check_held = [&](const std::string& key, const tensor_shape& want, const std::string& who) {
-    const tensor& t = self->load(key);
+    const tensor& t = self->load(key, self->images_needed_);
     std::int64_t c = t.shape[1], h = 1, w = 1;
     if (t.shape.size() == 4) { h = t.shape[2]; w = t.shape[3]; }
     if (c != want.c || h != want.h || w != want.w)
       throw activation_error(path_ + ": tensor '" + key + "' has shape " + shape_str(t.shape) + " but " + who +
                              " expects N x " + std::to_string(want.c) + "x" + std::to_string(want.h) + "x" +
                              std::to_string(want.w));
-    const int n = static_cast<int>(t.shape[0]);
+    const int n = static_cast<int>(std::min<std::uint64_t>(t.rows_in_file, std::numeric_limits<int>::max()));
     images = images < 0 ? n : std::min(images, n);
   };
   std::vector<std::string> missing;
@@ -335,9 +350,9 @@ void npz_activation_source::fill(const std::string& key, const tensor_shape& sha
   if (key.empty()) return fill_input_image(0, offset, out, len);
   // A missing tensor produced dense (missing_activations = dense): values in [1/256, 1].
   if (dense_.count(key)) return fill_input_image(hash_key(key), offset, out, len);
-  const tensor& t = load(key);
+  const tensor& t = load(key, std::max(images_needed_, static_cast<std::uint64_t>(std::max<std::int64_t>(shape.n, 1))));
   const std::uint64_t per_image = static_cast<std::uint64_t>(shape.c) * shape.h * shape.w * 4;
-  const std::uint64_t in_file = static_cast<std::uint64_t>(t.shape[0]);
+  const std::uint64_t in_file = static_cast<std::uint64_t>(t.shape[0]);  // images loaded
   if (per_image * in_file != t.data.size())
     throw activation_error(path_ + ":" + key + ": tensor holds " + std::to_string(t.data.size()) +
                            " bytes, expected " + std::to_string(in_file) + " images of " +
@@ -496,13 +511,11 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
                                                          const network& net) {
   if (!(progress >= 0.0 && progress <= 1.0))
     throw activation_error("training progress " + num(progress) + " is out of range; expected 0..1");
-  if (workloads::csv::is_directory(csv))
-    throw activation_error(csv + ": is a directory; expected a CSV file iteration,epoch,layer,zero_fraction,...");
-  errno = 0;
-  std::ifstream in(csv);
-  if (!in) {
-    const int e = errno;
-    throw activation_error(csv + ": cannot open the density profile" + (e ? std::string(": ") + std::strerror(e) : "") +
+  std::ifstream in;
+  if (const io::input_problem p = io::open_input(in, csv)) {
+    if (p.kind == io::input_problem::directory)
+      throw activation_error(csv + ": is a directory; expected a CSV file iteration,epoch,layer,zero_fraction,...");
+    throw activation_error(csv + ": " + p.text("the density profile") +
                            " (expected CSV iteration,epoch,layer,zero_fraction,...)");
   }
   std::string line;

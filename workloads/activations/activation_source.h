@@ -79,6 +79,9 @@ std::map<std::string, std::string> load_name_map(const std::string& path);
 /// summed in double and rounded to float (zeros exact; values within 1 ulp of a framework's).
 /// (This makes every offloaded tensor of the Fashion-MNIST CNN real: its files hold the conv
 /// and fc outputs, not pool1..pool3.) Otherwise see real_activation_options::missing.
+///
+/// Only the images a batch uses are read (validate() sets the batch): a tensor of 4000 images
+/// in a compressed .npz costs one image of memory at batch 1.
 class npz_activation_source : public activation_source {
 public:
   /// Throws npy_error / activation_error (unreadable, empty, not a zip) naming the path.
@@ -94,16 +97,25 @@ public:
   int images_in_file() const { return images_; }
 
 private:
-  struct tensor { std::vector<std::int64_t> shape; std::vector<std::uint8_t> data; };
+  /// A tensor as loaded: shape[0] images (at most the batch: rows_in_file may be more).
+  struct tensor {
+    std::vector<std::int64_t> shape;
+    std::vector<std::uint8_t> data;
+    std::uint64_t rows_in_file = 0;
+  };
   /// A tensor computed from a held one by a pool layer.
   struct derived_pool { std::string from; layer::pool_window pool; tensor_shape in, out; };
-  const tensor& load(const std::string& key);
-  tensor compute_pool(const derived_pool& d);
-  npy_array read_member(const std::string& file_name) const;
+  /// Tensor `key` holding at least min(images in the file, `images`) images.
+  const tensor& load(const std::string& key, std::uint64_t images);
+  tensor compute_pool(const derived_pool& d, std::uint64_t images);
+  npy_array read_member(const std::string& file_name, std::uint64_t images) const;
   std::string path_;
   real_activation_options opt_;
   std::uint64_t cached_bytes_ = 0;
   int images_ = 1;
+  /// Images a tensor is loaded with (the batch of the validated network; all before): a file
+  /// holding 4000 images of a layer needs only the first N of them for a batch of N.
+  std::uint64_t images_needed_ = all_rows;
   int distinct_ = 1;
   std::unique_ptr<npz_archive> archive_;     ///< set for a .npz
   std::map<std::string, std::string> files_; ///< layer key -> member name (npz) or .npy path

@@ -1,5 +1,6 @@
 #include "workloads/io/npy.h"
 
+#include <sys/stat.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -7,7 +8,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <utility>
+
+#include "workloads/io/input_file.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy reader assumes a little-endian host ('=' and '|' descr mean little-endian)"
@@ -226,6 +230,13 @@ std::vector<std::uint8_t> fortran_to_c(const std::vector<std::uint8_t>& f,
   return c;
 }
 
+/// A shape as NumPy prints it: (2, 3), (5,) or ().
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
 const pyvalue* dict_get(const pyvalue& d, const std::string& key) {
   for (std::size_t i = 0; i < d.keys.size(); ++i)
     if (d.keys[i] == key) return &d.items[i];
@@ -240,30 +251,61 @@ std::uint64_t npy_array::elements() const {
   return e;
 }
 
-npy_array parse_npy(const std::uint8_t* bytes, std::size_t n, const std::string& origin) {
+namespace {
+
+/// A parsed .npy header and where its data lies.
+struct npy_header {
+  npy_array a;  // shape, descr, element_width; no data
+  dtype_info dt;
+  bool fortran = false;
+  std::size_t data_off = 0;
+  std::uint64_t nbytes = 0;  // data bytes the shape needs
+};
+
+/// Bytes of the header (magic, version, length field and dict) as far as the first `n` bytes
+/// tell (n >= 12 is always enough), or 0 when they do not (bad magic / version: parse_header
+/// says what is wrong).
+std::size_t header_end(const std::uint8_t* bytes, std::size_t n) {
+  if (n < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0) return 0;
+  const unsigned major = bytes[6];
+  if (major != 1 && major != 2 && major != 3) return 0;
+  const std::size_t len_bytes = major == 1 ? 2 : 4;
+  if (n < 8 + len_bytes) return 0;
+  return 8 + len_bytes + get_le(bytes + 8, static_cast<unsigned>(len_bytes));
+}
+
+/// Parses the header of a .npy image of `total` bytes from its first `n` bytes (n = total, or n
+/// >= header_end() when that is <= total) and checks that the data the shape needs is exactly
+/// what follows the header. Throws npy_error as parse_npy; never allocates for the data.
+/// Thrown by parse_header with `declared` when the data the shape needs does not end exactly at
+/// `total`: a size declared by a zip directory may be wrong, the member's bytes say more.
+struct declared_size_mismatch {};
+
+npy_header parse_header(const std::uint8_t* bytes, std::size_t n, std::uint64_t total, const std::string& origin,
+                        bool declared = false) {
   static const char magic[] = "\x93NUMPY";
   bool magic_ok = true;
   for (std::size_t i = 0; i < n && i < 6; ++i) magic_ok = magic_ok && bytes[i] == static_cast<std::uint8_t>(magic[i]);
   if (!magic_ok)
     fail(origin, "bad magic (not a .npy file)", "the 6-byte magic \\x93NUMPY at offset 0");
-  if (n < 8)
-    fail(origin, "truncated: file of " + std::to_string(n) + " bytes ends before the version at offset 6",
+  if (total < 8)
+    fail(origin, "truncated: file of " + std::to_string(total) + " bytes ends before the version at offset 6",
          "the 6-byte magic \\x93NUMPY and 2 version bytes");
   const unsigned major = bytes[6], minor = bytes[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
     fail(origin, "unsupported format version " + std::to_string(major) + "." + std::to_string(minor),
          "version 1.0, 2.0 or 3.0 at offset 6");
   const std::size_t len_bytes = major == 1 ? 2 : 4;
-  if (n < 8 + len_bytes)
-    fail(origin, "truncated header: file of " + std::to_string(n) + " bytes ends inside the " +
+  if (total < 8 + len_bytes)
+    fail(origin, "truncated header: file of " + std::to_string(total) + " bytes ends inside the " +
                      "header length field at offset 8",
          std::to_string(len_bytes) + "-byte little-endian header length");
   const std::size_t hlen = get_le(bytes + 8, static_cast<unsigned>(len_bytes));
   const std::size_t data_off = 8 + len_bytes + hlen;
-  if (hlen > n - 8 - len_bytes)
+  if (hlen > total - 8 - len_bytes || data_off > n)
     fail(origin, "truncated header: header length " + std::to_string(hlen) + " at offset 8 runs " +
                      "to offset " + std::to_string(data_off) + " but the file has " +
-                     std::to_string(n) + " bytes",
+                     std::to_string(total) + " bytes",
          "the whole header dict before the data");
   const std::string text(reinterpret_cast<const char*>(bytes + 8 + len_bytes), hlen);
   const pyvalue h = header_parser(text, origin).parse_header();
@@ -285,7 +327,8 @@ npy_array parse_npy(const std::uint8_t* bytes, std::size_t n, const std::string&
   if (shape->kind != pyvalue::tuple)
     fail(origin, "'shape' is not a tuple", "a tuple of non-negative integers, e.g. (1, 32, 149, 149)");
 
-  npy_array a;
+  npy_header r;
+  npy_array& a = r.a;
   a.descr = descr->s;
   const dtype_info dt = parse_descr(a.descr, origin);
   a.element_width = dt.width;
@@ -314,41 +357,132 @@ npy_array parse_npy(const std::uint8_t* bytes, std::size_t n, const std::string&
     }
   }
   const std::uint64_t nbytes = count * dt.width;
-  const std::uint64_t avail = n - data_off;
+  const std::uint64_t avail = total - data_off;
+  if (declared && nbytes != avail) throw declared_size_mismatch{};
   if (nbytes > avail)
-    fail(origin, "truncated data: shape " + [&] {
-           std::string s = "(";
-           for (std::size_t i = 0; i < a.shape.size(); ++i)
-             s += (i ? ", " : "") + std::to_string(a.shape[i]);
-           return s + (a.shape.size() == 1 ? ",)" : ")");
-         }() + " of " + a.descr + " needs " + std::to_string(nbytes) + " bytes at offset " +
-             std::to_string(data_off) + ", the file has " + std::to_string(avail),
+    fail(origin, "truncated data: shape " + shape_text(a.shape) + " of " + a.descr + " needs " +
+                     std::to_string(nbytes) + " bytes at offset " + std::to_string(data_off) + ", the file has " +
+                     std::to_string(avail),
          "the whole array data after the header");
   if (nbytes < avail)
     fail(origin, std::to_string(avail - nbytes) + " bytes after the data at offset " +
                      std::to_string(data_off + nbytes),
          "the file to end with the array data");
-
-  a.data.assign(bytes + data_off, bytes + data_off + nbytes);
-  if (dt.big_endian && dt.width > 1) {
-    for (std::size_t i = 0; i < a.data.size(); i += dt.width)
-      std::reverse(a.data.begin() + static_cast<std::ptrdiff_t>(i),
-                   a.data.begin() + static_cast<std::ptrdiff_t>(i + dt.width));
-  }
-  if (fortran->b && a.shape.size() > 1) a.data = fortran_to_c(a.data, a.shape, dt.width);
-  return a;
+  a.rows_in_file = a.shape.empty() ? 1 : static_cast<std::uint64_t>(a.shape[0]);
+  r.dt = dt;
+  r.fortran = fortran->b;
+  r.data_off = data_off;
+  r.nbytes = nbytes;
+  return r;
 }
 
-npy_array read_npy(const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) fail(path, "cannot open file", "a readable .npy file");
-  const std::streamoff size = f.tellg();
-  if (size < 0) fail(path, "cannot determine the file size", "a regular .npy file");
-  std::vector<std::uint8_t> buf(static_cast<std::size_t>(size));
-  f.seekg(0);
-  if (size > 0 && !f.read(reinterpret_cast<char*>(buf.data()), size))
-    fail(path, "read error", "a readable .npy file");
-  return parse_npy(buf.data(), buf.size(), path);
+/// Bytes of data to read for at most `max_rows` entries along the first axis (all of them for
+/// a 0-d or Fortran-ordered array, whose first axis is not contiguous); sets a.shape[0].
+std::uint64_t bytes_to_read(npy_header& h, std::uint64_t max_rows) {
+  npy_array& a = h.a;
+  if (a.shape.empty() || h.nbytes == 0 || (h.fortran && a.shape.size() > 1) ||
+      static_cast<std::uint64_t>(a.shape[0]) <= max_rows)
+    return h.nbytes;
+  const std::uint64_t row = h.nbytes / static_cast<std::uint64_t>(a.shape[0]);
+  a.shape[0] = static_cast<std::int64_t>(max_rows);
+  return row * max_rows;
+}
+
+/// a.data sized to `bytes` (of the `need` bytes the rows read take); an allocation failure is an
+/// npy_error naming the file and `need`.
+void allocate(npy_array& a, std::uint64_t bytes, std::uint64_t need, const std::string& origin) {
+  try {
+    if (bytes > std::numeric_limits<std::size_t>::max()) throw std::bad_alloc();
+    a.data.resize(static_cast<std::size_t>(bytes));
+  } catch (const std::bad_alloc&) {
+    fail(origin, "shape " + shape_text(a.shape) + " of " + a.descr + " needs " + std::to_string(need) +
+                     " bytes of memory, more than could be allocated",
+         "an array that fits in memory (real activations need only as many images as the batch)");
+  }
+}
+
+/// Converts the data read to little-endian C order.
+void finish(npy_header& h) {
+  npy_array& a = h.a;
+  if (h.dt.big_endian && h.dt.width > 1) {
+    for (std::size_t i = 0; i < a.data.size(); i += h.dt.width)
+      std::reverse(a.data.begin() + static_cast<std::ptrdiff_t>(i),
+                   a.data.begin() + static_cast<std::ptrdiff_t>(i + h.dt.width));
+  }
+  if (h.fortran && a.shape.size() > 1) a.data = fortran_to_c(a.data, a.shape, h.dt.width);
+}
+
+/// Reads a .npy image of `total` bytes from a stream: read(p, n) fills p[0..n) as far as the
+/// stream goes and returns the bytes it gave (fewer only at its end). Reads the header, then
+/// only the data of the first `max_rows` rows.
+template <typename Read>
+npy_array read_image(Read read, std::uint64_t total, std::uint64_t max_rows, const std::string& origin,
+                     bool declared = false) {
+  std::vector<std::uint8_t> head(static_cast<std::size_t>(std::min<std::uint64_t>(total, 12)));
+  std::size_t got = read(head.data(), head.size());
+  std::size_t expect = head.size();
+  head.resize(got);
+  const std::size_t end = header_end(head.data(), head.size());
+  if (end > head.size() && end <= total) {  // the rest of the header (a longer one is refused by parse_header)
+    expect = end;
+    head.resize(end);
+    got += read(head.data() + got, end - got);
+    head.resize(got);
+  }
+  if (head.size() < expect) {
+    if (declared) throw declared_size_mismatch{};
+    fail(origin, "ends after " + std::to_string(head.size()) + " bytes, " + std::to_string(total) + " were declared",
+         "the declared size");
+  }
+  npy_header h = parse_header(head.data(), head.size(), total, origin, declared);
+  const std::uint64_t want = bytes_to_read(h, max_rows);
+  // A file's size is what it holds: allocate the rows at once. A size declared by a zip
+  // directory may be a lie (a corrupt archive): grow with the bytes that really arrive, from
+  // 64 MiB, so memory stays within twice the data present.
+  std::uint64_t n = 0;
+  allocate(h.a, declared ? std::min<std::uint64_t>(want, std::uint64_t{64} << 20) : want, want, origin);
+  for (;;) {
+    const std::size_t room = h.a.data.size() - static_cast<std::size_t>(n);
+    const std::size_t got = read(h.a.data.data() + n, room);
+    n += got;
+    if (got < room || n == want) break;
+    allocate(h.a, std::min<std::uint64_t>(want, 2 * n), want, origin);
+  }
+  if (n != want && declared) throw declared_size_mismatch{};
+  if (n != want)
+    fail(origin, "ends after " + std::to_string(h.data_off + n) + " bytes, " + std::to_string(total) +
+                     " were declared",
+         "the declared size");
+  finish(h);
+  return std::move(h.a);
+}
+
+}  // namespace
+
+npy_array parse_npy(const std::uint8_t* bytes, std::size_t n, const std::string& origin) {
+  npy_header h = parse_header(bytes, n, n, origin);
+  h.a.data.assign(bytes + h.data_off, bytes + h.data_off + h.nbytes);
+  finish(h);
+  return std::move(h.a);
+}
+
+npy_array read_npy(const std::string& path, std::uint64_t max_rows) {
+  std::ifstream f;
+  if (const io::input_problem p = io::open_input(f, path))
+    fail(path, p.text(), "a readable .npy file");
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    fail(path, "not a regular file", "a .npy file");
+  const auto total = static_cast<std::uint64_t>(st.st_size);
+  bool failed = false;
+  auto read = [&](std::uint8_t* p, std::size_t n) -> std::size_t {
+    if (n == 0 || failed) return 0;
+    f.read(reinterpret_cast<char*>(p), static_cast<std::streamsize>(n));
+    const auto g = static_cast<std::size_t>(f.gcount());
+    if (g < n) failed = true;
+    return g;
+  };
+  return read_image(read, total, max_rows, path);
 }
 
 // ---- npz -----------------------------------------------------------------------------------
@@ -367,6 +501,11 @@ struct npz_archive::impl {
 
 npz_archive::npz_archive(const std::string& path) : impl_(std::make_unique<impl>()) {
   impl_->path = path;
+  {
+    std::ifstream probe;
+    const io::input_problem p = io::open_input(probe, path);
+    if (p.kind == io::input_problem::directory) fail(path, p.text(), "an .npz (zip) file");
+  }
   int err = 0;
   impl_->zip = zip_open(path.c_str(), ZIP_RDONLY, &err);
   if (!impl_->zip) {
@@ -408,7 +547,15 @@ void npz_archive::index_members() {
     if (!name) continue;
     std::string key = name;
     if (key.size() >= 4 && key.compare(key.size() - 4, 4, ".npy") == 0) key.resize(key.size() - 4);
-    if (impl_->lookup.count(key)) continue;  // first occurrence wins
+    // Two members of one name (a zip may hold them; numpy.load takes the last, libzip the
+    // first): which one is meant is unknown, so neither is used.
+    if (auto dup = impl_->lookup.find(key); dup != impl_->lookup.end()) {
+      const char* first = zip_get_name(impl_->zip, impl_->index[dup->second], 0);
+      fail(impl_->path, "two members hold array '" + key + "' (\"" + std::string(first ? first : "?") + "\" and \"" +
+                            name + "\", entries " + std::to_string(impl_->index[dup->second]) + " and " +
+                            std::to_string(i) + ")",
+           "each array once in the archive");
+    }
     impl_->lookup.emplace(key, impl_->keys.size());
     impl_->keys.push_back(key);
     impl_->index.push_back(static_cast<zip_uint64_t>(i));
@@ -423,7 +570,7 @@ const std::vector<std::string>& npz_archive::keys() const { return impl_->keys; 
 const std::string& npz_archive::path() const { return impl_->path; }
 bool npz_archive::contains(const std::string& key) const { return impl_->lookup.count(key) != 0; }
 
-npy_array npz_archive::read(const std::string& key) const {
+npy_array npz_archive::read(const std::string& key, std::uint64_t max_rows) const {
   const std::string origin = impl_->path + ":" + key;
   auto it = impl_->lookup.find(key);
   if (it == impl_->lookup.end())
@@ -436,33 +583,82 @@ npy_array npz_archive::read(const std::string& key) const {
   if (zip_stat_index(impl_->zip, idx, 0, &st) != 0)
     fail(origin, std::string("cannot stat member (") + zip_strerror(impl_->zip) + ")",
          "a readable zip member");
-  zip_file_t* zf = zip_fopen_index(impl_->zip, idx, 0);
-  if (!zf)
-    fail(origin, std::string("cannot open member (") + zip_strerror(impl_->zip) + ")",
-         "a readable zip member (stored or deflated)");
-  // Read in chunks: the declared size is only a hint (capped), so a corrupt directory cannot
-  // make us allocate more than the data that actually decompresses.
-  std::vector<std::uint8_t> buf;
-  if (st.valid & ZIP_STAT_SIZE)
-    buf.reserve(static_cast<std::size_t>(std::min<zip_uint64_t>(st.size, 1u << 28)));
-  std::uint8_t chunk[1 << 16];
-  while (true) {
-    const zip_int64_t got = zip_fread(zf, chunk, sizeof chunk);
-    if (got < 0) {
-      const std::string msg = zip_error_strerror(zip_file_get_error(zf));
-      zip_fclose(zf);
-      fail(origin, "corrupt member after " + std::to_string(buf.size()) + " bytes (" + msg + ")",
-           "a member that decompresses with a valid CRC");
+  auto open_member = [&] {
+    zip_file_t* f = zip_fopen_index(impl_->zip, idx, 0);
+    if (!f)
+      fail(origin, std::string("cannot open member (") + zip_strerror(impl_->zip) + ")",
+           "a readable zip member (stored or deflated)");
+    return f;
+  };
+  struct closer {
+    zip_file_t* f;
+    ~closer() {
+      if (f) zip_fclose(f);
     }
-    if (got == 0) break;
-    buf.insert(buf.end(), chunk, chunk + got);
+  } member{open_member()};
+  zip_file_t* zf = member.f;
+  std::uint64_t pos = 0;  // bytes read from the member
+  auto read = [&](std::uint8_t* p, std::size_t n) -> std::size_t {
+    std::size_t done = 0;
+    while (done < n) {
+      const zip_int64_t got = zip_fread(zf, p + done, n - done);
+      if (got < 0)
+        fail(origin, "corrupt member after " + std::to_string(pos + done) + " bytes (" +
+                         zip_error_strerror(zip_file_get_error(zf)) + ")",
+             "a member that decompresses with a valid CRC");
+      if (got == 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    pos += done;
+    return done;
+  };
+  if (st.valid & ZIP_STAT_SIZE) try {
+    // The declared size bounds what is read: the header, then only the rows asked for, read
+    // straight into the array (a small compressed member may expand to gigabytes).
+    npy_array a = read_image(read, st.size, max_rows, origin, true);
+    if (pos == st.size) {
+      // Everything declared was read: read on to the end, where libzip checks the CRC, and
+      // refuse a member longer than declared.
+      std::uint8_t extra[4096];
+      std::uint64_t more = 0;
+      for (std::size_t got; (got = read(extra, sizeof extra)) != 0;) more += got;
+      if (more)
+        fail(origin, "member decompressed to " + std::to_string(st.size + more) + " bytes, the archive declares " +
+                         std::to_string(st.size),
+             "the declared uncompressed size");
+    }
+    return a;
+  } catch (const declared_size_mismatch&) {
+    // The header and the declared size disagree: read the member again, whole, so the message
+    // says what its bytes hold (truncated data, bytes after the data, a corrupt stream).
+    zip_fclose(member.f);
+    member.f = nullptr;
+    member.f = zf = open_member();
+    pos = 0;
   }
-  zip_fclose(zf);
+  // No declared size (or a wrong one): read the member whole, in chunks (never more than what
+  // decompresses).
+  std::vector<std::uint8_t> buf;
+  std::uint8_t chunk[1 << 16];
+  for (std::size_t got; (got = read(chunk, sizeof chunk)) != 0;) {
+    try {
+      buf.insert(buf.end(), chunk, chunk + got);
+    } catch (const std::bad_alloc&) {
+      fail(origin, "member needs more than " + std::to_string(buf.size()) + " bytes of memory, more than could be allocated",
+           "a member that fits in memory");
+    }
+  }
   if ((st.valid & ZIP_STAT_SIZE) && buf.size() != st.size)
-    fail(origin, "member decompressed to " + std::to_string(buf.size()) + " bytes, the archive "
-                 "declares " + std::to_string(st.size),
+    fail(origin, "member decompressed to " + std::to_string(buf.size()) + " bytes, the archive declares " +
+                     std::to_string(st.size),
          "the declared uncompressed size");
-  return parse_npy(buf.data(), buf.size(), origin);
+  npy_array a = parse_npy(buf.data(), buf.size(), origin);
+  if (max_rows < a.rows_in_file && !a.shape.empty()) {
+    const std::size_t row = a.data.size() / static_cast<std::size_t>(a.shape[0]);
+    a.shape[0] = static_cast<std::int64_t>(max_rows);
+    a.data.resize(row * static_cast<std::size_t>(max_rows));
+  }
+  return a;
 }
 
 }  // namespace cdma::workloads

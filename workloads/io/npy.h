@@ -39,6 +39,9 @@ struct npy_array {
   /// big-endian ('>') or fortran_order, so element [i0, .., ik] is where NumPy's C-ordered
   /// ascontiguousarray(a).astype('<...') would put it.
   std::vector<std::uint8_t> data;
+  /// shape[0] in the file (1 for a 0-d array): the array holds fewer rows (shape[0] smaller)
+  /// when it was read with a row limit.
+  std::uint64_t rows_in_file = 1;
   /// Product of shape (1 for a 0-d array).
   std::uint64_t elements() const;
 };
@@ -49,14 +52,24 @@ struct npy_array {
 /// more than the data actually present.
 npy_array parse_npy(const std::uint8_t* bytes, std::size_t n, const std::string& origin);
 
-/// Reads and parses a .npy file. npy_error if it cannot be read (or as parse_npy).
-npy_array read_npy(const std::string& path);
+/// No limit on the rows read.
+constexpr std::uint64_t all_rows = ~std::uint64_t{0};
+
+/// Reads and parses a .npy file: the header, then only the first `max_rows` entries along the
+/// first axis (all of them for a Fortran-ordered array; shape[0] says how many were read,
+/// rows_in_file how many the file holds); the whole file is still checked against the header
+/// (its size must be exactly the header plus the data). npy_error if it cannot be read ("is a
+/// directory", "cannot open file: <reason>"), if the rows read do not fit in memory ("needs N
+/// bytes of memory"), or as parse_npy.
+npy_array read_npy(const std::string& path, std::uint64_t max_rows = all_rows);
 
 /// Read-only .npz archive (a ZIP of .npy members). Not copyable; one archive must not be read
 /// from two threads at once (open one npz_archive per thread instead).
 class npz_archive {
  public:
-  /// Opens the archive. npy_error if the file is missing, unreadable or not a zip archive.
+  /// Opens the archive. npy_error if the file is missing, unreadable, a directory or not a zip
+  /// archive, or if two members hold one array (e.g. "conv1.npy" twice: numpy.load would take
+  /// the last, a reader the first; neither is used).
   explicit npz_archive(const std::string& path);
   /// Opens an archive image held in memory (copied); `origin` names it in errors. npy_error if
   /// it is not a zip archive.
@@ -70,9 +83,12 @@ class npz_archive {
   /// Member names with a trailing ".npy" removed (as numpy.load(...).files), in archive order.
   const std::vector<std::string>& keys() const;
   bool contains(const std::string& key) const;
-  /// Reads and parses member "<key>.npy" (or "<key>" if stored without the suffix).
-  /// npy_error naming the file and key if absent, unreadable (bad CRC, truncated) or corrupt.
-  npy_array read(const std::string& key) const;
+  /// Reads and parses member "<key>.npy" (or "<key>" if stored without the suffix), as read_npy:
+  /// only the first `max_rows` rows are decompressed (a member of a few hundred kilobytes may
+  /// expand to gigabytes); the member's CRC is checked when it is read to its end (always when
+  /// every row is read). npy_error naming the file and key if absent, unreadable (bad CRC,
+  /// truncated), corrupt or too large for memory ("needs N bytes of memory").
+  npy_array read(const std::string& key, std::uint64_t max_rows = all_rows) const;
   /// The path (or origin) given to the constructor.
   const std::string& path() const;
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <nlohmann/json.hpp>
+#include "workloads/io/input_file.h"
 
 namespace cdma::workloads {
 
@@ -44,6 +45,19 @@ std::uint64_t network::offload_bytes_total() const {
 }
 
 namespace {
+
+/// "window 3", or with a dilation d > 1 "window 3 with dilation 2 (effective window d (k - 1) + 1 = 5)":
+/// the size that must fit the input.
+std::string window_text(std::int64_t k, std::int64_t d) {
+  std::string s = "window " + std::to_string(k);
+  if (d > 1) {
+    const __int128 eff = static_cast<__int128>(d) * (k - 1) + 1;
+    std::string e;
+    for (__int128 v = eff; v > 0 || e.empty(); v /= 10) e.insert(e.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    s += " with dilation " + std::to_string(d) + " (effective window d (k - 1) + 1 = " + e + ")";
+  }
+  return s;
+}
 
 void check_batch(int batch, const std::string& what) {
   if (batch < 1)
@@ -91,12 +105,16 @@ class graph_loader {
   }
 
   json read_json() const {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) fail("cannot open file (expected a Keras graph JSON file)");
+    std::ifstream in;
+    if (const io::input_problem p = io::open_input(in, path_)) fail(p.text() + " (expected a Keras graph JSON file)");
     try {
-      return json::parse(in);
+      return io::strict_json(in);
+    } catch (const io::duplicate_key& e) {
+      fail(e.what());
     } catch (const json::exception& e) {
       fail(std::string("malformed JSON (") + e.what() + ")");
+    } catch (const std::ios_base::failure& e) {
+      fail(std::string("read error (") + e.what() + ")");
     }
   }
 
@@ -169,11 +187,11 @@ class graph_loader {
     if (pad == "same") {
       out = (in + s - 1) / s;
     } else {
-      const std::int64_t eff = d * (k - 1) + 1;
-      out = in >= eff ? (in - eff) / s + 1 : 0;
+      const __int128 eff = static_cast<__int128>(d) * (k - 1) + 1;  // 128 bits: a huge dilation cannot wrap
+      out = in >= eff ? static_cast<std::int64_t>((in - eff) / s + 1) : 0;
     }
     if (out < 1)
-      fail_layer(nd, "window " + std::to_string(k) + " does not fit input length " + std::to_string(in));
+      fail_layer(nd, window_text(k, d) + " does not fit input length " + std::to_string(in));
     return out;
   }
 
@@ -510,16 +528,28 @@ class layer_file_loader {
 
   network load() {
     check_batch(batch_, "load_layer_file(\"" + path_ + "\")");
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) fail("cannot open file (expected a cdma-vp layer file, docs/workloads.md)");
+    std::ifstream in;
+    if (const io::input_problem p = io::open_input(in, path_))
+      fail(p.text() + " (expected a cdma-vp layer file, docs/workloads.md)");
     json doc;
     try {
-      doc = json::parse(in);
+      doc = io::strict_json(in);
+    } catch (const io::duplicate_key& e) {
+      fail(e.what());
     } catch (const json::exception& e) {
       fail(std::string("malformed JSON (") + e.what() + ")");
+    } catch (const std::ios_base::failure& e) {
+      fail(std::string("read error (") + e.what() + ")");
     }
     if (!doc.is_object() || !doc.contains("input") || !doc.contains("layers") || !doc["layers"].is_array())
       fail("expected {\"name\", \"input\": [C, H, W], \"layers\": [...]}");
+    for (auto kv = doc.begin(); kv != doc.end(); ++kv) {
+      static const char* const top[] = {"name", "input", "layers", "source", "comment"};
+      if (std::find(std::begin(top), std::end(top), kv.key()) == std::end(top))
+        fail("unknown top-level key \"" + kv.key() + "\" (expected name, input, layers, source or comment)");
+    }
+    if (doc.contains("name") && !doc["name"].is_string()) fail("\"name\" must be a string");
+    if (doc.contains("source") && !doc["source"].is_string()) fail("\"source\" must be a string");
     const json& ji = doc["input"];
     if (!ji.is_array() || ji.size() != 3 || !ji[0].is_number_integer() || !ji[1].is_number_integer() ||
         !ji[2].is_number_integer() || ji[0].get<std::int64_t>() < 1 || ji[1].get<std::int64_t>() < 1 ||
@@ -547,6 +577,7 @@ class layer_file_loader {
       const std::string name = jl["name"].get<std::string>();
       const std::string type = jl["type"].get<std::string>();
       where_ += " \"" + name + "\" (" + type + ")";
+      if (name.empty()) fail(where_ + ": \"name\" is empty; expected a unique non-empty name");
       if (tensors_.count(name)) fail(where_ + ": duplicate name");
       std::vector<std::string> inputs;
       if (jl.contains("inputs")) {
@@ -571,6 +602,7 @@ class layer_file_loader {
       if (jl.contains("key")) {
         if (!jl["key"].is_string()) fail(where_ + ": \"key\" must be a string");
         l.output_key = jl["key"].get<std::string>();
+        if (l.output_key.empty()) fail(where_ + ": \"key\" is empty; expected a non-empty activation key");
       }
       l.input = tensor_shape{N, x.s.c, x.s.h, x.s.w};
       if (inputs.size() == 1 && x.layer >= 0) l.input_key = net.layers[static_cast<std::size_t>(x.layer)].output_key;
@@ -698,6 +730,11 @@ class layer_file_loader {
       l.forward_flops = flops;
       l.weight_bytes = params * bytes_per_element;
       l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+      // Two layers with one activation key would share one tensor of a real .npz (and one
+      // density of a profile): the second layer's data would be the first's.
+      if (auto k = keys_.emplace(l.output_key, where_); !k.second)
+        fail(where_ + ": activation key \"" + l.output_key + "\" is already the key of " + k.first->second +
+             "; expected each layer's key (\"key\", default its name) once");
       tensors_[name] = {y, static_cast<int>(net.layers.size())};
       net.layers.push_back(std::move(l));
       prev = name;
@@ -777,10 +814,12 @@ class layer_file_loader {
   /// the last window must start inside the input or left padding.
   std::int64_t window_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d,
                           bool ceil) const {
-    const std::int64_t span = in + 2 * p - d * (k - 1) - 1;
-    if (span < 0)
-      fail(where_ + ": window " + std::to_string(k) + " does not fit input length " + std::to_string(in) +
+    const __int128 span128 = static_cast<__int128>(in) + 2 * static_cast<__int128>(p) -
+                             static_cast<__int128>(d) * (k - 1) - 1;  // 128 bits: a huge dilation cannot wrap
+    if (span128 < 0)
+      fail(where_ + ": " + window_text(k, d) + " does not fit input length " + std::to_string(in) +
            " with padding " + std::to_string(p));
+    const std::int64_t span = static_cast<std::int64_t>(span128);
     std::int64_t out = (ceil ? (span + s - 1) / s : span / s) + 1;
     if (ceil && p > 0 && (out - 1) * s >= in + p) --out;
     return out;
@@ -790,6 +829,7 @@ class layer_file_loader {
   int batch_;
   std::string where_;
   std::map<std::string, tensor_ref> tensors_;
+  std::map<std::string, std::string> keys_;  // activation key -> the entry that has it
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -824,13 +864,19 @@ std::vector<std::string> known_networks() {
 network make_network(const std::string& name, int batch) {
   const std::string n = lower(name);
   if (ends_with(n, ".json")) {
-    std::ifstream in(name, std::ios::binary);
-    if (!in) throw network_error("network file " + name + ": cannot open file");
+    std::ifstream in;
+    if (const io::input_problem p = io::open_input(in, name))
+      throw network_error("network file " + name + ": " + p.text() +
+                          " (expected a cdma-vp layer file or a Keras graph JSON file)");
     json head;
     try {
-      head = json::parse(in);
+      head = io::strict_json(in);
+    } catch (const io::duplicate_key& e) {
+      throw network_error("network file " + name + ": " + e.what());
     } catch (const json::exception& e) {
       throw network_error("network file " + name + ": malformed JSON (" + e.what() + ")");
+    } catch (const std::ios_base::failure& e) {
+      throw network_error("network file " + name + ": read error (" + e.what() + ")");
     }
     return head.is_object() && head.contains("input") ? load_layer_file(name, batch) : load_keras_graph(name, batch);
   }

@@ -1,0 +1,389 @@
+// The input readers on bad input (break-it report of session 12): a directory where a file is
+// expected, a small .npz that expands to a huge tensor, a window too large for the engine,
+// duplicate keys in JSON, duplicate members in an .npz, unknown keys, empty names and shared
+// keys in a layer file, and messages that were garbled or named the wrong quantity.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "platform/config.h"
+#include "workloads/activations/activation_source.h"
+#include "workloads/io/npy.h"
+#include "workloads/network/network.h"
+
+using namespace cdma::platform;
+namespace wl = cdma::workloads;
+
+namespace {
+
+std::string tmp(const std::string& name) {
+  return std::string(::testing::TempDir()) + "cdma_inputs_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+void make_dir(const std::string& path) { ASSERT_EQ(::mkdir(path.c_str(), 0777), 0) << path; }
+
+/// Runs cdma-vp with `args` (through bash); returns the exit status, stderr in *err.
+int cli(const std::string& args, std::string* err) {
+  const std::string o = tmp("stdout"), e = tmp("stderr");
+  const std::string cmd = "bash -c \"exec " + std::string(CDMA_VP_EXE) + " " + args + "\" >" + o + " 2>" + e;
+  const int rc = std::system(cmd.c_str());
+  *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/// Runs a Python script (CDMA_PYTHON, standard library only); fails the test if it fails.
+void python(const std::string& script) {
+  const std::string p = tmp("gen.py");
+  write_text(p, script);
+  ASSERT_EQ(std::system((std::string(CDMA_PYTHON) + " " + p).c_str()), 0) << script;
+}
+
+/// A .npy image of float32 `values` with shape `shape` (NumPy 1.0 format, header padded to 64).
+std::string npy_f4(const std::string& shape, const std::vector<float>& values) {
+  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+  h += '\n';
+  std::string out = std::string("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(h.size() & 0xFF);
+  out += static_cast<char>(h.size() >> 8);
+  out += h;
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * 4);
+  return out;
+}
+
+/// The message of the exception `f` throws ("" and a failure if it throws none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no exception";
+  return "";
+}
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
+
+/// Peak resident set of this process, bytes.
+long peak_rss_bytes() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L;
+}
+
+/// A layer file of two 1x1 convolutions on a 1x4x4 input: c2 offloads c1's output, 2x4x4
+/// float32 = 128 bytes per image.
+std::string two_conv_net() {
+  const std::string p = tmp("two_conv.json");
+  write_text(p, R"({"name": "two", "input": [1, 4, 4], "layers": [
+    {"name": "c1", "type": "conv", "filters": 2, "kernel": 1},
+    {"name": "c2", "type": "conv", "filters": 2, "kernel": 1}]})");
+  return p;
+}
+
+/// An .npz (deflated) with member c1.npy of shape (images, 2, 4, 4) float32: image k holds
+/// 32 floats k * 100 + 1 .. k * 100 + 32 for k < 4, zeros after (so 100 MB compress to ~100 KB).
+/// Written in chunks: the generator never holds the array.
+std::string big_npz(long images) {
+  const std::string p = tmp("big_" + std::to_string(images) + ".npz");
+  python("import struct, zipfile\n"
+         "n = " + std::to_string(images) + "\n"
+         "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (%d, 2, 4, 4), }\" % n\n"
+         "h += ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\\n'\n"
+         "with zipfile.ZipFile('" + p + "', 'w', zipfile.ZIP_DEFLATED) as z:\n"
+         "  with z.open('c1.npy', 'w', force_zip64=True) as f:\n"
+         "    f.write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode())\n"
+         "    for k in range(min(n, 4)):\n"
+         "      f.write(struct.pack('<32f', *[k * 100 + i + 1 for i in range(32)]))\n"
+         "    zero = bytes(128 * 8192)\n"
+         "    left = n - min(n, 4)\n"
+         "    while left > 0:\n"
+         "      m = min(left, 8192)\n"
+         "      f.write(zero[:128 * m])\n"
+         "      left -= m\n");
+  return p;
+}
+
+}  // namespace
+
+// ---- 1. a directory where a file is expected ---------------------------------------------
+
+// Every reader says "<path>: is a directory" (was std::bad_alloc for a .npy, whose size an
+// ifstream reports as 2^63, and "basic_filebuf::underflow error reading the file: Is a
+// directory" without the file name for the JSON readers).
+TEST(input_readers, a_directory_given_as_a_file_is_named_by_every_reader) {
+  const std::string d = tmp("adir.json");
+  make_dir(d);
+  EXPECT_HAS(error_of([&] { wl::read_npy(d); }), d + ": is a directory");
+  EXPECT_HAS(error_of([&] { wl::npz_archive z(d); }), d + ": is a directory");
+  EXPECT_HAS(error_of([&] { wl::load_name_map(d); }), d + ": is a directory");
+  EXPECT_HAS(error_of([&] { wl::make_network(d, 1); }), d + ": is a directory");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(d, 1); }), d + ": is a directory");
+  EXPECT_HAS(error_of([&] { wl::load_keras_graph(d, 1); }), d + ": is a directory");
+  EXPECT_HAS(error_of([&] { load_config_file(d); }), d + ": is a directory");
+  const wl::network net = wl::make_network("fmnist_cnn", 1);
+  EXPECT_HAS(error_of([&] { wl::training_profile_densities(d, 0.5, net); }), d + ": is a directory");
+}
+
+// Item 15: a tensor file inside --activations DIR that is a directory.
+TEST(input_readers, a_directory_named_like_a_tensor_is_named_not_bad_alloc) {
+  const std::string d = tmp("acts");
+  make_dir(d);
+  make_dir(d + "/conv1.npy");
+  const wl::network net = wl::make_network("fmnist_cnn", 1);
+  wl::npz_activation_source src(d);
+  EXPECT_HAS(error_of([&] { src.validate(net); }), d + "/conv1.npy: is a directory");
+}
+
+// The same through the command line: exit 2, the path and "is a directory", for every option
+// that names an input file.
+TEST(input_readers, cli_directory_inputs_exit_2_naming_the_path) {
+  const std::string d = tmp("cli_dir.json"), acts = tmp("cli_acts");
+  make_dir(d);
+  make_dir(acts);
+  make_dir(acts + "/conv1.npy");
+  std::string err;
+  for (const std::string& args :
+       {"run --network " + d + " --batch 1 -q", "run --network fmnist_cnn --batch 1 -q --config " + d,
+        "run --network fmnist_cnn --batch 1 -q --activations " + acts,
+        "run --network fmnist_cnn --batch 1 -q --activations " + acts + " --name-map " + d}) {
+    EXPECT_EQ(cli(args, &err), 2) << args << "\n" << err;
+    EXPECT_HAS(err, "is a directory");
+    EXPECT_EQ(err.find("bad_alloc"), std::string::npos) << err;
+    EXPECT_EQ(err.find("underflow"), std::string::npos) << err;
+  }
+  EXPECT_EQ(cli("run --network fmnist_cnn --batch 1 -q --activations " + acts, &err), 2);
+  EXPECT_HAS(err, acts + "/conv1.npy: is a directory");
+  EXPECT_EQ(cli("run --network " + d + " --batch 1 -q", &err), 2);
+  EXPECT_HAS(err, d + ": is a directory");
+}
+
+// ---- 2. a small .npz that expands to a huge tensor ---------------------------------------
+
+// Only the rows asked for are decompressed: 781,250 images (100 MB) of which the first 2 are
+// read; the rest of the member is never inflated (peak memory grows by far less than 100 MB).
+TEST(input_readers, npz_member_read_with_a_row_limit_reads_only_those_rows) {
+  const long n = 781250;  // x 128 B = 100,000,000 B
+  const std::string p = big_npz(n);
+  const long before = peak_rss_bytes();
+  const wl::npz_archive z(p);
+  const wl::npy_array a = z.read("c1", 2);
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2, 2, 4, 4}));
+  EXPECT_EQ(a.rows_in_file, static_cast<std::uint64_t>(n));
+  ASSERT_EQ(a.data.size(), 256u);
+  float v[64];
+  std::memcpy(v, a.data.data(), 256);
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(v[31], 32.0f);
+  EXPECT_EQ(v[32], 101.0f);
+  EXPECT_EQ(v[63], 132.0f);
+  EXPECT_LT(peak_rss_bytes() - before, 20L << 20) << "the whole member was decompressed";
+}
+
+// The real-activation source reads only the batch's images: batch 2 of a file of 781,250.
+TEST(input_readers, real_activations_load_only_the_images_of_the_batch) {
+  const std::string p = big_npz(781250);
+  const wl::network net = wl::load_layer_file(two_conv_net(), 2);
+  const long before = peak_rss_bytes();
+  wl::npz_activation_source src(p);
+  src.validate(net);
+  EXPECT_EQ(src.distinct_images(), 2);
+  std::vector<float> out(64);
+  src.fill("c1", net.layers[1].offload, 0, reinterpret_cast<std::uint8_t*>(out.data()), 256);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[32], 101.0f);  // image 1 of the batch is image 1 of the file
+  EXPECT_LT(peak_rss_bytes() - before, 20L << 20) << "more than the batch's images were loaded";
+  // A larger batch later (fill with N = 3) loads the images it needs.
+  wl::tensor_shape three = net.layers[1].offload;
+  three.n = 3;
+  std::vector<float> out3(96);
+  src.fill("c1", three, 0, reinterpret_cast<std::uint8_t*>(out3.data()), 384);
+  EXPECT_EQ(out3[64], 201.0f);
+}
+
+// Reading every row of such a member when memory is short: the error names the file, the
+// member and the bytes it needed (was "cdma-vp: std::bad_alloc").
+TEST(input_readers, allocation_failure_names_the_file_and_the_size) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit set here";
+#endif
+  const std::string p = big_npz(781250);
+  const wl::npz_archive z(p);
+  // Address space: what the process maps now + 48 MiB, less than the 100 MB the member needs.
+  long pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_AS, &old), 0);
+  struct rlimit lim = old;
+  lim.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (48u << 20);
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &lim), 0);
+  std::string msg;
+  try {
+    z.read("c1");
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  ::setrlimit(RLIMIT_AS, &old);
+  EXPECT_HAS(msg, p + ":c1: ");
+  EXPECT_HAS(msg, "needs 100000000 bytes of memory");
+}
+
+// A zip directory that declares a member far larger than it is (2 GB for 160 bytes): read as
+// the bytes are, refused naming the member, without allocating what was declared.
+TEST(input_readers, npz_member_declared_larger_than_it_is_is_refused_without_allocating_it) {
+  const std::string p = tmp("lying.npz"), m = tmp("small.npy");
+  write_text(m, npy_f4("(2, 2)", {1, 2, 3, 4}));
+  python("import struct, zipfile\n"
+         "with zipfile.ZipFile('" + p + "', 'w') as z:\n  z.write('" + m + "', 'c1.npy')\n"
+         "b = bytearray(open('" + p + "', 'rb').read())\n"
+         "i = b.find(b'PK\\x01\\x02')\n"
+         "b[i + 24:i + 28] = struct.pack('<I', 2000000000)\n"
+         "open('" + p + "', 'wb').write(b)\n");
+  const long before = peak_rss_bytes();
+  std::string msg;
+  try {
+    const wl::npz_archive z(p);
+    z.read("c1");
+  } catch (const wl::npy_error& e) {
+    msg = e.what();
+  }
+  EXPECT_HAS(msg, p);
+  EXPECT_LT(peak_rss_bytes() - before, 20L << 20) << "the declared size was allocated";
+}
+
+// ---- 3. cdma.window ------------------------------------------------------------------------
+
+// The engine holds each window whole (twice, and once per window in flight in AT): a 1 GiB
+// window made a batch-1 run take 4.3 GB. At most 1 MiB now, said in the message.
+TEST(input_readers, cdma_window_is_at_most_1_MiB) {
+  platform_config c = preset("titanx-gen3");
+  apply_override(c, "cdma.window=1 MiB");
+  EXPECT_EQ(c.engine.window_bytes, 1u << 20);
+  for (const std::string v : {"1 GiB", "2 MiB", "1048580"}) {
+    const std::string m = error_of([&] { apply_override(c, "cdma.window=" + v); });
+    EXPECT_HAS(m, "cdma.window");
+    EXPECT_HAS(m, "to 1 MiB");
+  }
+  std::string err;
+  EXPECT_EQ(cli("run --network fmnist_cnn --batch 1 -q --param 'cdma.window=1 GiB'", &err), 2) << err;
+  EXPECT_HAS(err, "cdma.window");
+  EXPECT_EQ(err.find("bad_alloc"), std::string::npos) << err;
+}
+
+// ---- 4. duplicate and unknown keys, empty names, messages -----------------------------------
+
+TEST(input_readers, duplicate_keys_in_a_config_file_are_refused) {
+  const std::string p = tmp("dup.config.json");
+  write_text(p, R"({"batch": 2, "batch": 4})");
+  const std::string m = error_of([&] { load_config_file(p); });
+  EXPECT_HAS(m, p + ": key \"batch\" appears twice in the top-level object");
+  write_text(p, R"({"pcie": {"lanes": 4, "lanes": 8}})");
+  EXPECT_HAS(error_of([&] { load_config_file(p); }), "key \"lanes\" appears twice in pcie");
+  // The same key in two different objects is fine.
+  write_text(p, R"({"batch": 2, "pcie": {"lanes": 8}, "gpu_mem": {"channels": 12}})");
+  EXPECT_EQ(load_config_file(p).batch, 2);
+}
+
+TEST(input_readers, duplicate_keys_in_a_layer_file_or_name_map_are_refused) {
+  const std::string p = tmp("dupkey.json");
+  write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"filters":8,"kernel":3}]})");
+  const std::string m = error_of([&] { wl::make_network(p, 1); });
+  EXPECT_HAS(m, p);
+  EXPECT_HAS(m, "key \"filters\" appears twice in layers[0]");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }), "key \"filters\" appears twice in layers[0]");
+  const std::string nm = tmp("dup_map.json");
+  write_text(nm, R"({"a": "conv1", "a": "conv2"})");
+  EXPECT_HAS(error_of([&] { wl::load_name_map(nm); }), nm + ": name map: key \"a\" appears twice");
+}
+
+TEST(input_readers, layer_file_unknown_top_level_key_empty_name_and_shared_key_are_refused) {
+  const std::string p = tmp("lf.json");
+  write_text(p, R"({"name":"z","input":[3,8,8],"bogus":1,"layers":[{"name":"a","type":"conv","filters":4,"kernel":3}]})");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }), "unknown top-level key \"bogus\"");
+  write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"","type":"conv","filters":4,"kernel":3}]})");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }), "layers[0] \"\" (conv): \"name\" is empty");
+  write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3,"key":"k"},)"
+                R"({"name":"b","type":"conv","filters":4,"kernel":3,"key":"k"}]})");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }),
+             "layers[1] \"b\" (conv): activation key \"k\" is already the key of layers[0] \"a\" (conv)");
+  // A key equal to another layer's name (its default key) is the same clash.
+  write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3},)"
+                R"({"name":"b","type":"conv","filters":4,"kernel":3,"key":"a"}]})");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }), "activation key \"a\" is already the key of layers[0]");
+  // The shipped files (name, source, input, layers) still load.
+  EXPECT_EQ(wl::make_network("fmnist_cnn", 1).layers.size(), 10u);
+}
+
+TEST(input_readers, npz_with_two_members_of_one_name_is_refused) {
+  const std::string p = tmp("dup_member.npz");
+  const std::string a = tmp("m1.npy"), b = tmp("m2.npy");
+  write_text(a, npy_f4("(1, 2)", {1, 2}));
+  write_text(b, npy_f4("(1, 2)", {0, 0}));
+  python("import zipfile, warnings\nwarnings.simplefilter('ignore')\n"
+         "with zipfile.ZipFile('" + p + "', 'w') as z:\n"
+         "  z.write('" + a + "', 'conv1.npy')\n  z.write('" + b + "', 'conv1.npy')\n  z.write('" + a + "', 'fc6.npy')\n");
+  const std::string m = error_of([&] { wl::npz_archive z(p); });
+  EXPECT_HAS(m, p + ": two members hold array 'conv1' (\"conv1.npy\" and \"conv1.npy\", entries 0 and 1)");
+}
+
+TEST(input_readers, time_with_an_unknown_unit_says_unknown_unit) {
+  platform_config c = preset("titanx-gen3");
+  const std::string m = error_of([&] { apply_override(c, "pcie.latency=500 NS"); });
+  EXPECT_HAS(m, "unknown unit 'NS'");
+  EXPECT_EQ(m.find("has no unit"), std::string::npos) << m;
+  EXPECT_HAS(error_of([&] { apply_override(c, "pcie.latency=500"); }), "has no unit");
+  apply_override(c, "pcie.latency=500 ns");
+  EXPECT_EQ(c.pcie.latency_ps, 500000u);
+}
+
+TEST(input_readers, pd_credits_that_no_mps_fits_reads_cleanly) {
+  platform_config c = preset("titanx-gen3");
+  const std::string m = error_of([&] { apply_override(c, "pcie.pd_credits=1"); });
+  EXPECT_EQ(m.find("expected no pcie.mps fits"), std::string::npos) << m;
+  EXPECT_HAS(m, "expected pcie.pd_credits = 0 (unlimited) or >= ");
+  EXPECT_HAS(m, "(no pcie.mps from 128 to 4096 B fits 1 credits)");
+}
+
+TEST(input_readers, name_map_message_closes_its_parenthesis) {
+  const std::string d = tmp("nm_acts");
+  make_dir(d);
+  write_text(d + "/conv1.npy", npy_f4("(1, 32, 28, 28)", std::vector<float>(32 * 28 * 28, 1.0f)));
+  const std::string nm = tmp("nm.json");
+  write_text(nm, R"({"conv1": "bogus"})");
+  wl::real_activation_options o;
+  o.name_map = wl::load_name_map(nm);
+  wl::npz_activation_source src(d, o);
+  const std::string m = error_of([&] { src.validate(wl::make_network("fmnist_cnn", 1)); });
+  EXPECT_HAS(m, "tensor 'conv1' (mapped to 'bogus') matches no layer of network fmnist_cnn");
+}
+
+TEST(input_readers, dilation_message_names_the_effective_window) {
+  const std::string p = tmp("dil.json");
+  write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3,"dilation":1000000000}]})");
+  const std::string m = error_of([&] { wl::load_layer_file(p, 1); });
+  EXPECT_HAS(m, "window 3 with dilation 1000000000 (effective window d (k - 1) + 1 = 2000000001) does not fit input "
+                "length 8");
+  // A dilation whose product overflows 64 bits is refused the same way (was undefined behaviour).
+  write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3,"dilation":9000000000000000000}]})");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }), "(effective window d (k - 1) + 1 = 18000000000000000001)");
+}

@@ -1,0 +1,113 @@
+// Opening the project's input files (configuration, layer files, Keras graphs, name maps, .npy
+// tensors): one place that says what is wrong with a path in the words every reader uses. An
+// ifstream opens a directory without complaint on Linux and then reads nothing (an "empty
+// file"), fails with "basic_filebuf::underflow" without the file name, or reports a size of
+// 2^63 bytes (read_npy then asked for that much memory: std::bad_alloc); callers say "is a
+// directory" instead. Also a strict JSON reader: nlohmann::json keeps the last of two equal
+// keys in an object silently ({"batch": 2, "batch": 4} read as 4), strict_json refuses them.
+// Pure C++.
+#pragma once
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cdma::workloads::io {
+
+/// Why an input file cannot be read.
+struct input_problem {
+  enum kind_t { none, directory, cannot_open } kind = none;
+  std::string reason;  ///< strerror(errno) of the failed open (cannot_open), else ""
+  explicit operator bool() const { return kind != none; }
+  /// What to write after "<path>: ": "is a directory" or "cannot open <what>: <reason>" (`what`
+  /// e.g. "the name map"; "cannot open file" when `what` is empty).
+  std::string text(const std::string& what = "") const {
+    if (kind == directory) return "is a directory";
+    return "cannot open " + (what.empty() ? std::string("file") : what) + (reason.empty() ? "" : ": " + reason);
+  }
+};
+
+/// Opens `path` for reading (binary: bytes as they are) into `in`. Returns a problem (tested
+/// as false when there is none): the path is a directory, or cannot be opened (reason: strerror).
+inline input_problem open_input(std::ifstream& in, const std::string& path) {
+  input_problem p;
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    p.kind = input_problem::directory;
+    return p;
+  }
+  errno = 0;
+  in.open(path, std::ios::binary);
+  if (!in) {
+    const int e = errno;
+    p.kind = input_problem::cannot_open;
+    p.reason = e ? std::strerror(e) : "";
+  }
+  return p;
+}
+
+/// A JSON object holding one key twice: its path in the document ("layers[0].filters") and key.
+class duplicate_key : public std::runtime_error {
+ public:
+  duplicate_key(const std::string& path, const std::string& key)
+      : std::runtime_error("key \"" + key + "\" appears twice in " + (path.empty() ? "the top-level object" : path) +
+                           "; expected each key once in an object"),
+        path(path), key(key) {}
+  std::string path, key;
+};
+
+/// json::parse(in) that refuses an object holding one key twice (duplicate_key, which names
+/// the key and where it is: "key \"batch\" appears twice in the top-level object" /
+/// "... in layers[0]"). Throws json::exception as json::parse does otherwise.
+inline nlohmann::json strict_json(std::istream& in) {
+  struct frame {
+    bool array = false;
+    std::size_t count = 0;  // elements finished (array)
+    std::string key;        // key of the member being read (object)
+    std::set<std::string> keys;
+  };
+  std::vector<frame> stack;
+  auto where = [&stack] {
+    std::string p;
+    for (std::size_t i = 0; i + 1 < stack.size(); ++i)  // the containers around the innermost one
+      p += stack[i].array ? "[" + std::to_string(stack[i].count) + "]" : (p.empty() ? "" : ".") + stack[i].key;
+    return p;
+  };
+  using ev = nlohmann::json::parse_event_t;
+  auto element_done = [&stack] {
+    if (!stack.empty() && stack.back().array) ++stack.back().count;
+  };
+  return nlohmann::json::parse(in, [&](int, ev e, nlohmann::json& parsed) {
+    switch (e) {
+      case ev::object_start: stack.emplace_back(); break;
+      case ev::array_start:
+        stack.emplace_back();
+        stack.back().array = true;
+        break;
+      case ev::key: {
+        const std::string k = parsed.get<std::string>();
+        if (!stack.back().keys.insert(k).second) throw duplicate_key(where(), k);
+        stack.back().key = k;
+        break;
+      }
+      case ev::object_end:
+      case ev::array_end:
+        stack.pop_back();
+        element_done();
+        break;
+      case ev::value: element_done(); break;
+    }
+    return true;
+  });
+}
+
+}  // namespace cdma::workloads::io
