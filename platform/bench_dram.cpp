@@ -20,7 +20,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "platform/bench.h"
-#include "platform/command.h"
+#include "platform/outputs.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/memory/gpu_memory_controller.h"
 
@@ -226,6 +226,14 @@ std::uint64_t stream_bytes(const dram::dram_spec& s) {
   return b;
 }
 
+/// Limits of the options (help text and messages): --random and --bytes bound the run time
+/// (~1e9 requests: minutes to hours); the sequential streams wrap at 1 GiB (traffic_gen::span),
+/// so seq_write keeps at most min(--bytes, 1 GiB) of written pages in RAM whatever --bytes is.
+constexpr std::uint64_t max_random = 1000000000;
+constexpr std::uint64_t seq_request = 512;  ///< bytes per sequential request
+constexpr std::uint64_t max_bytes = 64ull << 30;
+constexpr std::uint64_t max_outstanding = 65536;
+
 int bench_dram(const std::vector<std::string>& args) {
   std::string csv;
   std::vector<std::string> presets = dram::preset_names();
@@ -234,6 +242,8 @@ int bench_dram(const std::vector<std::string>& args) {
   bool run_lt = true, run_at = true;
   bool bus_model = false;  // --model bus: the same traffic on the bus model (TLM-path floor)
   bool run_pat[3] = {true, true, true};
+  std::vector<std::string> given;  // options seen: each at most once
+  auto seen = [&](const char* o) { return std::find(given.begin(), given.end(), o) != given.end(); };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto val = [&]() -> std::string {
@@ -241,71 +251,96 @@ int bench_dram(const std::vector<std::string>& args) {
       return args[++i];
     };
     try {
-      if (a == "--csv") csv = val();
-      else if (a == "--bytes") bytes = std::stoull(val());
-      else if (a == "--random") randoms = std::stoull(val());
-      else if (a == "--model") {
-        const std::string m = val();
-        if (m != "dram" && m != "bus") throw std::invalid_argument("--model expects dram or bus");
-        bus_model = m == "bus";
+      if (a.rfind("--", 0) == 0 && a != "--help") {
+        if (std::find(given.begin(), given.end(), a) != given.end())
+          throw std::invalid_argument(a + " given twice; expected each option once");
+        given.push_back(a);
       }
-      else if (a == "--outstanding") {
-        outstanding = static_cast<unsigned>(std::stoul(val()));
-        if (outstanding == 0) throw std::invalid_argument("--outstanding must be >= 1");
+      if (a == "--csv") {
+        csv = val();
+        if (csv.empty()) throw std::invalid_argument("--csv '': an empty file name; expected a path");
+      } else if (a == "--bytes") {
+        bytes = bench_bytes(a, val(), seq_request, max_bytes, seq_request);
+      } else if (a == "--random") {
+        randoms = bench_count(a, val(), 1, max_random);
+      } else if (a == "--model") {
+        const std::string m = val();
+        if (m != "dram" && m != "bus") throw std::invalid_argument("--model '" + m + "': expected dram or bus");
+        bus_model = m == "bus";
+      } else if (a == "--outstanding") {
+        outstanding = static_cast<unsigned>(bench_count(a, val(), 1, max_outstanding));
       } else if (a == "--modes") {
         const std::string m = val();
         run_lt = m == "lt" || m == "both";
         run_at = m == "at" || m == "both";
-        if (!run_lt && !run_at) throw std::invalid_argument("--modes expects lt, at or both");
+        if (!run_lt && !run_at) throw std::invalid_argument("--modes '" + m + "': expected lt, at or both");
       } else if (a == "--patterns") {
         run_pat[0] = run_pat[1] = run_pat[2] = false;
-        std::stringstream ss(val());
-        std::string x;
-        while (std::getline(ss, x, ',')) {
+        for (const std::string& x : bench_list(a, val())) {
           if (x == "seq_read") run_pat[0] = true;
           else if (x == "seq_write") run_pat[1] = true;
           else if (x == "rand64_read") run_pat[2] = true;
           else throw std::invalid_argument("--patterns: unknown pattern '" + x +
                                            "'; expected seq_read, seq_write, rand64_read");
         }
-      }
-      else if (a == "--presets") {
-        presets.clear();
-        std::stringstream ss(val());
-        std::string x;
-        while (std::getline(ss, x, ',')) {
-          dram::preset(x);  // validates the name
-          presets.push_back(x);
+      } else if (a == "--presets") {
+        presets = bench_list(a, val());
+        for (const std::string& x : presets) {
+          try {
+            dram::preset(x);  // validates the name
+          } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--presets: ") + e.what());
+          }
         }
       } else if (a == "--help" || a == "-h") {
         std::cout << "Usage: cdma-vp bench dram [--csv FILE] [--presets a,b,...] [--bytes N]"
                      " [--random N] [--outstanding N] [--modes lt|at|both]"
                      " [--patterns seq_read,seq_write,rand64_read] [--model dram|bus]\n"
-                     "  sequential streams of N bytes (default: 16 MiB, or the power of two >= 4 tREFI"
-                     " at peak: 64 MiB for hbm3_h100) in 512-B requests,\n  N random 64-B reads"
-                     " (default 200000); AT: N outstanding (default max(1024, 16 x channels))\n"
-                     "  for the generator and the controller (max_outstanding);\n  simulation speed:"
-                     " requests per wall-clock second and per CPU second of the process\n"
+                     "  --bytes N        sequential streams of N bytes in 512-B requests (default: 16 MiB, or the\n"
+                     "                   power of two >= 4 tREFI at peak: 64 MiB for hbm3_h100); 512 B .. 64 GiB, a\n"
+                     "                   multiple of 512 (4096, 16M, \"16 MiB\"). The streams wrap at 1 GiB: seq_write\n"
+                     "                   keeps up to min(N, 1 GiB) of written pages in memory\n"
+                     "  --random N       random 64-B reads (default 200000); 1 .. 1000000000\n"
+                     "  --outstanding N  AT: requests in flight for the generator and the controller\n"
+                     "                   (max_outstanding); default max(1024, 16 x channels); 1 .. 65536\n"
+                     "  --presets, --patterns  comma-separated, each name once; --modes lt, at or both (default)\n"
+                     "  --csv FILE       one row per run; checked before the runs, written when all are done\n"
+                     "                   (an existing FILE is replaced only then)\n"
+                     "  Numbers as `cdma-vp run` reads them (whole numbers 200000, 2e5); each option once;\n"
+                     "  --bytes needs a sequential pattern, --random rand64_read, --outstanding AT.\n"
+                     "  Simulation speed: requests per wall-clock second and per CPU second of the process.\n"
                      "  --model bus: the same traffic on the controller's bus model (no DRAM core):"
                      " the cost of the generator, the TLM path and the SystemC kernel alone\n";
         return 0;
       } else {
-        return usage_error("bench dram: unknown option '" + a + "'");
+        return bench_usage_error("dram", "unknown option '" + a + "'");
       }
     } catch (const std::exception& e) {
-      return usage_error(std::string("bench dram: ") + e.what());
+      return bench_usage_error("dram", e.what());
     }
   }
-  std::ofstream out;
+  // An option that no selected run uses would be ignored silently: refuse it.
+  if (seen("--bytes") && !run_pat[0] && !run_pat[1])
+    return bench_usage_error("dram", "--bytes sets the sequential streams, but --patterns selects none "
+                                     "(seq_read, seq_write)");
+  if (seen("--random") && !run_pat[2])
+    return bench_usage_error("dram", "--random sets the rand64_read requests, but --patterns leaves rand64_read out");
+  if (seen("--outstanding") && !run_at)
+    return bench_usage_error("dram", "--outstanding applies to AT, but --modes lt runs LT only");
+  // The output is checked before the runs (minutes), and written only after them.
   if (!csv.empty()) {
-    out.open(csv);
-    if (!out) return usage_error("--csv " + csv + ": cannot open for writing");
-    out << "preset,mode,pattern,peak_GBps,achieved_GBps,fraction_of_peak,requests,bytes,"
-           "sim_time_us,wall_s,requests_per_wall_s,cpu_s,requests_per_cpu_s,refreshes,violations,"
-           "last_response_ps,latency_sum_ps,response_checksum,acts,row_hits\n";
+    try {
+      check_output_path(csv, "--csv");
+    } catch (const std::exception& e) {
+      return bench_usage_error("dram", e.what());
+    }
   }
+  std::ostringstream out;
+  out << "preset,mode,pattern,peak_GBps,achieved_GBps,fraction_of_peak,requests,bytes,"
+         "sim_time_us,wall_s,requests_per_wall_s,cpu_s,requests_per_cpu_s,refreshes,violations,"
+         "last_response_ps,latency_sum_ps,response_checksum,acts,row_hits\n";
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  std::cout << std::left << std::setw(16) << "preset" << std::setw(4) << "mode" << std::setw(13)
+  std::cout << std::left << std::setw(16) << "preset" << std::setw(5) << "mode" << std::setw(13)
             << "pattern" << std::right << std::setw(10) << "peak GB/s" << std::setw(11)
             << "achieved" << std::setw(8) << "frac" << std::setw(10) << "sim us" << std::setw(12)
             << "req/wall-s" << std::setw(12) << "req/cpu-s" << std::setw(8) << "REFs" << std::setw(6) << "viol" << "\n";
@@ -320,15 +355,14 @@ int bench_dram(const std::vector<std::string>& args) {
         total_viol += r.violations;
         const double rps = r.wall_s > 0 ? r.requests / r.wall_s : 0;
         const double cps = r.cpu_s > 0 ? r.requests / r.cpu_s : 0;
-        std::cout << std::left << std::setw(16) << r.preset << std::setw(4) << r.mode
+        std::cout << std::left << std::setw(16) << r.preset << std::setw(5) << r.mode
                   << std::setw(13) << r.pat << std::right << std::fixed << std::setprecision(1)
                   << std::setw(10) << r.peak_Bps / 1e9 << std::setw(11) << r.achieved_Bps / 1e9
                   << std::setprecision(3) << std::setw(8) << r.achieved_Bps / r.peak_Bps
                   << std::setprecision(1) << std::setw(10) << r.sim_s * 1e6 << std::setw(12)
                   << std::setprecision(0) << rps << std::setw(12) << cps << std::setw(8) << r.refreshes << std::setw(6)
                   << r.violations << "\n";
-        if (out)
-          out << r.preset << "," << r.mode << "," << r.pat << "," << r.peak_Bps / 1e9 << ","
+        out << r.preset << "," << r.mode << "," << r.pat << "," << r.peak_Bps / 1e9 << ","
               << r.achieved_Bps / 1e9 << "," << r.achieved_Bps / r.peak_Bps << "," << r.requests
               << "," << r.bytes << "," << r.sim_s * 1e6 << "," << r.wall_s << "," << rps << "," << r.cpu_s << "," << cps << ","
               << r.refreshes << "," << r.violations << "," << r.last_ps << ","
@@ -336,7 +370,16 @@ int bench_dram(const std::vector<std::string>& args) {
               << "\n";
       }
   std::cout << "timing-rule violations, all runs: " << total_viol << "\n";
-  if (!csv.empty()) std::cout << "CSV written to " << csv << "\n";
+  if (!csv.empty()) {
+    std::cout << std::flush;
+    try {
+      write_output_file(csv, out.str(), "--csv");
+    } catch (const std::exception& e) {
+      std::cerr << "cdma-vp: bench dram: " << e.what() << "\n";
+      return 3;
+    }
+    std::cout << "CSV written to " << csv << "\n";
+  }
   return total_viol == 0 ? 0 : 1;
 }
 

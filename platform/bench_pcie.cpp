@@ -7,8 +7,18 @@
 //
 //   cdma-vp bench pcie [--preset NAME] [--min BYTES] [--max BYTES] [--csv FILE] [--plot FILE]
 //   cdma-vp bench pcie --table     bulk (16 MiB) GB/s of the measured-host presets, LT vs AT
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -22,11 +32,14 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "platform/bench.h"
-#include "platform/command.h"
+#include "platform/config.h"
+#include "platform/outputs.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/memory/host_memory.h"
 #include "tlm/pcie/link_math.h"
 #include "tlm/pcie/pcie_link.h"
+
+extern char** environ;
 
 namespace cdma::platform {
 
@@ -57,7 +70,8 @@ struct copy_engine : sc_module {
   tlm_utils::simple_initiator_socket<copy_engine> init;
   bool at = false;
   std::vector<job>* jobs = nullptr;
-  std::vector<std::uint8_t> buf;
+  std::uint8_t* buf = nullptr;  ///< data of every transfer (untouched_buffer: never read or written)
+  std::uint64_t host_addr = 0;  ///< where the transfers go in host memory
   sc_event resp_ev;
 
   SC_HAS_PROCESS(copy_engine);
@@ -73,13 +87,11 @@ struct copy_engine : sc_module {
     return TLM_ACCEPTED;  // END_REQ
   }
   void run() {
-    const std::uint64_t host_addr = 1ull << 30;
     for (job& j : *jobs) {
-      if (buf.size() < j.bytes) buf.resize(j.bytes, 0x5a);
       tlm_generic_payload gp;
       gp.set_command(j.read ? TLM_READ_COMMAND : TLM_WRITE_COMMAND);
       gp.set_address(host_addr);
-      gp.set_data_ptr(buf.data());
+      gp.set_data_ptr(buf);
       gp.set_data_length(static_cast<unsigned>(j.bytes));
       gp.set_streaming_width(static_cast<unsigned>(j.bytes));
       gp.set_response_status(TLM_INCOMPLETE_RESPONSE);
@@ -102,6 +114,37 @@ struct copy_engine : sc_module {
   }
 };
 
+/// Host memory under the transfers: the bench measures time only, so the bytes are neither
+/// stored nor produced (the memory target's timing does not depend on them). Writes are
+/// dropped and reads leave the destination as it is, so no byte of the copy engine's buffer
+/// is touched: a 2 GiB transfer needs no 2 GiB of RAM in the engine nor in host memory
+/// (it was 2.5 bytes of RAM per byte of --max: 2G needed > 3.5 GB).
+struct discard_region : mem::content_region {
+  void read(std::uint64_t, std::uint8_t*, std::size_t) override {}
+  void write(std::uint64_t, const std::uint8_t*, std::size_t) override {}
+};
+
+/// `bytes` of address space for the copy engine's data pointer, reserved without backing
+/// (MAP_NORESERVE) and never touched (discard_region): it costs no RAM.
+class untouched_buffer {
+public:
+  explicit untouched_buffer(std::uint64_t bytes) : bytes_(std::max<std::uint64_t>(bytes, 1)) {
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      throw std::runtime_error("bench pcie: cannot reserve " + std::to_string(bytes_) +
+                               " bytes of address space for the transfers: " + std::strerror(errno));
+    p_ = static_cast<std::uint8_t*>(p);
+  }
+  ~untouched_buffer() { ::munmap(p_, bytes_); }
+  untouched_buffer(const untouched_buffer&) = delete;
+  untouched_buffer& operator=(const untouched_buffer&) = delete;
+  std::uint8_t* data() const { return p_; }
+
+private:
+  std::uint64_t bytes_;
+  std::uint8_t* p_ = nullptr;
+};
+
 /// Runs `jobs` on a fresh platform (copy engine + link + host memory) in a fresh context.
 void simulate(const pcie::link_params& lp, bool at, std::vector<job>& jobs) {
   sc_curr_simcontext = new sc_simcontext();  // leaked on purpose, see tests/support/sc_fixture.h
@@ -110,11 +153,20 @@ void simulate(const pcie::link_params& lp, bool at, std::vector<job>& jobs) {
   // A host whose DRAM never limits the link: 8 channels DDR4-3200 = 8 x 8 B x 3.2e9 B/s
   // (JEDEC JESD79-4 speed bin), 80 ns latency (host_memory default).
   hp.bandwidth_Bps = 204.8e9;
+  std::uint64_t largest = 0;
+  for (const job& j : jobs) largest = std::max(largest, j.bytes);
+  const untouched_buffer buf(largest);
+  const std::uint64_t host_addr = 1ull << 30;
   auto eng = std::make_unique<copy_engine>("gpu_ce");
   auto link = std::make_unique<pcie_link>("pcie", lp);
   auto host = std::make_unique<host_memory>("host_mem", hp);
+  // On the store itself: memory_target::map_region first invalidates DMI through the socket,
+  // which is not bound yet (and no DMI pointer has been granted).
+  host->store().map_region(host_addr, std::max<std::uint64_t>(largest, 1), std::make_shared<discard_region>());
   eng->at = at;
   eng->jobs = &jobs;
+  eng->buf = buf.data();
+  eng->host_addr = host_addr;
   eng->init.bind(link->tgt);
   link->init.bind(host->tgt);
   sc_start();
@@ -138,22 +190,6 @@ std::vector<row> sweep(const pcie::link_params& lp, std::uint64_t lo, std::uint6
                       static_cast<double>(j.bytes) / j.seconds / 1e9});
   }
   return rows;
-}
-
-std::uint64_t parse_bytes(const std::string& s, const std::string& opt) {
-  std::size_t pos = 0;
-  std::uint64_t v = 0;
-  try {
-    v = std::stoull(s, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  std::string suf = s.substr(pos);
-  if (pos == 0 || !(suf.empty() || suf == "K" || suf == "KiB" || suf == "M" || suf == "MiB"))
-    throw std::invalid_argument(opt + " expects a byte count like 64, 4K or 64M, got '" + s + "'");
-  if (suf[0] == 'K') v <<= 10;
-  if (!suf.empty() && suf[0] == 'M') v <<= 20;
-  return v;
 }
 
 int table() {
@@ -184,9 +220,86 @@ int table() {
   return 0;
 }
 
+/// Largest transfer: the generic payload's data length is 32-bit (unsigned), so 2 GiB.
+constexpr std::uint64_t max_transfer = 1ull << 31;
+
+std::string plot_script() { return source_dir() + "/scripts/plot_pcie_bench.py"; }
+const char* const python = "/usr/bin/python3";
+
+/// Runs argv[0] with `argv` (no shell: any byte of an argument reaches the program as it is),
+/// standard output to /dev/null when `quiet_stdout` and standard error too when `quiet_stderr`;
+/// waits for it. Returns "" or why it failed ("exited with status 1", "killed by signal 9",
+/// "cannot start: No such file or directory").
+std::string run_program(const std::vector<std::string>& argv, bool quiet_stdout, bool quiet_stderr) {
+  std::vector<char*> av;
+  for (const std::string& x : argv) av.push_back(const_cast<char*>(x.c_str()));
+  av.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet_stdout) posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (quiet_stderr) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int e = ::posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0) return std::string("cannot start: ") + std::strerror(e);
+  forward_interrupt_to(pid);  // an interrupt of cdma-vp reaches the plotting too
+  int status = 0;
+  pid_t w;
+  while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  forget_child(pid);
+  if (w < 0) return std::string("waitpid failed: ") + std::strerror(errno);
+  if (WIFEXITED(status)) return WEXITSTATUS(status) == 0 ? "" : "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
+/// A private temporary directory ($TMPDIR, else /tmp) for the plot's CSV and PNG, removed
+/// (with the files) by the destructor and by the interrupt handler.
+class plot_workdir {
+public:
+  plot_workdir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/cdma-vp-plot.XXXXXX";
+    std::vector<char> b(tmpl.begin(), tmpl.end());
+    b.push_back('\0');
+    if (!::mkdtemp(b.data()))
+      throw std::runtime_error("--plot: cannot create a temporary directory " + tmpl + ": " + std::strerror(errno) +
+                               " (set TMPDIR to a writable directory)");
+    dir_ = b.data();
+    clean_dir_ = interrupt_cleanup(dir_, true);
+    clean_csv_ = interrupt_cleanup(csv());
+    clean_png_ = interrupt_cleanup(png());
+  }
+  ~plot_workdir() {
+    ::unlink(csv().c_str());
+    ::unlink(png().c_str());
+    ::rmdir(dir_.c_str());
+  }
+  plot_workdir(const plot_workdir&) = delete;
+  plot_workdir& operator=(const plot_workdir&) = delete;
+  std::string csv() const { return dir_ + "/bench.csv"; }
+  std::string png() const { return dir_ + "/plot.png"; }
+
+private:
+  std::string dir_;
+  interrupt_cleanup clean_dir_, clean_csv_, clean_png_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream o;
+  o << f.rdbuf();
+  if (!f && !f.eof()) throw std::runtime_error("cannot read " + path);
+  return o.str();
+}
+
 int bench_pcie(const std::vector<std::string>& args) {
   std::string preset_name = "measured-host", csv, plot;
   std::uint64_t lo = 64, hi = 64ull << 20;
+  bool want_table = false;
+  std::vector<std::string> given;  // options seen: each at most once
   try {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -194,41 +307,94 @@ int bench_pcie(const std::vector<std::string>& args) {
         if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
         return args[++i];
       };
+      if (a.rfind("--", 0) == 0 && a != "--help") {
+        if (std::find(given.begin(), given.end(), a) != given.end())
+          throw std::invalid_argument(a + " given twice; expected each option once");
+        given.push_back(a);
+      }
+      // Sizes: powers of two from 1 B to 2 GiB (the generic payload's length is 32-bit).
+      auto size = [&](const std::string& v) {
+        const std::uint64_t b = bench_bytes(a, v, 1, max_transfer);
+        if ((b & (b - 1)) != 0)
+          throw std::invalid_argument(a + " '" + v + "': " + std::to_string(b) +
+                                      " B is not a power of two; expected a power of two from 1 B to 2 GiB "
+                                      "(e.g. 64, 4K, 64M, 2G)");
+        return b;
+      };
       if (a == "--help" || a == "-h") {
         std::cout << "Usage: cdma-vp bench pcie [--preset NAME] [--min BYTES] [--max BYTES]\n"
-                     "                          [--csv FILE] [--plot FILE.png] | --table\n"
+                     "                          [--csv FILE] [--plot FILE] | --table\n"
                      "  --preset  genGxW (G 1..6) or measured-host[-genGxW]; default measured-host\n"
-                     "  --min/--max  size range, powers of two (default 64 .. 64M)\n"
-                     "  --csv     write mode,direction,bytes,gbps\n"
-                     "  --plot    PNG via /usr/bin/python3 scripts/plot_pcie_bench.py\n"
-                     "  --table   bulk GB/s of several presets, LT vs AT, and the 64 B read RTT\n";
+                     "  --min/--max  size range, powers of two from 1 B to 2 GiB (default 64 .. 64M;\n"
+                     "            64, 4K, 64M, 2G, \"64 MiB\"); one transfer of each size per direction and\n"
+                     "            mode; the bytes are not stored (timing only): RAM ~0.4 B per byte of --max\n"
+                     "            (the AT link queues a transfer's TLPs at once), 2G: ~0.9 GB, ~1 minute\n"
+                     "  --csv     write mode,direction,bytes,gbps to FILE\n"
+                     "  --plot    write a PNG image to FILE (any name; nothing else is written beside it),\n"
+                     "            drawn by /usr/bin/python3 scripts/plot_pcie_bench.py (Debian's\n"
+                     "            python3-matplotlib) in a temporary directory ($TMPDIR or /tmp)\n"
+                     "  Outputs are checked before the measurement and replaced only when complete.\n"
+                     "  --table   bulk GB/s of several presets, LT vs AT, and the 64 B read RTT;\n"
+                     "            takes no other option\n";
         return 0;
       } else if (a == "--table") {
-        return table();
+        want_table = true;
       } else if (a == "--preset") {
         preset_name = value();
       } else if (a == "--min") {
-        lo = parse_bytes(value(), a);
+        lo = size(value());
       } else if (a == "--max") {
-        hi = parse_bytes(value(), a);
+        hi = size(value());
       } else if (a == "--csv") {
         csv = value();
+        if (csv.empty()) throw std::invalid_argument("--csv '': an empty file name; expected a path");
       } else if (a == "--plot") {
         plot = value();
+        if (plot.empty()) throw std::invalid_argument("--plot '': an empty file name; expected a path");
       } else {
-        throw std::invalid_argument("unknown option '" + a + "' of bench pcie");
+        throw std::invalid_argument("unknown option '" + a + "'");
       }
     }
-    if (lo == 0 || hi < lo || hi > (1ull << 31))
-      throw std::invalid_argument("--min/--max: need 0 < min <= max <= 2G");
+    if (want_table && given.size() > 1) {
+      std::string others;
+      for (const std::string& g : given)
+        if (g != "--table") others += (others.empty() ? "" : ", ") + g;
+      throw std::invalid_argument("--table measures its own presets and sizes (16 MiB) and writes no file; it "
+                                  "takes no other option (got " + others + ")");
+    }
+    if (!csv.empty() && absolute_path(csv) == absolute_path(plot))
+      throw std::invalid_argument("--csv and --plot name one file (" + csv + "); expected two files");
+    if (hi < lo)
+      throw std::invalid_argument("--min " + std::to_string(lo) + " is above --max " + std::to_string(hi) +
+                                  "; expected min <= max");
   } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
+    return bench_usage_error("pcie", e.what());
   }
+  if (want_table) return table();
   pcie::link_params lp;
   try {
     lp = pcie::preset(preset_name);
   } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
+    return bench_usage_error("pcie", std::string("--preset: ") + e.what());
+  }
+  // Outputs and the plotting are checked before the measurement (minutes with a large --max).
+  std::unique_ptr<plot_workdir> work;
+  try {
+    if (!csv.empty()) check_output_path(csv, "--csv");
+    if (!plot.empty()) {
+      check_output_path(plot, "--plot");
+      if (::access(python, X_OK) != 0)
+        throw std::runtime_error(std::string("--plot needs ") + python + ": " + std::strerror(errno));
+      if (::access(plot_script().c_str(), R_OK) != 0)
+        throw std::runtime_error("--plot needs " + plot_script() + ": " + std::strerror(errno));
+      const std::string why = run_program({python, "-c", "import matplotlib"}, true, true);
+      if (!why.empty())
+        throw std::runtime_error(std::string("--plot needs matplotlib for ") + python +
+                                 " (Debian: python3-matplotlib): 'import matplotlib' " + why);
+      work = std::make_unique<plot_workdir>();
+    }
+  } catch (const std::exception& e) {
+    return bench_usage_error("pcie", e.what());
   }
   const std::vector<row> rows = sweep(lp, lo, hi);
 
@@ -246,30 +412,37 @@ int bench_pcie(const std::vector<std::string>& args) {
     std::cout << std::setw(12) << b << std::fixed << std::setprecision(2) << std::setw(10)
               << find("lt", "h2d", b) << std::setw(10) << find("at", "h2d", b) << std::setw(10)
               << find("lt", "d2h", b) << std::setw(10) << find("at", "d2h", b) << "\n";
-  if (!csv.empty() || !plot.empty()) {
-    const std::string path = csv.empty() ? plot + ".csv" : csv;
-    std::ofstream f(path);
-    if (!f) {
-      std::cerr << "cdma-vp: cannot write " << path << "\n";
-      return 2;
-    }
-    f << "mode,direction,bytes,gbps\n";
-    for (const row& r : rows)
-      f << r.mode << "," << r.direction << "," << r.bytes << "," << std::setprecision(6) << r.gbps
-        << "\n";
-    f.close();
-    if (!plot.empty()) {
-      const std::string cmd = "/usr/bin/python3 '" + source_dir() +
-                              "/scripts/plot_pcie_bench.py' '" + path + "' '" + plot +
-                              "' 'PCIe " + preset_name + "'";
-      if (std::system(cmd.c_str()) != 0) {
-        std::cerr << "cdma-vp: plotting failed (" << cmd << ")\n";
-        return 1;
-      }
-      std::cout << "plot: " << plot << "\n";
+  std::cout << std::flush;
+  std::ostringstream table_csv;
+  table_csv << "mode,direction,bytes,gbps\n";
+  for (const row& r : rows)
+    table_csv << r.mode << "," << r.direction << "," << r.bytes << "," << std::setprecision(6) << r.gbps << "\n";
+  int rc = 0;
+  if (!csv.empty()) {
+    try {
+      write_output_file(csv, table_csv.str(), "--csv");
+    } catch (const std::exception& e) {
+      std::cerr << "cdma-vp: bench pcie: " << e.what() << "\n";
+      rc = 3;
     }
   }
-  return 0;
+  if (!plot.empty()) {
+    // The script writes into the private directory; the image is then written to FILE as any
+    // output is (a temporary file beside it renamed into place; /dev/full etc. in place).
+    try {
+      write_output_file(work->csv(), table_csv.str(), "plot data");
+      const std::string why =
+          run_program({python, plot_script(), work->csv(), work->png(), "PCIe " + preset_name}, false, false);
+      if (!why.empty())
+        throw output_error("--plot " + plot + ": plotting failed: " + python + " " + plot_script() + " " + why);
+      write_output_file(plot, read_file(work->png()), "--plot");
+      std::cout << "plot: " << plot << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "cdma-vp: bench pcie: " << e.what() << "\n";
+      rc = 3;
+    }
+  }
+  return rc;
 }
 
 const bench_registrar reg({"pcie",
