@@ -11,28 +11,37 @@
 
 namespace cdma::dram {
 
+#ifdef CDMA_DRAM_PICK_AVX2
+namespace {
+// Per 64-bit lane of (sign-flipped) keys, the 32-bit lane pair (2c, 2c + 1) of the command c
+// (2c: the key's low three bits): the index vector with which _mm256_permutevar8x32_epi32
+// selects 64-bit entry c of a 4-entry table (it reads the low three bits of each index).
+__attribute__((target("avx2"), always_inline)) inline __m256i lane_pair(__m256i key) {
+  return _mm256_or_si256(_mm256_shuffle_epi32(key, 0xA0), _mm256_set1_epi64x(1ll << 32));
+}
+}  // namespace
+#endif
+
 const char* policy_name(page_policy p) { return p == page_policy::open ? "open" : "closed"; }
 const char* scheduler_name(scheduler s) { return s == scheduler::fcfs ? "fcfs" : "frfcfs"; }
 
 channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t first_refresh_ps)
-    : policy_(pp), sched_(sch), bpg_(spec.banks_per_group),
+    : nbanks_(spec.banks()), soa_n_((spec.banks() + 3u) / 4u * 4u),
+      bpg_(spec.banks_per_group), policy_(pp), sched_(sch),
       bpg_recip_(((1ull << 24) + spec.banks_per_group - 1) / spec.banks_per_group),
-      banks_(spec.banks()),
-      cand_(spec.banks()), dirty_(spec.banks(), 0),
-      tRRD_L_ps_(spec.ps(spec.t.tRRD_L)), tCCD_L_ps_(spec.ps(spec.t.tCCD_L)),
+      ref_due_(spec.t.tREFI == 0 ? kNever
+                                 : (first_refresh_ps ? first_refresh_ps : spec.ps(spec.t.tREFI))),
       to_col_{spec.ps(spec.t.tRCD), spec.ps(spec.t.tRP + spec.t.tRCD), 0, 0},
-      refi_(spec.ps(spec.t.tREFI)),
-      ref_due_(refi_ == 0 ? kNever : (first_refresh_ps ? first_refresh_ps : refi_)),
-      min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()),
+      tRRD_L_ps_(spec.ps(spec.t.tRRD_L)), tCCD_L_ps_(spec.ps(spec.t.tCCD_L)),
       rd_done_(spec.ps(spec.t.tCL) + spec.burst_ps()),
-      wr_done_(spec.ps(spec.t.tWL) + spec.burst_ps()), chk_(spec), spec_(spec) {
+      wr_done_(spec.ps(spec.t.tWL) + spec.burst_ps()),
+      min_done_(spec.ps(std::min(spec.t.tCL, spec.t.tWL)) + spec.burst_ps()), chk_(spec),
+      refi_(spec.ps(spec.t.tREFI)), spec_(spec) {
   if (spec.banks() > 256)  // the scheduler's sort key carries the bank in 8 bits
     throw std::invalid_argument("dram channel: at most 256 banks per channel, the spec has " +
                                 std::to_string(spec.banks()));
-  const std::size_t padded = (spec.banks() + 3u) / 4u * 4u;
-  soa_local_.assign(padded, kIdle);
-  soa_key_.assign(padded, ~0ull ^ kKeyFlip);
-  soa_sel_.assign(padded, 1ull << 32);  // lanes (0, 1): command 0; idle anyway
+  soa_.assign(2 * std::size_t{soa_n_}, kIdle);  // local: kIdle
+  std::fill(soa_key(), soa_key() + soa_n_, kIdleKey ^ kKeyFlip);
 #ifdef CDMA_DRAM_PICK_AVX2
   __builtin_cpu_init();  // needed when this runs before main (a static channel)
   avx2_ = __builtin_cpu_supports("avx2");
@@ -43,39 +52,76 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
 }
 
 void channel::submit(const request& r) {
-  advance(r.arrival);
   const unsigned flat = r.bank_group * bpg_ + r.bank;
-  bank_state& b = banks_[flat];
-  b.q.push_back({r, seq_++, std::max(1u, r.bursts), false});
-  b.q.back().r.bursts = b.q.back().left;
-  if (b.open && b.hit == npos && r.row == b.open_row) b.hit = b.q.size() - 1;
+  // The lines the request goes to (its bank's line, the slot it will take), loaded while
+  // advance() issues the earlier commands.
+  __builtin_prefetch(&bank(flat), 1);
+  if (free_ != kNone) __builtin_prefetch(&pool_[free_], 1);
+  advance(r.arrival);
+  bank_state& b = bank(flat);
+  const std::uint32_t s = enqueue(b, r);
+  if (b.open && b.hit == kNone && r.row == b.open_row) b.hit = s;
   ++queued_;
   pick_after_submit(flat);
 }
 
+__attribute__((always_inline)) inline std::uint32_t channel::enqueue(bank_state& b,
+                                                                      const request& r) {
+  std::uint32_t s = free_;
+  if (s != kNone) {
+    free_ = pool_[s].next;
+  } else {
+    s = static_cast<std::uint32_t>(pool_.size());
+    pool_.emplace_back();
+  }
+  slot& q = pool_[s];
+  q.tag = r.tag;
+  q.arrival = r.arrival;
+  q.seq = seq_++;
+  q.row = r.row;
+  q.bursts = q.left = std::max(1u, r.bursts);
+  q.next = kNone;
+  q.write = r.write;
+  q.activated = false;
+  if (b.head == kNone) b.head = s;
+  else pool_[b.tail].next = s;
+  b.tail = s;
+  return s;
+}
+
+__attribute__((always_inline)) inline void channel::dequeue(bank_state& b, std::uint32_t s) {
+  const std::uint32_t nx = pool_[s].next;
+  if (b.head == s) {
+    b.head = nx;
+    if (nx == kNone) b.tail = kNone;
+  } else {
+    std::uint32_t p = b.head;
+    while (pool_[p].next != s) p = pool_[p].next;
+    pool_[p].next = nx;
+    if (b.tail == s) b.tail = p;
+  }
+  pool_[s].next = free_;
+  free_ = s;
+}
+
 __attribute__((always_inline)) inline void channel::refresh_candidate(unsigned flat) {
-  const bank_state& b = banks_[flat];
-  dirty_[flat] = 0;
-  cand& c = cand_[flat];
-  if (b.q.empty()) {
-    c.key = ~0ull;
-    soa_set(flat, c, kIdle);
+  const bank_state& b = bank(flat);
+  const std::uint32_t qi = qi_of(b);
+  if (qi == kNone) {
+    soa_local()[flat] = kIdle;
+    soa_key()[flat] = kIdleKey ^ kKeyFlip;
     return;
   }
-  const std::size_t qi = (sched_ == scheduler::fcfs || b.hit == npos) ? 0 : b.hit;
-  const queued_req& q = b.q[qi];
+  const slot& q = pool_[qi];
   command cmd;
   if (!b.open) cmd = command::ACT;
-  else if (b.open_row == q.r.row) cmd = q.r.write ? command::WR : command::RD;
+  else if (b.open_row == q.row) cmd = q.write ? command::WR : command::RD;
   else cmd = command::PRE;
   const bool col = cmd == command::RD || cmd == command::WR;
-  const std::uint64_t key = (col ? 0 : (1ull << 63)) | (q.seq << 8) | flat;
-  const auto cmd8 = static_cast<std::uint8_t>(cmd);
-  c.arrival = q.r.arrival;
-  c.qi = static_cast<std::uint32_t>(qi);
-  c.cmd = cmd8;
-  c.key = key;
-  soa_set(flat, c, chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.r.arrival));
+  const std::uint64_t key = (col ? 0 : (1ull << 63)) | (q.seq << kKeyAge) |
+                            (std::uint64_t{flat} << kKeyBank) | (2 * static_cast<std::uint64_t>(cmd));
+  soa_key()[flat] = key ^ kKeyFlip;  // signed order = the keys' unsigned order
+  soa_local()[flat] = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.arrival);
 }
 
 __attribute__((always_inline)) inline void channel::update_group(command cmd, unsigned flat,
@@ -99,37 +145,43 @@ __attribute__((always_inline)) inline void channel::update_group(command cmd, un
     return;
   }
 #endif
-  std::uint64_t* lp = soa_local_.data() + g0;
-  const std::uint64_t* sp = soa_sel_.data() + g0;
-  for (unsigned i = 0; i < bpg; ++i) lp[i] = std::max(lp[i], tab[(sp[i] & 0xffu) >> 1]);
+  std::uint64_t* lp = soa_local() + g0;
+  const std::uint64_t* kp = soa_key() + g0;
+  for (unsigned i = 0; i < bpg; ++i) lp[i] = std::max(lp[i], tab[key_cmd(kp[i])]);
 }
 
 #ifdef CDMA_DRAM_PICK_AVX2
 __attribute__((target("avx2"))) void channel::raise_group4_avx2(unsigned g0, ps_t act_bound,
                                                                 ps_t col_bound) {
-  // Per bank the bound of its candidate command (the lane selector picks entry `command` of
-  // {act_bound, 0, col_bound, col_bound}); all values are below 2^63, so the signed maximum
-  // is the unsigned one. The table is built in a register: a vector load of four scalars just
-  // stored would wait for the stores (no store-to-load forwarding across them).
-  auto* lp = reinterpret_cast<__m256i*>(soa_local_.data() + g0);
+  // Per bank the bound of its candidate command (the lane selector, from the key's command
+  // bits, picks entry `command` of {act_bound, 0, col_bound, col_bound}); all values are
+  // below 2^63, so the signed maximum is the unsigned one. The table is built in a register:
+  // a vector load of four scalars just stored would wait for the stores (no store-to-load
+  // forwarding across them).
+  auto* lp = reinterpret_cast<__m256i*>(soa_local() + g0);
   const __m256i tab = _mm256_set_epi64x(static_cast<long long>(col_bound),
                                         static_cast<long long>(col_bound), 0,
                                         static_cast<long long>(act_bound));
   const __m256i b = _mm256_permutevar8x32_epi32(
-      tab, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(soa_sel_.data() + g0)));
+      tab, lane_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(soa_key() + g0))));
   const __m256i l = _mm256_loadu_si256(lp);
   _mm256_storeu_si256(lp, _mm256_blendv_epi8(l, b, _mm256_cmpgt_epi64(b, l)));
 }
 #endif
 
 void channel::refresh_dirty() {
-  for (unsigned f : dirty_list_) refresh_candidate(f);
-  dirty_list_.clear();
+  // (Candidates are independent of each other: the order does not matter.)
+  for (unsigned w = 0; w < 4; ++w) {
+    for (std::uint64_t m = dirty_[w]; m != 0; m &= m - 1)
+      refresh_candidate(w * 64 + static_cast<unsigned>(__builtin_ctzll(m)));
+    dirty_[w] = 0;
+  }
+  dirty_any_ = false;
 }
 
 void channel::pick_requests() {
   // (Out of line: no bank is dirty at most picks, issue() recomputes the issued bank.)
-  if (!dirty_list_.empty()) refresh_dirty();
+  if (dirty_any_) refresh_dirty();
   if (!cb_valid_) {  // recomputed only after idle refreshes; else kept by issue()
     cb_ = chk_.channel_wide();
     cb_valid_ = true;
@@ -142,13 +194,13 @@ void channel::pick_requests() {
       }
   }
   if (check_pick_) {  // self-check: every kept bank-local time is the recomputed one
-    for (unsigned f = 0; f < static_cast<unsigned>(cand_.size()); ++f) {
-      const cand& c = cand_[f];
-      const ps_t want = banks_[f].q.empty()
-                            ? kIdle
-                            : chk_.bank_local(static_cast<command>(c.cmd), bg_of(f), ba_of(f),
-                                              c.arrival);
-      if (soa_local_[f] != want) ++local_mismatches_;
+    for (unsigned f = 0; f < static_cast<unsigned>(nbanks_); ++f) {
+      const std::uint32_t qi = qi_of(bank(f));
+      const ps_t want =
+          qi == kNone ? kIdle
+                      : chk_.bank_local(static_cast<command>(key_cmd(soa_key()[f])), bg_of(f),
+                                        ba_of(f), pool_[qi].arrival);
+      if (soa_local()[f] != want) ++local_mismatches_;
     }
   }
   bound_ = kNever;
@@ -156,26 +208,30 @@ void channel::pick_requests() {
     req_ = choice{};
     return;
   }
-  const unsigned nb = static_cast<unsigned>(cand_.size());
+  const unsigned nb = static_cast<unsigned>(nbanks_);
   // The candidate of bank f issues at et = max(channel-wide bound of its command, its
   // bank-local bound) and its first column command is not before et + to_col_[command].
-  auto et_of = [&](unsigned f) { return std::max(cb_.b[cand_[f].cmd & 3u], soa_local_[f]); };
+  auto et_of = [&](unsigned f) {
+    return std::max(cb_.b[key_cmd(soa_key()[f])], soa_local()[f]);
+  };
   ps_t bnd = kNever;
   unsigned win = 0;
   ps_t bt = kNever;
+  std::uint64_t key = ~0ull;  ///< the winner's key
   if (sched_ == scheduler::fcfs) {
     // Strict arrival order: only the oldest request of the channel may issue commands.
     std::uint64_t oseq = ~0ull;
     for (unsigned f = 0; f < nb; ++f) {
-      const bank_state& b = banks_[f];
-      if (b.q.empty()) continue;
-      if (b.q.front().seq < oseq) {
-        oseq = b.q.front().seq;
+      const bank_state& b = bank(f);
+      if (b.head == kNone) continue;
+      if (pool_[b.head].seq < oseq) {
+        oseq = pool_[b.head].seq;
         win = f;
       }
-      bnd = std::min(bnd, et_of(f) + to_col_[cand_[f].cmd & 3u]);
+      bnd = std::min(bnd, et_of(f) + to_col_[key_cmd(soa_key()[f])]);
     }
     bt = et_of(win);
+    key = soa_key()[win] ^ kKeyFlip;
   } else {
     // FR-FCFS: per bank the oldest row hit, else the oldest request; across banks the
     // command that can issue first (ties: column commands, then age): the minimum of
@@ -201,9 +257,10 @@ void channel::pick_requests() {
       bound_ = kNever;
       return;
     }
-    win = static_cast<unsigned>(best) & 0xffu;
+    key = static_cast<std::uint64_t>(best);
+    win = static_cast<unsigned>(key >> kKeyBank) & 0xffu;
   }
-  choose(win, cand_[win], bt);
+  choose(win, key, bt);
   bound_ = bnd;
 }
 
@@ -230,11 +287,11 @@ __attribute__((target("avx2"), always_inline)) inline void pick_fold(__m256i& em
 }
 // One step of the pass over the banks: banks i*4 .. i*4 + 3 folded into the per-lane minima.
 __attribute__((target("avx2"), always_inline)) inline void pick_step(
-    const __m256i* lp, const __m256i* sp, const __m256i* kp, std::size_t i, __m256i cbv,
-    __m256i tcv, __m256i sign, __m256i& emin, __m256i& kmin, __m256i& bmin) {
+    const __m256i* lp, const __m256i* kp, std::size_t i, __m256i cbv, __m256i tcv,
+    __m256i sign, __m256i& emin, __m256i& kmin, __m256i& bmin) {
   const __m256i l = _mm256_loadu_si256(lp + i);
-  const __m256i s = _mm256_loadu_si256(sp + i);
   const __m256i k = _mm256_loadu_si256(kp + i);            // already sign-flipped
+  const __m256i s = lane_pair(k);                          // the candidate's command
   const __m256i c = _mm256_permutevar8x32_epi32(cbv, s);  // cb_.b[command]
   const __m256i t = _mm256_permutevar8x32_epi32(tcv, s);  // to_col_[command]
   const __m256i e = sel64(c, l, _mm256_cmpgt_epi64(l, c));  // max
@@ -243,29 +300,27 @@ __attribute__((target("avx2"), always_inline)) inline void pick_step(
 }
 }  // namespace
 
-// pick_reference() on the arrays soa_*, 4 banks per step (the 16 banks of every preset in
+// pick_reference() on the arrays of soa_, 4 banks per step (the 16 banks of every preset in
 // four unrolled steps). All values compared are below 2^63 (times and kIdle = 2^63 - 1)
-// except the keys (~0 for an idle bank; kept sign-flipped in soa_key_) and time + to_col_
+// except the keys (kIdleKey for an idle bank; kept sign-flipped in soa_key()) and time + to_col_
 // (up to kIdle + to_col_): those are compared as unsigned through the sign-bit flip.
 __attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& bnd) const {
-  const std::size_t n = soa_local_.size();
+  const std::size_t n = soa_n_;
   const __m256i cbv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cb_.b));
   const __m256i tcv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(to_col_));
   const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
   const __m256i maxv = _mm256_set1_epi64x(INT64_MAX);
   // Per lane the minimum (time, key) and the minimum time + to_col_ (unsigned order).
   __m256i emin = maxv, kmin = maxv, bmin = maxv;
-  const auto* lp = reinterpret_cast<const __m256i*>(soa_local_.data());
-  const auto* sp = reinterpret_cast<const __m256i*>(soa_sel_.data());
-  const auto* kp = reinterpret_cast<const __m256i*>(soa_key_.data());
+  const auto* lp = reinterpret_cast<const __m256i*>(soa_local());
+  const auto* kp = reinterpret_cast<const __m256i*>(soa_key());
   if (n == 16) {
-    pick_step(lp, sp, kp, 0, cbv, tcv, sign, emin, kmin, bmin);
-    pick_step(lp, sp, kp, 1, cbv, tcv, sign, emin, kmin, bmin);
-    pick_step(lp, sp, kp, 2, cbv, tcv, sign, emin, kmin, bmin);
-    pick_step(lp, sp, kp, 3, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, kp, 0, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, kp, 1, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, kp, 2, cbv, tcv, sign, emin, kmin, bmin);
+    pick_step(lp, kp, 3, cbv, tcv, sign, emin, kmin, bmin);
   } else {
-    for (std::size_t i = 0; i < n / 4; ++i)
-      pick_step(lp, sp, kp, i, cbv, tcv, sign, emin, kmin, bmin);
+    for (std::size_t i = 0; i < n / 4; ++i) pick_step(lp, kp, i, cbv, tcv, sign, emin, kmin, bmin);
   }
   // Reduction over the 4 lanes in registers: the lexicographic minimum (time, key) and the
   // minimum bound of lane pairs (2, 3) vs (0, 1), then of the lanes 1 vs 0.
@@ -286,12 +341,13 @@ unsigned __int128 channel::pick_reference(ps_t& bnd) const {
   using u128 = unsigned __int128;
   u128 best = ~u128{0};
   bnd = kNever;
-  for (unsigned f = 0; f < static_cast<unsigned>(cand_.size()); ++f) {
-    const cand& c = cand_[f];
-    const ps_t et = std::max(cb_.b[c.cmd & 3u], soa_local_[f]);  // kIdle: no requests
-    const u128 k = (static_cast<u128>(et) << 64) | c.key;
+  for (unsigned f = 0; f < static_cast<unsigned>(nbanks_); ++f) {
+    const std::uint64_t key = soa_key()[f] ^ kKeyFlip;
+    const unsigned cmd = key_cmd(key);
+    const ps_t et = std::max(cb_.b[cmd], soa_local()[f]);  // kIdle: no requests
+    const u128 k = (static_cast<u128>(et) << 64) | key;
     best = k < best ? k : best;
-    bnd = std::min(bnd, et + to_col_[c.cmd & 3u]);
+    bnd = std::min(bnd, et + to_col_[cmd]);
   }
   return best;
 }
@@ -300,16 +356,16 @@ void channel::finish_pick_overrides() {
   choice best = req_;
   if (policy_ == page_policy::closed) {
     // Closed page: a bank with an open row and no queued request for that row precharges.
-    for (unsigned f = 0; f < banks_.size(); ++f) {
-      const bank_state& b = banks_[f];
+    for (unsigned f = 0; f < nbanks_; ++f) {
+      const bank_state& b = bank(f);
       if (!b.open) continue;
-      if (b.hit != npos) continue;
+      if (b.hit != kNone) continue;
       const auto e = chk_.earliest(command::PRE, bg_of(f), ba_of(f), 0);
       if (e.time < best.time) {
         best.time = e.time;
         best.cmd = command::PRE;
         best.bank = f;
-        best.qi = npos;
+        best.qi = kNone;
         best.key = ~0ull;
         best.not_before = 0;
       }
@@ -319,8 +375,8 @@ void channel::finish_pick_overrides() {
   if (ref_due_ != kNever && ref_due_ <= best.time) {
     choice r;
     if (chk_.open_banks() > 0) {
-      for (unsigned f = 0; f < banks_.size(); ++f) {
-        if (!banks_[f].open) continue;
+      for (unsigned f = 0; f < nbanks_; ++f) {
+        if (!bank(f).open) continue;
         const auto e = chk_.earliest(command::PRE, bg_of(f), ba_of(f), ref_due_);
         if (e.time < r.time) {
           r.time = e.time;
@@ -348,67 +404,71 @@ void channel::pick_after_submit(unsigned flat) {
   }
   // cached_: pick() ran after the last change, so no other bank is dirty and cb_, req_ and
   // bound_ describe the other banks; only this bank's candidate can have changed.
-  const cand old = cand_[flat];
-  const ps_t old_local = soa_local_[flat];
+  // (The key names the candidate request (its age) and command, so an unchanged key and
+  // bank-local time is an unchanged candidate.)
+  const std::uint64_t old_key = soa_key()[flat];
+  const ps_t old_local = soa_local()[flat];
   refresh_candidate(flat);
-  const cand& c = cand_[flat];
+  const std::uint64_t key = soa_key()[flat] ^ kKeyFlip;
+  const ps_t local = soa_local()[flat];
   if (req_.time != kNever && req_.bank == flat) {
-    if (c.key == old.key && c.cmd == old.cmd && c.qi == old.qi &&
-        soa_local_[flat] == old_local)
-      return;
+    if ((key ^ kKeyFlip) == old_key && local == old_local) return;
     pick();  // the chosen bank's candidate changed: choose again among all banks
     return;
   }
-  const ps_t et = std::max(cb_.b[c.cmd & 3u], soa_local_[flat]);
-  if (et < req_.time || (et == req_.time && c.key < req_.key)) choose(flat, c, et);
-  bound_ = std::min(bound_, et + to_col_[c.cmd & 3u]);
+  const unsigned cmd = key_cmd(key);
+  const ps_t et = std::max(cb_.b[cmd], local);
+  if (et < req_.time || (et == req_.time && key < req_.key)) choose(flat, key, et);
+  bound_ = std::min(bound_, et + to_col_[cmd]);
   finish_pick();
 }
 
 __attribute__((always_inline)) inline void channel::issue(const choice& c) {
   const unsigned bg = bg_of(c.bank), ba = ba_of(c.bank);
-  chk_.record_issue(c.cmd, bg, ba, c.time, c.not_before);
+  chk_.record_issue(c.cmd, bg, ba, c.time,
+                    c.qi == kNone ? c.not_before : pool_[c.qi].arrival);
   // The channel-wide bounds: raised by the terms this command changed (cb_ is valid here:
   // a pick chose the command).
   if (cb_valid_) chk_.raise_channel_wide(cb_, c.cmd);
-  clock_ = std::max(clock_, c.time);
-  bank_state& b = banks_[c.bank];
+  bank_state& b = bank(c.bank);
   // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
   // command (tCCD_L), for the banks of its group.
   if (c.cmd != command::REF) update_group(c.cmd, c.bank, c.time);
   switch (c.cmd) {
-    case command::ACT:
+    case command::ACT: {
+      slot& q = pool_[c.qi];
       b.open = true;
-      b.open_row = b.q[c.qi].r.row;
-      b.q[c.qi].activated = true;
+      b.open_row = q.row;
+      q.activated = true;
       ++misses_;
-      // A closed bank has no row hit (hit == npos), so its candidate is its oldest request
-      // (qi 0, both schedulers): that request is then the oldest one to the open row.
-      if (c.qi == 0) b.hit = 0;
+      // A closed bank has no row hit (hit == kNone), so its candidate is its oldest request
+      // (the head, both schedulers): that request is then the oldest one to the open row.
+      if (c.qi == b.head) b.hit = c.qi;
       else rescan(b);
       break;
+    }
     case command::PRE:
       b.open = false;
-      b.hit = npos;
+      b.hit = kNone;
       break;
     case command::REF:
       ref_due_ += refi_;
       break;
     case command::RD:
     case command::WR: {
-      queued_req& q = b.q[c.qi];
-      if (q.left == q.r.bursts && !q.activated) ++hits_;
+      slot& q = pool_[c.qi];
+      if (q.left == q.bursts && !q.activated) ++hits_;
       if (--q.left == 0) {
-        done_.push_back({q.r.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
-                         q.r.bursts, q.r.write});
-        b.q.erase_at(c.qi);
+        done_.push_back({q.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
+                         q.bursts, q.write});
+        dequeue(b, c.qi);
         --queued_;
         rescan(b);
         break;
       }
       // Bursts left: the bank's candidate is the same request and command (same queue, same
       // open row, same row hit), with the same key; only its bank-local time changed.
-      soa_local_[c.bank] = chk_.bank_local(c.cmd, bg, ba, q.r.arrival);
+      soa_local()[c.bank] = chk_.bank_local(c.cmd, bg, ba, q.arrival);
       cached_ = false;
       return;
     }
@@ -420,11 +480,11 @@ __attribute__((always_inline)) inline void channel::issue(const choice& c) {
 }
 
 __attribute__((always_inline)) inline void channel::rescan(bank_state& b) {
-  b.hit = npos;
+  b.hit = kNone;
   if (!b.open) return;
-  for (std::size_t i = 0; i < b.q.size(); ++i)
-    if (b.q[i].r.row == b.open_row) {
-      b.hit = i;
+  for (std::uint32_t s = b.head; s != kNone; s = pool_[s].next)
+    if (pool_[s].row == b.open_row) {
+      b.hit = s;
       return;
     }
 }
@@ -442,7 +502,6 @@ void channel::advance(ps_t until) {
     if (nx.cmd == command::REF && queued_ == 0 && nx.time == ref_due_ && until < kIdle) {
       const std::uint64_t n = (until - 1 - ref_due_) / refi_ + 1;  // REFs due before until
       if (n > 1 && chk_.record_idle_refreshes(ref_due_, refi_, n)) {
-        clock_ = std::max(clock_, ref_due_ + (n - 1) * refi_);
         ref_due_ += n * refi_;
         cached_ = false;
         cb_valid_ = false;

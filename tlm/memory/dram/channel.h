@@ -26,7 +26,8 @@
 namespace cdma::dram {
 
 /// std::allocator on 64-byte (cache-line) boundaries: a channel's 16-bank pick arrays are
-/// then exactly two lines each (not three when they straddle).
+/// then exactly two lines each (not three when they straddle), and no 32-byte bank record
+/// straddles two lines.
 template <class T>
 struct line_allocator {
   using value_type = T;
@@ -64,7 +65,8 @@ struct completion {
   bool write;
 };
 
-class channel {
+/// (Aligned to a cache line: its hot state, at its start, then takes the fewest lines.)
+class alignas(64) channel {
 public:
   channel(const dram_spec& spec, page_policy pp = page_policy::open,
           scheduler sch = scheduler::frfcfs, ps_t first_refresh_ps = 0);
@@ -101,7 +103,7 @@ public:
   scheduler sched() const { return sched_; }
 
   /// Self-check of the FR-FCFS pick (tests): when on, every pick is also computed by the
-  /// reference scan over all banks (scalar, over cand_) and a differing choice or
+  /// reference scan over all banks (scalar) and a differing choice or
   /// completion bound is counted in pick_mismatches() (must stay 0). Off by default.
   void set_check_pick(bool on) { check_pick_ = on; }
   std::uint64_t pick_mismatches() const { return pick_mismatches_; }
@@ -116,132 +118,104 @@ public:
   std::uint64_t local_mismatches() const { return local_mismatches_; }
 
 private:
-  /// (One cache line each: 64 bytes, aligned.)
-  struct alignas(64) queued_req { request r; std::uint64_t seq; unsigned left; bool activated; };
-  /// A bank's request queue in arrival order: a buffer with a live range [first_, last_),
-  /// so that removing the oldest request (the common case: a bank's requests are mostly
-  /// served in order) moves nothing, where a vector's erase(begin()) moved every younger
-  /// request (a memmove per completed request). Removing another request shifts the shorter
-  /// side by one. The buffer is reused from its start when the queue empties; when it is
-  /// full, the live part moves to its start if the dead prefix is at least as long, else
-  /// the buffer doubles (amortised O(1); it stays within ~4x the longest queue). Indices
-  /// (operator[]) count from the oldest request.
-  class bank_queue {
-  public:
-    bank_queue() = default;
-    bank_queue(const bank_queue& o) : buf_(o.buf_) {
-      first_ = buf_.data() + (o.first_ - o.buf_.data());
-      last_ = buf_.data() + (o.last_ - o.buf_.data());
-    }
-    bank_queue& operator=(const bank_queue& o) {
-      if (this != &o) {
-        buf_ = o.buf_;
-        first_ = buf_.data() + (o.first_ - o.buf_.data());
-        last_ = buf_.data() + (o.last_ - o.buf_.data());
-      }
-      return *this;
-    }
-    bank_queue(bank_queue&&) noexcept = default;  // the buffer moves: pointers stay valid
-    bank_queue& operator=(bank_queue&&) noexcept = default;
-    std::size_t size() const { return static_cast<std::size_t>(last_ - first_); }
-    bool empty() const { return first_ == last_; }
-    queued_req& operator[](std::size_t i) { return first_[i]; }
-    const queued_req& operator[](std::size_t i) const { return first_[i]; }
-    const queued_req& front() const { return *first_; }
-    queued_req& back() { return last_[-1]; }
-    void push_back(const queued_req& r) {
-      if (last_ == buf_.data() + buf_.size()) make_room();
-      *last_++ = r;
-    }
-    /// Removes the request at index i (the younger ones move down one index).
-    void erase_at(std::size_t i) {
-      const std::size_t n = size();
-      if (i == 0) {
-        if (++first_ == last_) first_ = last_ = buf_.data();  // empty: restart at the front
-      } else if (i + 1 == n) {
-        --last_;
-      } else if (i < n - 1 - i) {  // fewer older requests: shift them up by one
-        std::copy_backward(first_, first_ + i, first_ + i + 1);
-        ++first_;
-      } else {
-        std::copy(first_ + i + 1, last_, first_ + i);
-        --last_;
-      }
-    }
-
-  private:
-    void make_room() {
-      const std::size_t n = size();
-      const auto dead = static_cast<std::size_t>(first_ - buf_.data());
-      if (dead > 0 && dead >= n) {
-        std::copy(first_, last_, buf_.data());
-      } else {
-        std::vector<queued_req> nb(std::max<std::size_t>(8, 2 * buf_.size()));
-        std::copy(first_, last_, nb.data());
-        buf_.swap(nb);
-      }
-      first_ = buf_.data();
-      last_ = first_ + n;
-    }
-    std::vector<queued_req> buf_;  ///< storage (its size is the capacity in use)
-    queued_req* first_ = nullptr;
-    queued_req* last_ = nullptr;
+  static constexpr std::uint32_t kNone = bank_sched::none;  ///< no request slot
+  /// A queued request (48 bytes; four in three cache lines). The requests of a channel live
+  /// in one pool (pool_), reused last-freed-first, so the few lines a channel's in-flight
+  /// requests occupy stay in the cache; a bank's queue is the list of its requests in
+  /// arrival order, linked through `next` (the scheduler mostly serves the oldest, so the
+  /// list is mostly removed from at its head; removing another walks from the head).
+  struct slot {
+    std::uint64_t tag = 0;
+    ps_t arrival = 0;
+    std::uint64_t seq = 0;     ///< arrival order in the channel (unique)
+    std::uint64_t row = 0;
+    std::uint32_t bursts = 1;  ///< column accesses of the request (>= 1)
+    std::uint32_t left = 1;    ///< column accesses not yet issued
+    std::uint32_t next = kNone;  ///< next younger request of the bank
+    bool write = false;
+    bool activated = false;    ///< an ACT was issued for this request
   };
-  struct alignas(64) bank_state {  // one cache line
-    bank_queue q;  ///< arrival order
-    std::uint64_t open_row = 0;
-    bool open = false;
-    std::size_t hit = npos;  ///< index of the oldest queued request to the open row
-  };
-  /// Scheduler cache per bank: the FR-FCFS candidate of the bank (its next command, queue
-  /// index, sort key) and its bank-local earliest time (bank and bank-group rules and the
-  /// arrival; the channel-wide rules are combined in pick(); kept only in soa_local_, not in
-  /// `cand`); local = kIdle and key = ~0 for a bank without queued requests. A candidate is recomputed only when a command was
-  /// issued to its bank or its queue changed (`dirty`); a command to another bank of its
-  /// group raises its bank-local time by the one group rule that changed (tRRD_L after ACT,
-  /// tCCD_L after RD/WR) without a recomputation.
+  /// Bank machine: open row and the bank's queue (bank_sched, kept by the checker in the
+  /// line of the bank's timing history).
+  using bank_state = bank_sched;
+  bank_state& bank(unsigned flat) { return chk_.sched(flat); }
+  const bank_state& bank(unsigned flat) const { return chk_.sched(flat); }
+  /// Scheduler cache per bank, kept as two arrays (structure of arrays) for the FR-FCFS pick,
+  /// padded to a multiple of 4 banks (padding: an idle bank), both in one allocation (soa_):
+  ///  - the bank-local earliest time of the bank's candidate command (bank and bank-group
+  ///    rules and the arrival; the channel-wide rules are combined in the pick), kIdle for a
+  ///    bank without queued requests;
+  ///  - the candidate's sort key (kIdleKey when idle), stored with its top bit flipped
+  ///    (kKeyFlip) so that the vector pick compares keys as signed 64-bit values in their
+  ///    unsigned order: (not a column command) << 63 | age << 11 | bank << 3 | 2 x command:
+  ///    the order of candidates issuing at equal times (column commands first, then the
+  ///    oldest; ages are unique, so the bank and command bits below the age never decide the
+  ///    order). The low three bits, 2c, are the 32-bit lane index of entry c of a 4 x 64-bit
+  ///    table (the pick selects cb_.b[c] and to_col_[c] with them: lane_pair() in the .cpp);
+  ///    an idle bank's command 3 selects a bound that its kIdle time exceeds.
+  /// The FR-FCFS candidate of a bank is its oldest row hit, else its oldest request (FCFS:
+  /// the oldest), with the command its bank state asks for; its queue slot (qi_of()) and
+  /// command (in the key) are derived, not stored. A candidate is recomputed only when a
+  /// command was issued to its bank or its queue changed (dirty); a command to another bank
+  /// of its group raises its bank-local time by the one group rule that changed (tRRD_L
+  /// after ACT, tCCD_L after RD/WR) without a recomputation (update_group()). The pick is
+  /// then one branch-free pass over the two arrays (pick_reference()'s minimum of
+  /// (max(cb[c], local), key) and its completion bound), 4 banks per AVX2 instruction when
+  /// the processor has AVX2 (pick_soa_avx2()). No per-command ordered lists to keep.
   /// Bank-local time of a bank without requests: far in the future, yet far from overflow
   /// when a timing is added to it (simulated times stay far below 2^62 ps = 53 days).
   static constexpr ps_t kIdle = kNever / 2;
-  struct alignas(32) cand {  // two per cache line
-    /// (not a column command) << 63 | age << 8 | bank: the order of candidates issuing at
-    /// equal times (column commands first, then the oldest); ages are unique.
-    std::uint64_t key = ~0ull;
-    ps_t arrival = 0;           ///< arrival of the candidate request (its not-before bound)
-    std::uint32_t qi = 0;       ///< index in the bank queue
-    std::uint8_t cmd = 0;       ///< command (ACT, PRE, RD, WR)
-  };
+  static constexpr std::uint64_t kKeyFlip = 1ull << 63;
+  static constexpr unsigned kKeyBank = 3;  ///< key bit of the bank field
+  static constexpr unsigned kKeyAge = 11;  ///< key bit of the age field
+  /// Key of an idle bank: above every request's key, command 3 (low bits 110).
+  static constexpr std::uint64_t kIdleKey = ~1ull;
+  std::uint64_t* soa_local() { return soa_.data(); }
+  const std::uint64_t* soa_local() const { return soa_.data(); }
+  std::uint64_t* soa_key() { return soa_.data() + soa_n_; }
+  const std::uint64_t* soa_key() const { return soa_.data() + soa_n_; }
+  /// Command of a key (flipped or not).
+  static unsigned key_cmd(std::uint64_t key) { return (key & 7u) >> 1; }
+  /// The queue slot of bank b's candidate request (kNone when its queue is empty).
+  std::uint32_t qi_of(const bank_state& b) const {
+    return (sched_ == scheduler::fcfs || b.hit == kNone) ? b.head : b.hit;
+  }
   void refresh_candidate(unsigned flat);
-  /// refresh_candidate() of every bank in dirty_list_ (which it empties).
+  /// refresh_candidate() of every dirty bank.
   __attribute__((noinline)) void refresh_dirty();
   /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
   /// (time << 64 | key) and sets `bnd` to the completion bound before min_done_.
   unsigned __int128 pick_reference(ps_t& bnd) const;
-  /// pick_reference() on the arrays soa_* with AVX2 (only called when the processor has it).
+  /// pick_reference() with AVX2 (only called when the processor has it).
   unsigned __int128 pick_soa_avx2(ps_t& bnd) const;
   /// update_group() with AVX2 for 4 banks per group (the group's banks are one vector):
-  /// soa_local_[g0 + i] = max(soa_local_[g0 + i], bound of the command of bank g0 + i)
+  /// local[g0 + i] = max(local[g0 + i], bound of the command of bank g0 + i)
   /// (ACT: act_bound, RD/WR: col_bound, PRE: 0).
   void raise_group4_avx2(unsigned g0, ps_t act_bound, ps_t col_bound);
+  /// Marks bank `flat`'s candidate for recomputation at the next pick (banks are marked
+  /// only while no pick is cached, so every mark is cleared by that pick's refresh_dirty()).
   void mark_dirty(unsigned flat) {
-    if (!dirty_[flat]) {
-      dirty_[flat] = 1;
-      dirty_list_.push_back(flat);
-    }
+    dirty_[flat >> 6] |= 1ull << (flat & 63u);
+    dirty_any_ = true;
   }
   /// A command `cmd` issued at `t` to bank `flat`: raises the bank-local times of the banks
   /// of its group by the group rule it changed (branch-free over the whole group; the caller
   /// recomputes `flat`'s candidate afterwards).
   void update_group(command cmd, unsigned flat, ps_t t);
-  static constexpr std::size_t npos = ~std::size_t{0};
   void rescan(bank_state& b);
+  /// Appends a request to bank b's queue (a slot from the pool); returns its slot.
+  std::uint32_t enqueue(bank_state& b, const request& r);
+  /// Removes slot s from bank b's queue and returns it to the pool.
+  void dequeue(bank_state& b, std::uint32_t s);
   struct choice {
     ps_t time = kNever;
     command cmd = command::ACT;
-    unsigned bank = 0;        ///< flat bank index
-    std::size_t qi = npos;    ///< index in the bank queue (npos: not a request's command)
+    unsigned bank = 0;          ///< flat bank index
+    std::uint32_t qi = kNone;   ///< the request's slot (kNone: not a request's command)
     std::uint64_t key = ~0ull;
-    ps_t not_before = 0;      ///< the lower bound the time was computed from (arrival, REF due)
+    /// The lower bound the time was computed from, for commands that are not a request's
+    /// (REF due, 0); a request's command: the request's arrival (read by issue()).
+    ps_t not_before = 0;
   };
   /// The scheduler's choice among the queued requests (req_) and the completion bound, one
   /// pass over the banks; then the refresh / closed-page overrides (finish_pick()).
@@ -249,14 +223,13 @@ private:
     pick_requests();
     finish_pick();
   }
-  /// Makes candidate c of `bank` the next command, issuable at t.
-  void choose(unsigned bank, const cand& c, ps_t t) {
+  /// Makes the candidate of `bank` (its key not flipped) the next command, issuable at t.
+  void choose(unsigned bank, std::uint64_t key, ps_t t) {
     req_.time = t;
-    req_.cmd = static_cast<command>(c.cmd);
+    req_.cmd = static_cast<command>(key_cmd(key));
     req_.bank = bank;
-    req_.qi = c.qi;
-    req_.key = c.key;
-    req_.not_before = c.arrival;
+    req_.qi = qi_of(this->bank(bank));
+    req_.key = key;
   }
   void pick_requests();
   /// The refresh / closed-page overrides of req_ (inline: the common case, open page and no
@@ -282,60 +255,44 @@ private:
   }
   unsigned ba_of(unsigned flat) const { return flat - bg_of(flat) * bpg_; }
 
-  // Layout: the channel's own per-command state first, then the checker (whose per-command
-  // state is at its start), so that the lines a command touches are contiguous; the spec
-  // and the self-check counters last.
+  // Layout: the state every command reads or writes first and together (a channel whose
+  // state is not in the cache then costs few lines per command: 160 HBM3 pseudo-channels
+  // under random traffic), then the checker (whose per-command state is at its start); the
+  // overrides, the self-check counters and the spec last.
+  std::vector<std::uint64_t, line_allocator<std::uint64_t>> soa_;  ///< local, key (above)
+  std::vector<slot, line_allocator<slot>> pool_;  ///< queued requests of every bank
+  std::uint32_t free_ = kNone;    ///< free slots of pool_, linked through `next`
+  std::uint32_t nbanks_;          ///< banks of the channel
+  std::uint32_t soa_n_;           ///< banks padded to a multiple of 4
+  std::uint32_t bpg_;             ///< spec_.banks_per_group
   page_policy policy_;
   scheduler sched_;
-  unsigned bpg_;                       ///< spec_.banks_per_group
-  std::uint64_t bpg_recip_;            ///< ceil(2^24 / bpg_): bg_of() without a division
-  std::vector<bank_state> banks_;
-  std::vector<cand> cand_;             ///< per flat bank (see above)
-  /// The candidates again as arrays (structure of arrays) for the FR-FCFS pick, one entry
-  /// per flat bank, padded to a multiple of 4 banks (padding: an idle bank): bank-local time
-  /// (kIdle when idle), key (~0 when idle; stored sign-flipped, see kKeyFlip) and the
-  /// candidate command c as the lane pair (2c, 2c + 1) that selects cb_.b[c] and to_col_[c]
-  /// from a 4 x 64-bit vector. Key and selector are kept by refresh_candidate() with cand_
-  /// (the self-check's reference scan reads them from cand_); the bank-local time exists
-  /// only here (refresh_candidate(), update_group(), and issue() after a burst that leaves
-  /// the candidate unchanged). The pick is then one branch-free pass over all banks (pick_reference()'s minimum of (max(cb[c], local), key) and its
-  /// completion bound), 4 banks per AVX2 instruction when the processor has AVX2
-  /// (pick_soa_avx2(); else pick_reference()). No per-command ordered lists to keep.
-  /// soa_key_ holds each key with its top bit flipped (key ^ kKeyFlip), so the vector pick
-  /// compares keys as signed 64-bit values in their unsigned order without a flip per step.
-  std::vector<std::uint64_t, line_allocator<std::uint64_t>> soa_local_, soa_key_, soa_sel_;
-  static constexpr std::uint64_t kKeyFlip = 1ull << 63;
   bool avx2_ = false;
-  void soa_set(unsigned flat, const cand& c, ps_t local) {
-    soa_local_[flat] = local;
-    soa_key_[flat] = c.key ^ kKeyFlip;  // signed order = the keys' unsigned order
-    const std::uint64_t t = c.cmd & 3u;
-    soa_sel_[flat] = (2 * t) | ((2 * t + 1) << 32);
-  }
-  std::vector<std::uint8_t> dirty_;
-  std::vector<unsigned> dirty_list_;
-  ps_t tRRD_L_ps_, tCCD_L_ps_;
-  ps_t to_col_[4];                     ///< per candidate command: time to a column command
-  ps_t refi_, ref_due_;
-  ps_t min_done_;
-  ps_t rd_done_, wr_done_;        ///< RD / WR command to the end of its burst: CL/WL + burst
-  ps_t clock_ = 0;                ///< time of the last command
-  std::uint64_t seq_ = 0;
-  std::size_t queued_ = 0;
-  std::uint64_t hits_ = 0, misses_ = 0;
   bool cached_ = false;           ///< req_, ovr_ / use_ovr_, cb_, bound_ are valid
-  choice req_;                    ///< best request command (no refresh / closed-page override)
   bool use_ovr_ = false;          ///< the next command is ovr_ (else req_)
-  const choice& next() const { return use_ovr_ ? ovr_ : req_; }
-  timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
   /// cb_ is the checker's present channel_wide(): recomputed once, then raised by issue()
   /// (timing_checker::raise_channel_wide) for each command; recomputed after idle refreshes.
   bool cb_valid_ = false;
+  bool check_pick_ = false;
+  bool dirty_any_ = false;        ///< some bit of dirty_ is set
+  std::uint64_t bpg_recip_;       ///< ceil(2^24 / bpg_): bg_of() without a division
+  std::size_t queued_ = 0;
+  std::uint64_t seq_ = 0;
   ps_t bound_ = kNever;           ///< completion_bound() before min_done_
+  ps_t ref_due_;
+  timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
+  ps_t to_col_[4];                ///< per candidate command: time to a column command
+  choice req_;                    ///< best request command (no refresh / closed-page override)
+  ps_t tRRD_L_ps_, tCCD_L_ps_;
+  ps_t rd_done_, wr_done_;        ///< RD / WR command to the end of its burst: CL/WL + burst
+  std::uint64_t hits_ = 0, misses_ = 0;
+  std::uint64_t dirty_[4] = {};   ///< banks whose candidate is to be recomputed (bit mask)
   std::vector<completion> done_;
+  ps_t min_done_;
+  const choice& next() const { return use_ovr_ ? ovr_ : req_; }
   timing_checker chk_;
   choice ovr_;                    ///< the next command when a refresh / closed-page override applies
-  bool check_pick_ = false;
+  ps_t refi_;
   std::uint64_t pick_mismatches_ = 0, picks_checked_ = 0, cb_mismatches_ = 0;
   std::uint64_t local_mismatches_ = 0;
   const dram_spec spec_;

@@ -1,6 +1,9 @@
 #include "tlm/memory/dram/timing_checker.h"
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace cdma::dram {
 
@@ -23,21 +26,31 @@ const char* rule_name(rule r) {
   return i < rule_count ? names[i] : "?";
 }
 
+namespace {
+// A timing in ps as the checker keeps it (32-bit); throws if it does not fit.
+std::int32_t timing_ps(ps_t v, const char* name) {
+  if (v > static_cast<ps_t>(std::numeric_limits<std::int32_t>::max()))
+    throw std::invalid_argument(std::string("timing_checker: ") + name + " = " +
+                                std::to_string(v) + " ps does not fit 32 bits");
+  return static_cast<std::int32_t>(v);
+}
+}  // namespace
+
 timing_checker::timing_checker(const dram_spec& spec)
     : bank_(spec.banks()), group_(spec.bank_groups), bpg_(spec.banks_per_group),
       dual_(spec.dual_command_bus),
-      tRCD_(static_cast<st>(spec.ps(spec.t.tRCD))), tRP_(static_cast<st>(spec.ps(spec.t.tRP))),
-      tRAS_(static_cast<st>(spec.ps(spec.t.tRAS))), tRC_(static_cast<st>(spec.ps(spec.t.tRC))),
-      tCCD_S_(static_cast<st>(spec.ps(spec.t.tCCD_S))),
-      tCCD_L_(static_cast<st>(spec.ps(spec.t.tCCD_L))),
-      tRRD_S_(static_cast<st>(spec.ps(spec.t.tRRD_S))),
-      tRRD_L_(static_cast<st>(spec.ps(spec.t.tRRD_L))),
-      tFAW_(static_cast<st>(spec.ps(spec.t.tFAW))), tWTR_(static_cast<st>(spec.ps(spec.t.tWTR))),
-      tRTW_(static_cast<st>(spec.ps(spec.t.tRTW))), tCL_(static_cast<st>(spec.ps(spec.t.tCL))),
-      tWL_(static_cast<st>(spec.ps(spec.t.tWL))), tRTP_(static_cast<st>(spec.ps(spec.t.tRTP))),
-      tWR_(static_cast<st>(spec.ps(spec.t.tWR))), tRFC_(static_cast<st>(spec.ps(spec.t.tRFC))),
-      tCK_(static_cast<st>(spec.tCK_ps)), burst_(static_cast<st>(spec.burst_ps())) {}
-
+      tRCD_(timing_ps(spec.ps(spec.t.tRCD), "tRCD")), tRP_(timing_ps(spec.ps(spec.t.tRP), "tRP")),
+      tRAS_(timing_ps(spec.ps(spec.t.tRAS), "tRAS")), tRC_(timing_ps(spec.ps(spec.t.tRC), "tRC")),
+      tCCD_S_(timing_ps(spec.ps(spec.t.tCCD_S), "tCCD_S")),
+      tCCD_L_(timing_ps(spec.ps(spec.t.tCCD_L), "tCCD_L")),
+      tRRD_S_(timing_ps(spec.ps(spec.t.tRRD_S), "tRRD_S")),
+      tRRD_L_(timing_ps(spec.ps(spec.t.tRRD_L), "tRRD_L")),
+      tFAW_(timing_ps(spec.ps(spec.t.tFAW), "tFAW")),
+      tWTR_(timing_ps(spec.ps(spec.t.tWTR), "tWTR")),
+      tRTW_(timing_ps(spec.ps(spec.t.tRTW), "tRTW")), tCL_(timing_ps(spec.ps(spec.t.tCL), "tCL")),
+      tWL_(timing_ps(spec.ps(spec.t.tWL), "tWL")), tRTP_(timing_ps(spec.ps(spec.t.tRTP), "tRTP")),
+      tWR_(timing_ps(spec.ps(spec.t.tWR), "tWR")), tRFC_(timing_ps(spec.ps(spec.t.tRFC), "tRFC")),
+      tCK_(timing_ps(spec.tCK_ps, "tCK")), burst_(timing_ps(spec.burst_ps(), "burst")) {}
 
 timing_checker::channel_bounds timing_checker::channel_wide() const {
   channel_bounds cb;
@@ -64,7 +77,7 @@ unsigned timing_checker::record(command cmd, unsigned bg, unsigned b, ps_t tp, r
       ++bad;
     }
   });
-  ++binding_[static_cast<std::size_t>(binding)];
+  bump(kBinding + static_cast<std::size_t>(binding));
   return bad + apply(cmd, bg, b, t, tp);
 }
 
@@ -87,8 +100,8 @@ bool timing_checker::record_idle_refreshes(ps_t first, ps_t period, std::uint64_
     return false;
   // Each REF k at first + k * period: no rule binds (the first checked above; then the
   // previous REF's tRFC / command-bus bounds end before the next), no violation.
-  commands_[static_cast<std::size_t>(command::REF)] += n;
-  binding_[static_cast<std::size_t>(rule::arrival)] += n;
+  add(static_cast<std::size_t>(command::REF), n);
+  add(kBinding + static_cast<std::size_t>(rule::arrival), n);
   const ps_t last = first + (n - 1) * period;
   last_ref_ = static_cast<st>(last);
   last_row_cmd_ = static_cast<st>(last);

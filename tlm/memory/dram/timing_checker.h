@@ -33,6 +33,19 @@ enum class rule : std::uint8_t {
 constexpr std::size_t rule_count = static_cast<std::size_t>(rule::count_);
 const char* rule_name(rule r);
 
+/// The state a command scheduler keeps per bank (its bank machine: open row, request queue),
+/// stored by the timing checker beside the bank's timing history, in the same cache line, so
+/// that a command to a bank whose state is not in the cache costs one line, not two
+/// (timing_checker::sched()). The checker itself never reads it.
+struct bank_sched {
+  static constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::uint64_t open_row = 0;
+  std::uint32_t head = none;  ///< oldest queued request (the scheduler's slot), none: empty
+  std::uint32_t tail = none;  ///< youngest queued request
+  std::uint32_t hit = none;   ///< oldest queued request to the open row
+  bool open = false;          ///< a row is open (as the scheduler sees it)
+};
+
 class timing_checker {
 public:
   explicit timing_checker(const dram_spec& spec);
@@ -94,12 +107,15 @@ public:
   bool record_idle_refreshes(ps_t first, ps_t period, std::uint64_t n);
 
   bool bank_open(unsigned bank_group, unsigned bank) const { return bank_[idx(bank_group, bank)].open; }
+  /// The scheduler's state of bank `flat` (= bank_group x banks_per_group + bank).
+  bank_sched& sched(unsigned flat) { return bank_[flat].sched; }
+  const bank_sched& sched(unsigned flat) const { return bank_[flat].sched; }
   unsigned open_banks() const { return open_banks_; }
 
   std::uint64_t violations(rule r) const { return violations_[static_cast<std::size_t>(r)]; }
   std::uint64_t total_violations() const;
-  std::uint64_t binding(rule r) const { return binding_[static_cast<std::size_t>(r)]; }
-  std::uint64_t commands(command c) const { return commands_[static_cast<std::size_t>(c)]; }
+  std::uint64_t binding(rule r) const { return count(kBinding + static_cast<std::size_t>(r)); }
+  std::uint64_t commands(command c) const { return count(static_cast<std::size_t>(c)); }
   /// Issue times of the REF commands (kept for the first `keep_refresh_times` REFs).
   const std::vector<ps_t>& refresh_times() const { return ref_times_; }
   static constexpr std::size_t keep_refresh_times = 4096;
@@ -111,13 +127,30 @@ public:
 private:
   using st = std::int64_t;  // signed ps; `never` for "no such command yet"
   static constexpr st never = INT64_MIN / 4;
-  /// (One cache line per bank: a command reads and writes its bank's entry.)
+  /// (One cache line per bank: a command reads and writes its bank's entry, and the
+  /// scheduler's state of the bank is in the same line.)
   struct alignas(64) bank_hist {
     st act = never, pre = never, rd = never, wr = never;
+    bank_sched sched;
     bool open = false;
   };
   struct group_hist { st act = never, col = never; };
   std::size_t idx(unsigned bg, unsigned b) const { return bg * bpg_ + b; }
+  /// Per-command counters (commands per command, then binding rules): 32-bit in the state
+  /// every command touches (count_lo_), the carries out of them in count_hi_ (cold).
+  static constexpr std::size_t kBinding = 5;  ///< index of binding(rule 0) in the counters
+  static constexpr std::size_t kCounters = kBinding + rule_count;
+  void bump(std::size_t i) {
+    if (++count_lo_[i] == 0) ++count_hi_[i];
+  }
+  void add(std::size_t i, std::uint64_t n) {
+    const std::uint64_t v = count(i) + n;
+    count_lo_[i] = static_cast<std::uint32_t>(v);
+    count_hi_[i] = static_cast<std::uint32_t>(v >> 32);
+  }
+  std::uint64_t count(std::size_t i) const {
+    return (static_cast<std::uint64_t>(count_hi_[i]) << 32) | count_lo_[i];
+  }
   static ps_t to_ps(st t) { return t < 0 ? 0 : static_cast<ps_t>(t); }
 
   // Each rule's lower bound for `cmd` (never if the rule does not apply).
@@ -130,26 +163,27 @@ private:
   unsigned count_violations(command cmd, unsigned bg, unsigned b, st t);
 
   // Layout: the state every command reads or writes comes first and together (the bank
-  // organisation, timings, channel history and the per-command counters: ~7 cache lines),
-  // so that a command to a channel whose state is not in the L1 cache (160 HBM3
-  // pseudo-channels, random traffic) touches few lines; the rest (violation counters, the
-  // kept REF times) after it.
+  // organisation, 32-bit timings, channel history and the 32-bit per-command counters: 340
+  // bytes), so that a command to a channel whose state is not in the L1 cache (160 HBM3
+  // pseudo-channels, random traffic) touches few lines; the rest (the counters' carries,
+  // violation counters, the kept REF times) after it.
   std::vector<bank_hist> bank_;
   std::vector<group_hist> group_;
   unsigned bpg_;                ///< spec_.banks_per_group
   bool dual_;                   ///< dual_
-  unsigned faw_pos_ = 0;
+  std::uint8_t faw_pos_ = 0;
   unsigned open_banks_ = 0;
-  // Timings in ps.
-  st tRCD_, tRP_, tRAS_, tRC_, tCCD_S_, tCCD_L_, tRRD_S_, tRRD_L_, tFAW_, tWTR_, tRTW_, tCL_,
+  // Timings in ps (32-bit: every timing is far below 2^31 ps = 2 ms; checked when built).
+  using tt = std::int32_t;
+  tt tRCD_, tRP_, tRAS_, tRC_, tCCD_S_, tCCD_L_, tRRD_S_, tRRD_L_, tFAW_, tWTR_, tRTW_, tCL_,
       tWL_, tRTP_, tWR_, tRFC_, tCK_, burst_;
   std::array<st, 4> faw_{never, never, never, never};  // last four ACTs, ring
   st last_act_ = never, last_col_ = never, last_rd_ = never, last_wr_ = never;
   st last_pre_any_ = never, last_ref_ = never, last_row_cmd_ = never, last_col_cmd_ = never;
   st data_free_ = never;
   ps_t data_busy_ = 0;
-  std::array<std::uint64_t, 5> commands_{};
-  std::array<std::uint64_t, rule_count> binding_{};
+  std::array<std::uint32_t, kCounters> count_lo_{};
+  std::array<std::uint32_t, kCounters> count_hi_{};
   std::array<std::uint64_t, rule_count> violations_{};
   std::vector<ps_t> ref_times_;
 };
@@ -254,7 +288,7 @@ __attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd
     ++violations_[static_cast<std::size_t>(rule::state)];
     ++bad;
   };
-  ++commands_[static_cast<std::size_t>(cmd)];
+  bump(static_cast<std::size_t>(cmd));
   switch (cmd) {
     case command::ACT:
       if (bk.open) state_error();
@@ -264,7 +298,7 @@ __attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd
       gr.act = t;
       last_act_ = t;
       faw_[faw_pos_] = t;
-      faw_pos_ = (faw_pos_ + 1) % 4;
+      faw_pos_ = static_cast<std::uint8_t>((faw_pos_ + 1) % 4);
       last_row_cmd_ = t;
       break;
     case command::PRE:
@@ -319,7 +353,7 @@ inline unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned 
   // otherwise are the rules checked one by one and the violated ones counted.
   const bound e = earliest(cmd, bg, b, not_before);
   const unsigned bad = t < static_cast<st>(e.time) ? count_violations(cmd, bg, b, t) : 0;
-  ++binding_[static_cast<std::size_t>(e.binding)];
+  bump(kBinding + static_cast<std::size_t>(e.binding));
   return bad + apply(cmd, bg, b, t, tp);
 }
 
