@@ -137,13 +137,7 @@ location address_mapping::decode(std::uint64_t addr) const {
     m[i] *= s.count;
     x /= s.count;
   }
-  location l;
-  l.channel = static_cast<unsigned>(v[0]);
-  l.bank_group = static_cast<unsigned>(v[1]);
-  l.bank = static_cast<unsigned>(v[2]);
-  l.row = v[3];
-  l.column = static_cast<unsigned>(v[4]);
-  return l;
+  return to_location(v);
 }
 
 void address_mapping::cursor::next() {

@@ -52,7 +52,7 @@ public:
   /// decode() of burst index `burst` (= address / burst_bytes()) without a division: mask and
   /// shift per power-of-two slice, a multiplication by a reciprocal otherwise (exact; tested
   /// against decode()). (Inline: one per 64-B AT request.)
-  location locate(std::uint64_t burst) const;
+  location locate(std::uint64_t burst) const { return locate(burst, nullptr); }
   /// Byte address of the first byte of a burst at `loc` (inverse of decode).
   std::uint64_t encode(const location& loc) const;
 
@@ -117,6 +117,10 @@ private:
     field f;
   };
   std::vector<step> steps_;
+  /// locate(), also storing each slice's digit in digits[k] when `digits` is not null (cursor).
+  location locate(std::uint64_t burst, std::uint64_t* digits) const;
+  /// The location of per-field values v[field] (decode(), locate()).
+  static location to_location(const std::uint64_t (&v)[5]);
   static constexpr std::uint64_t kRecipLimit = std::uint64_t{1} << 40;
   /// Splits burst index x into its slice digits, LSB first: calls f(k, step, digit) per
   /// slice k (the mixed-radix digits decode() computes with divisions).
@@ -150,31 +154,26 @@ private:
   int low_col_shift_ = -1;
 };
 
-inline location address_mapping::locate(std::uint64_t burst) const {
-  std::uint64_t v[5] = {0, 0, 0, 0, 0};
-  for_each_digit(burst, [&](std::size_t, const step& s, std::uint64_t d) {
-    v[static_cast<std::size_t>(s.f)] += d * s.weight;
-  });
+inline location address_mapping::to_location(const std::uint64_t (&v)[5]) {
   location l;
-  l.channel = static_cast<unsigned>(v[0]);
-  l.bank_group = static_cast<unsigned>(v[1]);
-  l.bank = static_cast<unsigned>(v[2]);
-  l.row = v[3];
-  l.column = static_cast<unsigned>(v[4]);
+  l.channel = static_cast<unsigned>(v[static_cast<std::size_t>(field::channel)]);
+  l.bank_group = static_cast<unsigned>(v[static_cast<std::size_t>(field::bank_group)]);
+  l.bank = static_cast<unsigned>(v[static_cast<std::size_t>(field::bank)]);
+  l.row = v[static_cast<std::size_t>(field::row)];
+  l.column = static_cast<unsigned>(v[static_cast<std::size_t>(field::column)]);
   return l;
 }
 
-inline address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr) : m_(m) {
+inline location address_mapping::locate(std::uint64_t burst, std::uint64_t* digits) const {
   std::uint64_t v[5] = {0, 0, 0, 0, 0};
-  m.for_each_digit(m.burst_index(addr), [&](std::size_t k, const step& s, std::uint64_t d) {
-    digit_[k] = d;
+  for_each_digit(burst, [&](std::size_t k, const step& s, std::uint64_t d) {
+    if (digits) digits[k] = d;
     v[static_cast<std::size_t>(s.f)] += d * s.weight;
   });
-  loc_.channel = static_cast<unsigned>(v[0]);
-  loc_.bank_group = static_cast<unsigned>(v[1]);
-  loc_.bank = static_cast<unsigned>(v[2]);
-  loc_.row = v[3];
-  loc_.column = static_cast<unsigned>(v[4]);
+  return to_location(v);
 }
+
+inline address_mapping::cursor::cursor(const address_mapping& m, std::uint64_t addr)
+    : m_(m), loc_(m.locate(m.burst_index(addr), digit_.data())) {}
 
 }  // namespace cdma::dram
