@@ -180,8 +180,9 @@ TEST(input_readers, cli_directory_inputs_exit_2_naming_the_path) {
 
 // ---- 2. a small .npz that expands to a huge tensor ---------------------------------------
 
-// Only the rows asked for are decompressed: 781,250 images (100 MB) of which the first 2 are
-// read; the rest of the member is never inflated (peak memory grows by far less than 100 MB).
+// Only the rows asked for are kept: 781,250 images (100 MB) of which the first 2 are read; the
+// rest of the member is inflated and discarded (for its CRC), never held (peak memory grows by
+// far less than 100 MB).
 TEST(input_readers, npz_member_read_with_a_row_limit_reads_only_those_rows) {
   const long n = 781250;  // x 128 B = 100,000,000 B
   const std::string p = big_npz(n);
@@ -219,6 +220,26 @@ TEST(input_readers, real_activations_load_only_the_images_of_the_batch) {
   std::vector<float> out3(96);
   src.fill("c1", three, 0, reinterpret_cast<std::uint8_t*>(out3.data()), 384);
   EXPECT_EQ(out3[64], 201.0f);
+}
+
+// A member whose CRC fails in rows the batch does not use: still an error (it was used
+// silently when only the rows needed were decompressed). Stored (not deflated) so that a
+// flipped data byte decompresses fine and only the CRC catches it.
+TEST(input_readers, npz_member_corrupt_beyond_the_rows_read_is_refused) {
+  const std::string p = tmp("crc.npz");
+  python("import struct, zipfile\n"
+         "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (4, 2, 4, 4), }\"\n"
+         "h += ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\\n'\n"
+         "data = b''.join(struct.pack('<32f', *[k * 100 + i + 1 for i in range(32)]) for k in range(4))\n"
+         "with zipfile.ZipFile('" + p + "', 'w', zipfile.ZIP_STORED) as z:\n"
+         "  z.writestr('c1.npy', b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + data)\n"
+         "b = bytearray(open('" + p + "', 'rb').read())\n"
+         "i = b.find(b'NUMPY') - 1 + 128 + 3 * 128 + 5\n"  // a byte of image 3
+         "b[i] ^= 0xFF\n"
+         "open('" + p + "', 'wb').write(b)\n");
+  const wl::npz_archive z(p);
+  EXPECT_HAS(error_of([&] { z.read("c1", 1); }), "CRC");
+  EXPECT_HAS(error_of([&] { z.read("c1"); }), "CRC");
 }
 
 // Reading every row of such a member when memory is short: the error names the file, the
