@@ -316,11 +316,12 @@ void add_output_options(po::options_description& d, output_options& o) {
 
 namespace {
 
-/// FILE.config.json beside FILE.json; "" when FILE is a device or a FIFO (e.g. /dev/stdout:
+bool special_file(const std::string& path);
+
+/// FILE.config.json beside FILE.json; "" when FILE is a device, a FIFO or in /dev, /proc (e.g. /dev/stdout:
 /// no file is created in /dev; the results JSON holds the configuration too).
 std::string config_path_for(const std::string& json_path) {
-  struct ::stat st {};
-  if (::stat(json_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return "";
+  if (special_file(json_path)) return "";
   std::string stem = json_path;
   if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
   return stem + ".config.json";
@@ -347,10 +348,29 @@ int write_all_fd(int fd, const char* buf, std::size_t n) {
   return 0;
 }
 
-/// An existing path that is not a regular file (a device, a FIFO): written in place.
+/// A path in /dev or /proc (its directory resolved): /dev/stdout, /dev/fd/N, /proc/self/fd/N
+/// are links to whatever the descriptor is, possibly a regular file the shell redirected into.
+bool in_dev_or_proc(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  char* r = ::realpath(dir.c_str(), nullptr);
+  if (!r) return false;
+  const std::string d = r;
+  std::free(r);
+  auto within = [&](const char* top) {
+    const std::size_t n = std::strlen(top);
+    return d.compare(0, n, top) == 0 && (d.size() == n || d[n] == '/');
+  };
+  return within("/dev") || within("/proc");
+}
+
+/// Written in place, never through a temporary file renamed over it: an existing path that is
+/// not a regular file (a device, a FIFO), and any path in /dev or /proc (`--csv /dev/stdout`
+/// with stdout redirected to a file: a rename replaced that file, dropping what the run had
+/// already written to it; re-breaker, session 12).
 bool special_file(const std::string& path) {
   struct ::stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  return (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) || in_dev_or_proc(path);
 }
 
 /// The file a write to `path` replaces: `path`, or the file a symbolic link points to (the
@@ -382,6 +402,20 @@ std::string replaced_file(const std::string& path) {
 int open_output(std::string& tmp, const std::string& target, bool in_place) {
   if (in_place) {
     tmp = target;
+    // /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: the process's own descriptor,
+    // duplicated (its offset and O_APPEND kept: `>> log` stays an append; opening the path
+    // again with O_TRUNC emptied a file the shell had redirected stdout into).
+    int alias = -1;
+    if (target == "/dev/stdout") alias = 1;
+    else if (target == "/dev/stderr") alias = 2;
+    else
+      for (const char* pre : {"/dev/fd/", "/proc/self/fd/"}) {
+        const std::size_t n = std::strlen(pre);
+        if (target.size() > n && target.compare(0, n, pre) == 0 &&
+            target.find_first_not_of("0123456789", n) == std::string::npos && target.size() - n < 9)
+          alias = std::stoi(target.substr(n));
+      }
+    if (alias >= 0) return ::fcntl(alias, F_DUPFD_CLOEXEC, 0);
     return ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   }
   static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";

@@ -437,3 +437,33 @@ TEST(OutputInput, DirectIoGivenUpIsExplained) {
   EXPECT_NE(plain.str().find("buffered I/O, "), std::string::npos) << plain.str();
   EXPECT_EQ(plain.str().find("given up"), std::string::npos);
 }
+
+// An output named /dev/stdout while stdout is appended to a file (`>> log`): written through
+// the process's own descriptor, so the file keeps what it held and what the run printed
+// before (a temporary file renamed over the redirect target replaced it; reopening the path
+// with O_TRUNC would empty it); no FILE.config.json beside a path in /dev (re-breaker,
+// session 12).
+TEST(output_input, dev_stdout_output_appends_to_the_redirected_file) {
+  const std::string log = tmp("appended.log");
+  {
+    std::ofstream(log) << "PREVIOUS\n";
+  }
+  struct ::stat before {};
+  ASSERT_EQ(::stat(log.c_str(), &before), 0);
+  const std::string cmd = std::string(CDMA_VP_EXE) +
+                          " run --network synthetic --batch 1 --steps oracle --csv /dev/stdout >> " + log + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string text = slurp(log);
+  EXPECT_EQ(text.rfind("PREVIOUS\n", 0), 0u) << text;                     // kept, at the start
+  EXPECT_NE(text.find("one training step"), std::string::npos) << text;  // the report
+  EXPECT_NE(text.find("\nlayer,"), std::string::npos) << text;           // then the CSV
+  struct ::stat after {};
+  ASSERT_EQ(::stat(log.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // the same file, not a replacement
+  const std::string json_cmd = std::string(CDMA_VP_EXE) +
+                               " run --network synthetic --batch 1 --steps oracle -q --json /dev/stdout >> " + log;
+  ASSERT_EQ(std::system(json_cmd.c_str()), 0);
+  EXPECT_NE(slurp(log).find("\"verified\""), std::string::npos);
+  struct ::stat st {};
+  EXPECT_NE(::stat("/dev/stdout.config.json", &st), 0);
+}
