@@ -375,10 +375,10 @@ int bench_dram(const std::vector<std::string>& args) {
     try {
       write_output_file(csv, out.str(), "--csv");
     } catch (const std::exception& e) {
-      std::cerr << "cdma-vp: bench dram: " << e.what() << "\n";
+      std::cerr << "cdma-vp: bench dram: " << printable(e.what(), true) << "\n";
       return 3;
     }
-    std::cout << "CSV written to " << csv << "\n";
+    std::cout << "CSV written to " << printable(csv) << "\n";
   }
   return total_viol == 0 ? 0 : 1;
 }

@@ -362,7 +362,7 @@ int bench_pcie(const std::vector<std::string>& args) {
       throw std::invalid_argument("--table measures its own presets and sizes (16 MiB) and writes no file; it "
                                   "takes no other option (got " + others + ")");
     }
-    if (!csv.empty() && absolute_path(csv) == absolute_path(plot))
+    if (!csv.empty() && same_file(csv, plot))
       throw std::invalid_argument("--csv and --plot name one file (" + csv + "); expected two files");
     if (hi < lo)
       throw std::invalid_argument("--min " + std::to_string(lo) + " is above --max " + std::to_string(hi) +
@@ -422,7 +422,7 @@ int bench_pcie(const std::vector<std::string>& args) {
     try {
       write_output_file(csv, table_csv.str(), "--csv");
     } catch (const std::exception& e) {
-      std::cerr << "cdma-vp: bench pcie: " << e.what() << "\n";
+      std::cerr << "cdma-vp: bench pcie: " << printable(e.what(), true) << "\n";
       rc = 3;
     }
   }
@@ -436,9 +436,9 @@ int bench_pcie(const std::vector<std::string>& args) {
       if (!why.empty())
         throw output_error("--plot " + plot + ": plotting failed: " + python + " " + plot_script() + " " + why);
       write_output_file(plot, read_file(work->png()), "--plot");
-      std::cout << "plot: " << plot << "\n";
+      std::cout << "plot: " << printable(plot) << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "cdma-vp: bench pcie: " << e.what() << "\n";
+      std::cerr << "cdma-vp: bench pcie: " << printable(e.what(), true) << "\n";
       rc = 3;
     }
   }

@@ -41,6 +41,7 @@
 #include "platform/bench.h"
 #include "platform/command.h"
 #include "platform/config.h"
+#include "platform/outputs.h"
 #include "platform/platform.h"
 #include "tlm/codec/codec.h"
 #include "tlm/codec/window.h"
@@ -307,7 +308,7 @@ int bench_workload(const std::vector<std::string>& args) {
     const std::string why = refusal(lt_config(network, b, density, produce_threads, full));
     if (!why.empty()) return usage("batch " + std::to_string(b) + ": the simulated run refuses it: " + why);
   }
-  std::cout << "bench workload: " << shown << ", synthetic density " << density << ", LT "
+  std::cout << "bench workload: " << printable(shown) << ", synthetic density " << density << ", LT "
             << (full ? "oracle + vDNN + cDMA steps" : "cDMA step")
             << ", every prefetched byte verified; each figure from its own child process\n"
             << "threads: reference 1; LT 1 simulation + "
@@ -380,7 +381,7 @@ int bench_workload(const std::vector<std::string>& args) {
   std::cout << "\ntargets: LT peak RSS <= 2 GB at batch 256; overhead (LT - ref) / ref < 20 %\n";
   if (!failures.empty()) {
     std::cout << std::flush;
-    for (const std::string& f : failures) std::cerr << "cdma-vp: bench workload: " << f << "\n";
+    for (const std::string& f : failures) std::cerr << "cdma-vp: bench workload: " << printable(f, true) << "\n";
     std::cerr << "cdma-vp: bench workload: " << failures.size() << " measurement(s) failed; the figures above "
               << "are incomplete\n";
     return 1;

@@ -7,6 +7,7 @@
 #include "platform/bench.h"
 #include "platform/command.h"
 #include "platform/config.h"
+#include "platform/outputs.h"
 #include "tlm/core/quantity.h"
 
 namespace cdma::platform {
@@ -17,7 +18,7 @@ std::vector<bench>& benches() {
 }
 
 int bench_usage_error(const std::string& name, const std::string& msg) {
-  std::cerr << "cdma-vp: bench " << name << ": " << msg << "\n(see cdma-vp bench " << name << " --help)\n";
+  std::cerr << "cdma-vp: bench " << name << ": " << printable(msg, true) << "\n(see cdma-vp bench " << name << " --help)\n";
   return 2;
 }
 

@@ -568,7 +568,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         << num(r.value("compression_ratio", nlohmann::json())) << "," << r["verified_bytes"] << "\n";
   }
   write_output_file(dir + "/sweep.csv", csv.str(), "sweep");
-  log << "sweep table written to " << dir << "/sweep.csv (" << plan["runs"].size() - failed << " ok";
+  log << "sweep table written to " << printable(dir) << "/sweep.csv (" << plan["runs"].size() - failed << " ok";
   for (const auto& [what, count] : not_ok) log << ", " << count << " " << what;
   log << ")\n";
   if (plot) {
@@ -588,7 +588,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       forget_child(pid);
     }
     if (st == 0)
-      log << "plots written to " << dir << "/sweep.png and " << dir << "/sweep.svg\n";
+      log << "plots written to " << printable(dir) << "/sweep.png and " << printable(dir) << "/sweep.svg\n";
     else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)  // scripts/plot_sweep.py: a plot file cannot be written
       throw output_error("sweep: " + dir + "/sweep.png / .svg could not be written (the reason is on the line "
                          "above); sweep.csv is complete");
@@ -825,7 +825,7 @@ int sweep_command(const std::vector<std::string>& args) {
         << "  12[9]|1[3-9][0-9]|2[0-9][0-9]) st=\"failed(signal=$((rc - 128)))\" ;;\n  *) st=\"failed(exit=$rc)\" ;;\nesac\n"
         << "echo \"$st\" > " << shell_quote(out) << "/run_${SLURM_ARRAY_TASK_ID}.status\nexit $rc\n";
       write_output_file(slurm, s.str(), "--emit-slurm");
-      std::cout << "Slurm job-array script with " << n << " tasks written to " << slurm
+      std::cout << "Slurm job-array script with " << n << " tasks written to " << printable(slurm)
                 << "; after the jobs: cdma-vp sweep --merge " << out << "\n";
       return check_stdout();
     }

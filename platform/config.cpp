@@ -556,9 +556,24 @@ platform_config with_absolute_paths(platform_config c) {
 
 namespace {
 
-void walk(std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where) {
+/// `seen`: parameter name -> the spelling that set it in this document, so that one
+/// parameter written twice in different spellings ("pcie.lanes": 4 and "pcie": {"lanes": 8},
+/// or under "platform") is refused rather than silently taking the later value (re-breaker,
+/// session 12; a key repeated verbatim is refused by the JSON reader).
+/// `shown`: the JSON keys leading to `j`, as the messages show them ("pcie" / "lanes").
+void walk(std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where,
+          std::map<std::string, std::string>& seen, const std::string& shown = "") {
+  auto leaf = [&](const std::string& key, const std::string& json_key, const json& v) {
+    const std::string k = strip_prefix(key);
+    const std::string as = shown + (shown.empty() ? "" : " / ") + "\"" + json_key + "\"";
+    const auto [it, fresh] = seen.emplace(k, as);
+    if (!fresh)
+      throw config_error(where + ": parameter " + k + " is given twice (as " + it->second + " and as " + as +
+                         "); expected it once");
+    apply_leaf(t, key, v, where);
+  };
   // A group's "preset" is applied before its other keys, whatever their order in the file.
-  if (!prefix.empty() && j.contains("preset")) apply_leaf(t, prefix + ".preset", j["preset"], where);
+  if (!prefix.empty() && j.contains("preset")) leaf(prefix + ".preset", "preset", j["preset"]);
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!prefix.empty() && it.key() == "preset") continue;
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
@@ -568,14 +583,14 @@ void walk(std::vector<param>& t, const json& j, const std::string& prefix, const
       // {}) it is a wrong type, refused by the parameter (was walked as an empty group and
       // silently ignored); at a key that is neither, an unknown parameter.
       const std::string k = strip_prefix(key);
-      bool leaf = false, group = key == "platform";  // "platform": {...} nests every key
+      bool is_leaf = false, group = key == "platform";  // "platform": {...} nests every key
       for (const auto& p : t) {
-        leaf = leaf || p.name == k;
+        is_leaf = is_leaf || p.name == k;
         group = group || p.name.rfind(k + ".", 0) == 0;
       }
-      if (leaf || !group) apply_leaf(t, key, it.value(), where);
-      else walk(t, it.value(), key, where);
-    } else apply_leaf(t, key, it.value(), where);
+      if (is_leaf || !group) leaf(key, it.key(), it.value());
+      else walk(t, it.value(), key, where, seen, shown + (shown.empty() ? "" : " / ") + "\"" + it.key() + "\"");
+    } else leaf(key, it.key(), it.value());
   }
 }
 
@@ -641,7 +656,8 @@ void apply_json(platform_config& cfg, const json& j, const std::string& origin) 
   if (!j.is_object()) throw config_error(origin + ": the configuration must be a JSON object");
   platform_config next = cfg;
   auto t = table(next);
-  walk(t, j, "", origin);
+  std::map<std::string, std::string> seen;
+  walk(t, j, "", origin, seen);
   try {
     validate(next);
   } catch (const config_error& e) {

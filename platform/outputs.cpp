@@ -853,26 +853,26 @@ void output_options::write_all(const run_report& r, std::ostream& log) const {
   if (!json_path.empty()) {
     attempt([&] {
       write_json(json_path, r);
-      log << "results written to " << json_path << "\n";
+      log << "results written to " << printable(json_path) << "\n";
     });
     const std::string cp = config_path_for(json_path);
     if (!cp.empty()) attempt([&] {
       write_output_file(cp, to_json(with_absolute_paths(r.config)).dump(2) + "\n", "--json (effective config)", lost);
-      log << "effective configuration written to " << cp << "\n";
+      log << "effective configuration written to " << printable(cp) << "\n";
     });
   }
   if (!csv_path.empty())
     attempt([&] {
       write_csv(csv_path, r);
-      log << "per-layer CSV written to " << csv_path << "\n";
+      log << "per-layer CSV written to " << printable(csv_path) << "\n";
     });
   if (!trace_path.empty())
     attempt([&] {
       write_output_file(trace_path, chrome_trace(r).dump() + "\n", "--trace", lost);
-      log << "trace written to " << trace_path << " (open it in https://ui.perfetto.dev)\n";
+      log << "trace written to " << printable(trace_path) << " (open it in https://ui.perfetto.dev)\n";
     });
   if (!vcd_path.empty()) {
-    if (r.vcd_error.empty()) log << "VCD written to " << vcd_path << "\n";
+    if (r.vcd_error.empty()) log << "VCD written to " << printable(vcd_path) << "\n";
     else errors += (errors.empty() ? "" : "\n") + r.vcd_error;
   }
   if (!errors.empty()) throw output_error(errors);

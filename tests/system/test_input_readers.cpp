@@ -323,6 +323,16 @@ TEST(input_readers, duplicate_keys_in_a_config_file_are_refused) {
   // The same key in two different objects is fine.
   write_text(p, R"({"batch": 2, "pcie": {"lanes": 8}, "gpu_mem": {"channels": 12}})");
   EXPECT_EQ(load_config_file(p).batch, 2);
+  // One parameter in two spellings (a dotted key, a group, the "platform" group): refused,
+  // naming both (one value silently won before).
+  write_text(p, R"({"pcie.lanes": 4, "pcie": {"lanes": 8}})");
+  EXPECT_HAS(error_of([&] { load_config_file(p); }),
+             "parameter pcie.lanes is given twice (as \"pcie\" / \"lanes\" and as \"pcie.lanes\")");
+  write_text(p, R"({"platform": {"pcie": {"lanes": 4}}, "pcie": {"lanes": 8}})");
+  EXPECT_HAS(error_of([&] { load_config_file(p); }), "parameter pcie.lanes is given twice");
+  // A group's preset and its keys are one spelling each: fine.
+  write_text(p, R"({"pcie": {"preset": "measured-host", "lanes": 8}})");
+  EXPECT_EQ(load_config_file(p).pcie.lanes, 8u);
 }
 
 TEST(input_readers, duplicate_keys_in_a_layer_file_or_name_map_are_refused) {
