@@ -362,8 +362,11 @@ int bench_pcie(const std::vector<std::string>& args) {
       throw std::invalid_argument("--table measures its own presets and sizes (16 MiB) and writes no file; it "
                                   "takes no other option (got " + others + ")");
     }
-    if (!csv.empty() && same_file(csv, plot))
-      throw std::invalid_argument("--csv and --plot name one file (" + csv + "); expected two files");
+    if (!csv.empty() && !plot.empty()) try {  // one file under two names; devices may be shared
+        check_distinct_files({{csv, "--csv"}, {plot, "--plot"}}, {});
+      } catch (const std::runtime_error& e) {
+        throw std::invalid_argument(e.what());
+      }
     if (hi < lo)
       throw std::invalid_argument("--min " + std::to_string(lo) + " is above --max " + std::to_string(hi) +
                                   "; expected min <= max");

@@ -134,9 +134,11 @@ platform_config check_config(const std::vector<std::string>& args, std::string* 
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(d).run(), vm);
   po::notify(vm);
-  o.resolve(vm);
+  // Before resolve(), which may fail for the passed options alone (valid with a grid value):
+  // the caller still needs the output options and the config file they name.
   if (outputs) *outputs = out;
   if (config_file) *config_file = o.config_file;
+  o.resolve(vm);
   // A file combined with synthetic-data options: refused now.
   const std::string acts = resolve_activations(o.config);
   if (resolved_activations) *resolved_activations = acts;

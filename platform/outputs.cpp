@@ -348,29 +348,62 @@ int write_all_fd(int fd, const char* buf, std::size_t n) {
   return 0;
 }
 
-/// A path in /dev or /proc (its directory resolved): /dev/stdout, /dev/fd/N, /proc/self/fd/N
-/// are links to whatever the descriptor is, possibly a regular file the shell redirected into.
-bool in_dev_or_proc(const std::string& path) {
+/// `path` with its directory resolved (realpath) and its last component kept ("" when the
+/// directory does not exist): /dev/./stdout -> /dev/stdout, /dev/fd/1 -> /proc/PID/fd/1.
+std::string dir_resolved(const std::string& path) {
   const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   char* r = ::realpath(dir.c_str(), nullptr);
-  if (!r) return false;
-  const std::string d = r;
+  if (!r) return "";
+  std::string d = r;
   std::free(r);
-  auto within = [&](const char* top) {
-    const std::size_t n = std::strlen(top);
-    return d.compare(0, n, top) == 0 && (d.size() == n || d[n] == '/');
-  };
-  return within("/dev") || within("/proc");
+  return (d == "/" ? "" : d) + "/" + (slash == std::string::npos ? path : path.substr(slash + 1));
+}
+
+/// The descriptor of this process that `path` names, or -1: /dev/stdin, /dev/stdout,
+/// /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/PID/fd/N (any
+/// spelling of the directory, and through symbolic links to them). Such a path is a magic
+/// link to whatever the descriptor is, possibly a regular file the shell redirected into:
+/// the output must go through the descriptor itself (its offset and O_APPEND), never be
+/// renamed over or reopened with O_TRUNC (`--csv /dev/stdout >> log` replaced log, dropping
+/// what was written to it before; re-breaker, session 12).
+int descriptor_alias(const std::string& path) {
+  const std::string pid = "/proc/" + std::to_string(::getpid()) + "/";
+  std::string p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    const std::string c = dir_resolved(p);
+    if (c == "/dev/stdin") return 0;
+    if (c == "/dev/stdout") return 1;
+    if (c == "/dev/stderr") return 2;
+    if (c.compare(0, pid.size(), pid) == 0) {  // /proc/PID/fd/N or /proc/PID/task/TID/fd/N
+      const auto fd = c.rfind("/fd/");
+      const std::string n = fd == std::string::npos ? "" : c.substr(fd + 4);
+      const std::string mid = fd == std::string::npos ? "" : c.substr(pid.size(), fd + 1 - pid.size());
+      const bool task = mid.compare(0, 5, "task/") == 0 && mid.size() > 6 &&
+                        mid.find_first_not_of("0123456789", 5) == mid.size() - 1;
+      if ((mid.empty() || task) && !n.empty() && n.size() < 9 &&
+          n.find_first_not_of("0123456789") == std::string::npos)
+        return std::stoi(n);
+    }
+    struct ::stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return -1;
+    char to[4096];
+    const ssize_t k = ::readlink(p.c_str(), to, sizeof to - 1);
+    if (k <= 0) return -1;
+    const std::string t(to, static_cast<std::size_t>(k));
+    const auto slash = p.find_last_of('/');
+    p = t[0] == '/' || slash == std::string::npos ? t : p.substr(0, slash + 1) + t;
+  }
+  return -1;
 }
 
 /// Written in place, never through a temporary file renamed over it: an existing path that is
-/// not a regular file (a device, a FIFO), and any path in /dev or /proc (`--csv /dev/stdout`
-/// with stdout redirected to a file: a rename replaced that file, dropping what the run had
-/// already written to it; re-breaker, session 12).
+/// not a regular file (a device, a FIFO), and a descriptor of this process (descriptor_alias;
+/// written through that descriptor). A regular file anywhere else, /dev/shm included, is a
+/// file like any other.
 bool special_file(const std::string& path) {
   struct ::stat st {};
-  return (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) || in_dev_or_proc(path);
+  return (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) || descriptor_alias(path) >= 0;
 }
 
 /// The file a write to `path` replaces: `path`, or the file a symbolic link points to (the
@@ -402,19 +435,10 @@ std::string replaced_file(const std::string& path) {
 int open_output(std::string& tmp, const std::string& target, bool in_place) {
   if (in_place) {
     tmp = target;
-    // /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: the process's own descriptor,
-    // duplicated (its offset and O_APPEND kept: `>> log` stays an append; opening the path
-    // again with O_TRUNC emptied a file the shell had redirected stdout into).
-    int alias = -1;
-    if (target == "/dev/stdout") alias = 1;
-    else if (target == "/dev/stderr") alias = 2;
-    else
-      for (const char* pre : {"/dev/fd/", "/proc/self/fd/"}) {
-        const std::size_t n = std::strlen(pre);
-        if (target.size() > n && target.compare(0, n, pre) == 0 &&
-            target.find_first_not_of("0123456789", n) == std::string::npos && target.size() - n < 9)
-          alias = std::stoi(target.substr(n));
-      }
+    // A descriptor of this process (descriptor_alias): duplicated, its offset and O_APPEND
+    // kept (`>> log` stays an append; opening the path again with O_TRUNC emptied a file the
+    // shell had redirected stdout into).
+    const int alias = descriptor_alias(target);
     if (alias >= 0) return ::fcntl(alias, F_DUPFD_CLOEXEC, 0);
     return ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   }

@@ -220,7 +220,7 @@ TEST(bench_input, pcie_plot_to_a_directory_is_refused_before_measuring_and_write
   expect_refused({"bench", "pcie", "--min", "64", "--max", "64", "--plot", "no/such/dir/p.png"},
                  {"--plot no/such/dir/p.png", "No such file or directory"}, d);
   expect_refused({"bench", "pcie", "--plot", ""}, {"--plot '': an empty file name"}, d);
-  expect_refused({"bench", "pcie", "--csv", "p.png", "--plot", "./p.png"}, {"--csv and --plot name one file"}, d);
+  expect_refused({"bench", "pcie", "--csv", "p.png", "--plot", "./p.png"}, {"--csv and --plot name the same file"}, d);
 }
 
 // --- items 2, 3: bench dram numbers ---------------------------------------------------------

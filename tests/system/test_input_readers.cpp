@@ -242,6 +242,27 @@ TEST(input_readers, npz_member_corrupt_beyond_the_rows_read_is_refused) {
   EXPECT_HAS(error_of([&] { z.read("c1"); }), "CRC");
 }
 
+// A member whose header names 4 bytes of data followed by 100 MB of zeros (compressed to
+// ~100 KB): the error names the bytes after the data, without holding the member (its header
+// and the zip's size disagree, and that path read the whole member to word the message).
+TEST(input_readers, npz_member_with_far_more_bytes_than_its_shape_is_refused_without_holding_them) {
+  const std::string p = tmp("tail.npz");
+  python("import struct, zipfile\n"
+         "h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1), }\"\n"
+         "h += ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\\n'\n"
+         "with zipfile.ZipFile('" + p + "', 'w', zipfile.ZIP_DEFLATED) as z:\n"
+         "  with z.open('c1.npy', 'w', force_zip64=True) as f:\n"
+         "    f.write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + struct.pack('<f', 1.0))\n"
+         "    zero = bytes(1 << 20)\n"
+         "    for _ in range(100):\n"
+         "      f.write(zero)\n");
+  const long before = peak_rss_bytes();
+  const wl::npz_archive z(p);
+  EXPECT_HAS(error_of([&] { z.read("c1"); }), "104857600 bytes after the data");
+  EXPECT_HAS(error_of([&] { z.read("c1", 1); }), "104857600 bytes after the data");
+  EXPECT_LT(peak_rss_bytes() - before, 20L << 20) << "the member was held to word the message";
+}
+
 // Reading every row of such a member when memory is short: the error names the file, the
 // member and the bytes it needed (was "cdma-vp: std::bad_alloc").
 TEST(input_readers, allocation_failure_names_the_file_and_the_size) {

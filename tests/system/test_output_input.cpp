@@ -466,4 +466,34 @@ TEST(output_input, dev_stdout_output_appends_to_the_redirected_file) {
   EXPECT_NE(slurp(log).find("\"verified\""), std::string::npos);
   struct ::stat st {};
   EXPECT_NE(::stat("/dev/stdout.config.json", &st), 0);
+  // Other spellings of the descriptor: a doubled slash, the thread's own fd directory, a
+  // symbolic link to /dev/stdout (each replaced or emptied the file before).
+  const std::string link = tmp("to_stdout.json");
+  std::remove(link.c_str());
+  ASSERT_EQ(::symlink("/dev/stdout", link.c_str()), 0);
+  for (const std::string& spelling : {std::string("/dev//stdout"), std::string("/proc/thread-self/fd/1"), link}) {
+    std::ofstream(log) << "PREVIOUS\n";
+    const std::string c = std::string(CDMA_VP_EXE) +
+                          " run --network synthetic --batch 1 --steps oracle -q --json " + spelling + " >> " + log;
+    ASSERT_EQ(std::system(c.c_str()), 0) << spelling;
+    const std::string t = slurp(log);
+    EXPECT_EQ(t.rfind("PREVIOUS\n", 0), 0u) << spelling << ": " << t.substr(0, 200);
+    EXPECT_NE(t.find("\"verified\""), std::string::npos) << spelling;
+  }
+  std::remove(link.c_str());
+}
+
+// A regular file in a directory under /dev (/dev/shm, a tmpfs) is a file like any other:
+// an output naming the --config file there is refused (it was exempt as "special").
+TEST(output_input, regular_file_under_dev_is_checked_like_any_other) {
+  struct ::stat st {};
+  if (::stat("/dev/shm", &st) != 0 || !S_ISDIR(st.st_mode) || ::access("/dev/shm", W_OK) != 0)
+    GTEST_SKIP() << "no writable /dev/shm";
+  const std::string cfg = "/dev/shm/cdma_test_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(cfg) << "{}\n";
+  std::string err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --config " + cfg + " --csv " + cfg, nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("the output would overwrite an input"), std::string::npos) << err;
+  EXPECT_EQ(slurp(cfg), "{}\n");
+  std::remove(cfg.c_str());
 }

@@ -629,12 +629,24 @@ npy_array npz_archive::read(const std::string& key, std::uint64_t max_rows) cons
            "the declared uncompressed size");
     return a;
   } catch (const declared_size_mismatch&) {
-    // The header and the declared size disagree: read the member again, whole, so the message
-    // says what its bytes hold (truncated data, bytes after the data, a corrupt stream).
+    // The header and the declared size disagree: read the member again, keeping only its
+    // header and counting the rest (the CRC still checked at the end; never the whole member
+    // in memory: a 400 KB member of 400 MB zeros behind a 4-byte shape took 537 MB), so the
+    // message says what its bytes hold (truncated data, bytes after the data, a corrupt
+    // stream) or, when the header fits them, that the declared size is wrong.
     zip_fclose(member.f);
     member.f = nullptr;
     member.f = zf = open_member();
     pos = 0;
+    std::vector<std::uint8_t> head(1 << 16);
+    head.resize(read(head.data(), head.size()));
+    std::uint8_t rest[1 << 16];
+    while (read(rest, sizeof rest) != 0) {
+    }
+    (void)parse_header(head.data(), head.size(), pos, origin);  // throws naming the problem
+    fail(origin, "member decompressed to " + std::to_string(pos) + " bytes, the archive declares " +
+                     std::to_string(st.size),
+         "the declared uncompressed size");
   }
   // No declared size (or a wrong one): read the member whole, in chunks (never more than what
   // decompresses).
