@@ -8,7 +8,6 @@
 //   cdma-vp bench pcie [--preset NAME] [--min BYTES] [--max BYTES] [--csv FILE] [--plot FILE]
 //   cdma-vp bench pcie --table     bulk (16 MiB) GB/s of the measured-host presets, LT vs AT
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -39,7 +38,6 @@
 #include "tlm/pcie/link_math.h"
 #include "tlm/pcie/pcie_link.h"
 
-extern char** environ;
 
 namespace cdma::platform {
 
@@ -225,34 +223,6 @@ constexpr std::uint64_t max_transfer = 1ull << 31;
 
 std::string plot_script() { return source_dir() + "/scripts/plot_pcie_bench.py"; }
 const char* const python = "/usr/bin/python3";
-
-/// Runs argv[0] with `argv` (no shell: any byte of an argument reaches the program as it is),
-/// standard output to /dev/null when `quiet_stdout` and standard error too when `quiet_stderr`;
-/// waits for it. Returns "" or why it failed ("exited with status 1", "killed by signal 9",
-/// "cannot start: No such file or directory").
-std::string run_program(const std::vector<std::string>& argv, bool quiet_stdout, bool quiet_stderr) {
-  std::vector<char*> av;
-  for (const std::string& x : argv) av.push_back(const_cast<char*>(x.c_str()));
-  av.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (quiet_stdout) posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  if (quiet_stderr) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int e = ::posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (e != 0) return std::string("cannot start: ") + std::strerror(e);
-  forward_interrupt_to(pid);  // an interrupt of cdma-vp reaches the plotting too
-  int status = 0;
-  pid_t w;
-  while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-  }
-  forget_child(pid);
-  if (w < 0) return std::string("waitpid failed: ") + std::strerror(errno);
-  if (WIFEXITED(status)) return WEXITSTATUS(status) == 0 ? "" : "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "ended with wait status " + std::to_string(status);
-}
 
 /// A private temporary directory ($TMPDIR, else /tmp) for the plot's CSV and PNG, removed
 /// (with the files) by the destructor and by the interrupt handler.

@@ -576,22 +576,13 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   if (plot) {
     // A child like the runs: an interrupt of the sweep is passed to it and waited for (it was
     // started through std::system and went on writing plots after the sweep had ended).
-    std::vector<std::string> argv_s = {"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py",
-                                       dir + "/sweep.csv", dir + "/sweep"};
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
     int st = -1;
-    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0) {
-      forward_interrupt_to(pid);
-      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-      }
-      forget_child(pid);
-    }
+    const std::string why = run_program({"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py",
+                                         dir + "/sweep.csv", dir + "/sweep"},
+                                        false, false, &st);
     if (st == 0)
       log << "plots written to " << printable(dir) << "/sweep.png and " << printable(dir) << "/sweep.svg\n";
-    else if (WIFEXITED(st) && WEXITSTATUS(st) == 3)  // scripts/plot_sweep.py: a plot file cannot be written
+    else if (st == 3)  // scripts/plot_sweep.py: a plot file cannot be written
       throw output_error("sweep: " + dir + "/sweep.png / .svg could not be written (the reason is on the line "
                          "above); sweep.csv is complete");
     else

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -31,6 +32,8 @@
 #include "platform/report.h"
 
 namespace po = boost::program_options;
+
+extern char** environ;
 
 namespace cdma::platform {
 
@@ -1002,5 +1005,32 @@ nlohmann::json chrome_trace(const run_report& r) {
   return json{{"traceEvents", ev}, {"displayTimeUnit", "ms"},
               {"otherData", {{"network", r.net.name}, {"batch", r.net.batch}, {"time", "simulated"}}}};
 }
+
+std::string run_program(const std::vector<std::string>& argv, bool quiet_stdout, bool quiet_stderr,
+                        int* exit_status) {
+  std::vector<char*> av;
+  for (const std::string& x : argv) av.push_back(const_cast<char*>(x.c_str()));
+  av.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet_stdout) posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (quiet_stderr) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int e = ::posix_spawn(&pid, av[0], &fa, nullptr, av.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0) return std::string("cannot start: ") + std::strerror(e);
+  forward_interrupt_to(pid);  // an interrupt of cdma-vp reaches the plotting too
+  int status = 0;
+  pid_t w;
+  while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  forget_child(pid);
+  if (w < 0) return std::string("waitpid failed: ") + std::strerror(errno);
+  if (WIFEXITED(status) && exit_status) *exit_status = WEXITSTATUS(status);
+  if (WIFEXITED(status)) return WEXITSTATUS(status) == 0 ? "" : "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
 
 }  // namespace cdma::platform

@@ -57,6 +57,14 @@ private:
 /// which then remove their own temporary files). Unregistered with forget_child().
 void forward_interrupt_to(int pid);
 void forget_child(int pid);
+/// Runs argv[0] with `argv` (no shell: any byte of an argument reaches the program as it is),
+/// standard output to /dev/null when `quiet_stdout` and standard error too when `quiet_stderr`;
+/// an interrupt of cdma-vp is passed to it (forward_interrupt_to) and it is waited for.
+/// Returns "" or why it failed ("exited with status 1", "killed by signal 9", "cannot start:
+/// No such file or directory"); `exit_status`, when given, receives its exit status if it
+/// exited. (bench pcie's and sweep's plotting.)
+std::string run_program(const std::vector<std::string>& argv, bool quiet_stdout, bool quiet_stderr,
+                        int* exit_status = nullptr);
 
 /// Flushes std::cout and returns 0, or prints "cdma-vp: error: standard output: write failed:
 /// <strerror>[ (<note>)]" on stderr and returns 3 (e.g. `cdma-vp run > /dev/full`). Call it
