@@ -671,6 +671,18 @@ int sweep_command(const std::vector<std::string>& args) {
       else pass.push_back(a);
     }
     if (!merge_dir.empty()) {
+      // --merge only reads DIR's results: options that plan or run a sweep would be ignored.
+      std::vector<std::string> unused;
+      if (!grid.empty()) unused.push_back("--grid");
+      if (!out.empty()) unused.push_back("--out");
+      if (!slurm.empty()) unused.push_back("--emit-slurm");
+      for (const auto& p : pass) unused.push_back(p);
+      if (!unused.empty()) {
+        std::string list;
+        for (const auto& u : unused) list += (list.empty() ? "" : " ") + u;
+        throw config_error("--merge " + merge_dir + " takes no other option but --no-plot (got " + list +
+                           "); expected cdma-vp sweep --merge DIR [--no-plot]");
+      }
       // A file (e.g. DIR/run_0.json) or a missing folder: named as such, not as a missing plan.
       if (!workloads::csv::is_directory(merge_dir)) {
         struct stat sb {};

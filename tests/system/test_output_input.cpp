@@ -497,3 +497,16 @@ TEST(output_input, regular_file_under_dev_is_checked_like_any_other) {
   EXPECT_EQ(slurp(cfg), "{}\n");
   std::remove(cfg.c_str());
 }
+
+// sweep --merge only gathers DIR's results: any option that plans or runs a sweep is refused
+// rather than silently ignored (--emit-slurm with --merge exited 0 and wrote no script;
+// re-breaker, session 12).
+TEST(output_input, sweep_merge_takes_no_other_option) {
+  const std::string dir = tmp("merge_only");
+  std::string err;
+  EXPECT_EQ(cli("sweep --merge " + dir + " --emit-slurm " + tmp("x.sh"), nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("--merge " + dir + " takes no other option but --no-plot (got --emit-slurm)"), std::string::npos)
+      << err;
+  EXPECT_EQ(cli("sweep --merge " + dir + " -q --network alexnet", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("(got -q --network alexnet)"), std::string::npos) << err;
+}
