@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -438,4 +439,24 @@ TEST(input_readers, dilation_message_names_the_effective_window) {
   // A dilation whose product overflows 64 bits is refused the same way (was undefined behaviour).
   write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3,"dilation":9000000000000000000}]})");
   EXPECT_HAS(error_of([&] { wl::load_layer_file(p, 1); }), "(effective window d (k - 1) + 1 = 18000000000000000001)");
+}
+
+// A tensor of a folder of .npy files with a dtype other than float32: the message names the
+// file once (it said "DIR:DIR/conv1.npy"; re-breaker, session 12).
+TEST(input_readers, folder_tensor_error_names_the_file_once) {
+  const std::string d = tmp("f8_folder");
+  std::filesystem::create_directories(d);
+  python("import struct\n"
+         "h = \"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 4, 4), }\"\n"
+         "h += ' ' * ((64 - (10 + len(h) + 1) % 64) % 64) + '\\n'\n"
+         "open('" + d + "/c1.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h.encode() + bytes(8 * 32))\n");
+  const wl::network net = wl::load_layer_file(two_conv_net(), 1);
+  wl::npz_activation_source src(d);
+  const std::string m = error_of([&] {
+    src.validate(net);
+    std::vector<float> out(32);
+    src.fill("c1", net.layers[1].offload, 0, reinterpret_cast<std::uint8_t*>(out.data()), 128);
+  });
+  EXPECT_HAS(m, d + "/c1.npy: dtype <f8 is not supported");
+  EXPECT_EQ(m.find(d + ":"), std::string::npos) << m;
 }

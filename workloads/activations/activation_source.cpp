@@ -249,14 +249,17 @@ const npz_activation_source::tensor& npz_activation_source::load(const std::stri
   auto f = files_.find(key);
   if (f == files_.end()) throw activation_error(path_ + ": no tensor for layer key '" + key + "'");
   npy_array a = read_member(f->second, images);
+  // FILE.npz:member, or the .npy file's own path (a folder's files are full paths already: it
+  // said "DIR:DIR/conv1.npy").
+  const std::string origin = archive_ ? path_ + ":" + f->second : f->second;
   if (a.descr != "<f4" && a.descr != "=f4" && a.descr != ">f4")
-    throw activation_error(path_ + ":" + f->second + ": dtype " + a.descr +
+    throw activation_error(origin + ": dtype " + a.descr +
                            " is not supported; expected float32 ('<f4')");
   if (a.shape.size() != 4 && a.shape.size() != 2)
-    throw activation_error(path_ + ":" + f->second + ": shape " + shape_str(a.shape) +
+    throw activation_error(origin + ": shape " + shape_str(a.shape) +
                            " is not NCHW; expected 4 dimensions (or N x C for fully connected)");
   if (std::find_if(a.shape.begin(), a.shape.end(), [](std::int64_t d) { return d < 1; }) != a.shape.end())
-    throw activation_error(path_ + ":" + f->second + ": shape " + shape_str(a.shape) +
+    throw activation_error(origin + ": shape " + shape_str(a.shape) +
                            " has a zero dimension (an empty tensor); expected at least one image of N x C x H x W "
                            "(or N x C) float32 with every dimension >= 1");
   if (cached_bytes_ + a.data.size() > opt_.cache_limit_bytes) {
