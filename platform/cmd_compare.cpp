@@ -89,6 +89,17 @@ int compare_command(const std::vector<std::string>& args) {
         throw config_error("--param " + p + ": compare runs the job in both modes (lt and at); expected no mode "
                            "(cdma-vp run --param " + p + " runs one)");
     cfg.resolve(vm);
+    if (!cfg.config_file.empty()) {  // a mode in the --config file is not used either: say so
+      std::ifstream f(cfg.config_file);
+      const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+      const nlohmann::json* m = nullptr;
+      if (j.is_object() && j.contains("mode")) m = &j["mode"];
+      else if (j.is_object() && j.contains("platform") && j["platform"].is_object() && j["platform"].contains("mode"))
+        m = &j["platform"]["mode"];
+      if (m)  // (a run's effective configuration, FILE.config.json, always records its mode)
+        std::cerr << "cdma-vp: note: compare runs the job in both modes (lt and at); mode " << printable(m->dump())
+                  << " of --config " << printable(cfg.config_file) << " is not used\n";
+    }
     if (vm.count("json") && json_path.empty()) throw config_error("--json '': an empty file name; expected a path");
     if (!json_path.empty()) {
       check_distinct_files({{json_path, "--json"}}, config_inputs(cfg.config, cfg.config_file));

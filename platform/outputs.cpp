@@ -486,6 +486,11 @@ void check_output_path(const std::string& path, const std::string& option) {
       throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(errno));
     return;
   }
+  if (errno == ENOTDIR)  // "cfg.json/x" or "cfg.json/": a file used as a directory (said "Is a directory")
+    throw std::runtime_error(option + " " + path + ": cannot open for writing" + reason(ENOTDIR) +
+                             "; expected a file in an existing directory");
+  if (path.back() == '/')  // "newdir/": a directory name (said "Is a directory")
+    throw std::runtime_error(option + " " + path + ": ends with '/', a directory name; expected a file name");
   if (errno == ELOOP)  // links pointing at each other: no file to write (was replaced by one)
     throw std::runtime_error(option + " " + path + ": a loop of symbolic links" + reason(ELOOP) +
                              "; expected a file or a link to one");

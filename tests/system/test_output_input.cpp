@@ -510,3 +510,29 @@ TEST(output_input, sweep_merge_takes_no_other_option) {
   EXPECT_EQ(cli("sweep --merge " + dir + " -q --network alexnet", nullptr, &err), 2) << err;
   EXPECT_NE(err.find("(got -q --network alexnet)"), std::string::npos) << err;
 }
+
+// An output path through a file ("cfg.json/x.csv", "cfg.json/") is "Not a directory", and a
+// path ending with '/' is a directory name (both said "Is a directory"; re-breaker, session 12).
+TEST(output_input, output_path_through_a_file_or_ending_with_a_slash_is_named_as_such) {
+  const std::string f = tmp("plain.json");
+  std::ofstream(f) << "{}\n";
+  std::string err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --csv " + f + "/x.csv", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find(f + "/x.csv: cannot open for writing: Not a directory"), std::string::npos) << err;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --csv " + tmp("no_such_dir") + "/", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("ends with '/', a directory name; expected a file name"), std::string::npos) << err;
+}
+
+// compare runs both modes: a mode in its --config file is not used, and it says so (it ran
+// both silently; refusing would break `compare --config RUN.config.json`, whose effective
+// configuration always records a mode).
+TEST(output_input, compare_notes_an_unused_mode_of_its_config_file) {
+  const std::string c = tmp("mode_at.json");
+  std::ofstream(c) << "{\"mode\": \"at\"}\n";
+  std::string err;
+  EXPECT_EQ(cli("compare --network synthetic --steps oracle --config " + c, nullptr, &err), 0) << err;
+  EXPECT_NE(err.find("note: compare runs the job in both modes (lt and at); mode \"at\" of --config " + c +
+                     " is not used"),
+            std::string::npos)
+      << err;
+}
