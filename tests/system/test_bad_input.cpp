@@ -20,6 +20,7 @@
 #include "platform/config.h"
 #include "platform/outputs.h"
 #include "platform/platform.h"
+#include "support/cli.h"
 #include "support/sc_fixture.h"
 #include "tlm/codec/window.h"
 #include "workloads/vdnn/vdnn_runtime.h"
@@ -29,6 +30,9 @@
 using namespace cdma::platform;
 using nlohmann::json;
 namespace wl = cdma::workloads;
+using cdma::test::cli;
+using cdma::test::entries;
+using cdma::test::slurp;
 
 namespace {
 
@@ -36,30 +40,11 @@ std::string tmp(const std::string& name) {
   return std::string(::testing::TempDir()) + "cdma_bad_" + std::to_string(::getpid()) + "_" + name;
 }
 
-std::string slurp(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 bool exists(const std::string& p) {
   struct ::stat st {};
   return ::stat(p.c_str(), &st) == 0;
 }
 
-/// Runs `cdma-vp args` through bash (so args may hold redirections); `prefix` runs first in
-/// the same shell (e.g. "trap '' XFSZ; ulimit -f 0;"). Returns the exit status.
-int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr,
-        const std::string& prefix = "") {
-  const std::string o = tmp("stdout"), e = tmp("stderr");
-  const std::string script = prefix + " exec " + std::string(CDMA_VP_EXE) + " " + args;
-  const std::string cmd = "bash -c \"" + script + "\" >" + o + " 2>" + e;
-  const int rc = std::system(cmd.c_str());
-  if (out) *out = slurp(o);
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 /// Runs `cdma-vp args` and expects exit status `code` with `needle` in its stderr.
 void expect_cli_error(const std::string& args, int code, const std::string& needle) {
@@ -761,17 +746,6 @@ TEST(bad_input, rules_across_parameters_do_not_depend_on_the_order_of_the_option
 
 namespace {
 
-/// The names in directory `d` (without . and ..), sorted.
-std::vector<std::string> entries(const std::string& d) {
-  std::vector<std::string> out;
-  if (DIR* dir = ::opendir(d.c_str())) {
-    while (const dirent* e = ::readdir(dir))
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
-    ::closedir(dir);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 std::string fresh_dir(const std::string& name) {
   const std::string d = tmp(name);

@@ -23,6 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "support/cli.h"
+
+using cdma::test::entries;
+using cdma::test::slurp;
+
 namespace {
 
 /// A directory of this test's own in ::testing::TempDir(), emptied first.
@@ -33,27 +38,9 @@ std::string workdir(const std::string& name) {
   return d;
 }
 
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 bool exists(const std::string& p) {
   struct ::stat st {};
   return ::lstat(p.c_str(), &st) == 0;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> v;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d))
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") v.push_back(e->d_name);
-    ::closedir(d);
-  }
-  std::sort(v.begin(), v.end());
-  return v;
 }
 
 std::string joined(const std::vector<std::string>& v) {

@@ -8,10 +8,12 @@
 #include "platform/config.h"
 #include "platform/outputs.h"
 #include "platform/report.h"
+#include "support/cli.h"
 #include "support/sc_fixture.h"
 
 using namespace cdma::platform;
 using nlohmann::json;
+using cdma::test::cli;
 
 namespace {
 
@@ -19,20 +21,6 @@ std::string tmp(const std::string& name) {
   return std::string(::testing::TempDir()) + "cdma_cfg_" + std::to_string(::getpid()) + "_" + name;
 }
 
-/// Runs cdma-vp with `args`; returns the exit status and fills out/err.
-int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  const std::string o = tmp("stdout"), e = tmp("stderr");
-  const int rc = std::system((std::string(CDMA_VP_EXE) + " " + args + " >" + o + " 2>" + e).c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  };
-  if (out) *out = slurp(o);
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 }  // namespace
 

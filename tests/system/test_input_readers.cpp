@@ -19,12 +19,14 @@
 #include <vector>
 
 #include "platform/config.h"
+#include "support/cli.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/io/npy.h"
 #include "workloads/network/network.h"
 
 using namespace cdma::platform;
 namespace wl = cdma::workloads;
+using cdma::test::slurp;
 
 namespace {
 
@@ -32,25 +34,12 @@ std::string tmp(const std::string& name) {
   return std::string(::testing::TempDir()) + "cdma_inputs_" + std::to_string(::getpid()) + "_" + name;
 }
 
-std::string slurp(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 void make_dir(const std::string& path) { ASSERT_EQ(::mkdir(path.c_str(), 0777), 0) << path; }
 
 /// Runs cdma-vp with `args` (through bash); returns the exit status, stderr in *err.
-int cli(const std::string& args, std::string* err) {
-  const std::string o = tmp("stdout"), e = tmp("stderr");
-  const std::string cmd = "bash -c \"exec " + std::string(CDMA_VP_EXE) + " " + args + "\" >" + o + " 2>" + e;
-  const int rc = std::system(cmd.c_str());
-  *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+int cli(const std::string& args, std::string* err) { return cdma::test::cli(args, nullptr, err); }
 
 /// Runs a Python script (CDMA_PYTHON, standard library only); fails the test if it fails.
 void python(const std::string& script) {

@@ -18,21 +18,17 @@
 #include <nlohmann/json.hpp>
 #include "platform/outputs.h"
 #include "platform/report.h"
+#include "support/cli.h"
 
 using namespace cdma::platform;
 using nlohmann::json;
+using cdma::test::cli;
+using cdma::test::slurp;
 
 namespace {
 
 std::string tmp(const std::string& name) {
   return std::string(::testing::TempDir()) + "cdma_oi_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 void put(const std::string& p, const std::string& text) {
@@ -43,18 +39,6 @@ void put(const std::string& p, const std::string& text) {
 bool exists(const std::string& p) {
   struct ::stat st {};
   return ::lstat(p.c_str(), &st) == 0;
-}
-
-/// Runs `cdma-vp args` through bash (as tests/system/test_bad_input.cpp; args may use bash
-/// quoting such as $'\e'). Returns the exit status.
-int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  const std::string o = tmp("stdout"), e = tmp("stderr");
-  const std::string script = " exec " + std::string(CDMA_VP_EXE) + " " + args;
-  const std::string cmd = "bash -c \"" + script + "\" >" + o + " 2>" + e;
-  const int rc = std::system(cmd.c_str());
-  if (out) *out = slurp(o);
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 /// Expects exit status `code` and every one of `needles` in stderr.
