@@ -149,7 +149,7 @@ TEST(cli, unknown_key_is_exit_2_with_no_output_files) {
 
 TEST(cli, config_dump_prints_the_effective_configuration) {
   std::string out;
-  ASSERT_EQ(cli("config --dump --preset a100-gen4 --param pcie.latency=\"700 ns\"", &out), 0);
+  ASSERT_EQ(cli("config --dump --preset a100-gen4 --param pcie.latency='700 ns'", &out), 0);
   const json j = json::parse(out);
   EXPECT_EQ(j["pcie"]["gen"], 4);
   EXPECT_EQ(j["pcie"]["latency"], "700 ns");
