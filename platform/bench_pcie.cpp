@@ -167,6 +167,7 @@ void simulate(const pcie::link_params& lp, bool at, std::vector<job>& jobs) {
   eng->host_addr = host_addr;
   eng->init.bind(link->tgt);
   link->init.bind(host->tgt);
+  link->set_host_size(hp.size_bytes);
   sc_start();
 }
 

@@ -481,7 +481,7 @@ std::vector<param> table(platform_config& c) {
                parse_frequency_hz, format_frequency, "unit clock"),
       integer("cdma.pipeline_latency_cycles", c.engine.pipeline_latency_cycles, 0, 1 << 20, "per-window unit latency, cycles"),
       integer("cdma.max_outstanding", c.engine.max_outstanding, 1, 1 << 20, "windows in flight"),
-      integer("cdma.queue_depth", c.engine.queue_depth, 1, 1 << 20, "descriptors queued"),
+      integer("cdma.queue_depth", c.engine.queue_depth, 2, 1 << 20, "descriptors queued (a ring has at least 2 entries)"),
       choice("cdma.placement", c.engine.placement,
              {{"dma", unit_placement::dma}, {"memory_controller", unit_placement::memory_controller}},
              "compression units at the engine (dma) or beside the DRAM channels (memory_controller)"),

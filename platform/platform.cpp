@@ -139,6 +139,7 @@ struct top {
     connect(gpu_bus.init, gpu_mem.tgt, chk, "chk_gpu_bus_gpu_mem");
     connect(engine.pcie, pcie.tgt, chk, "chk_engine_pcie");
     connect(pcie.init, host_mem.tgt, chk, "chk_pcie_host_mem");
+    pcie.set_host_size(c.host_mem.size_bytes);  // the link refuses a transaction not whole in it
     connect(runtime.regs, engine.regs, chk, "chk_runtime_regs");
     engine.irq.bind(irq);
     runtime.irq.bind(irq);

@@ -13,6 +13,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tests/support/report_log.h"
 #include "tests/support/sc_fixture.h"
 #include "tlm/cdma/cdma_engine.h"
 #include "tlm/core/sc_time_util.h"
@@ -426,4 +427,154 @@ TEST_F(CdmaEngine, SoftResetDropsTheRunningDescriptorAndTheRingRestartsClean) {
   b.run();
   ASSERT_EQ(b.engine.records().size(), 1u);  // only the post-reset descriptor is reported
   EXPECT_EQ(read_mem(b.host, H2, 4096), std::vector<std::uint8_t>(a.begin(), a.begin() + 4096));
+}
+
+// ---- bad descriptors that must not crash or allocate by LEN (breakit-int-s13) ---------------
+
+// A3: LEN = 2^50 needs a 2^41-byte (2 TiB) metadata table, more than one access carries
+// (2^32 - 1 bytes): bad_descriptor (4), ERROR_ADDR = the descriptor's ring address, nothing
+// allocated or moved; the ring goes on. LT and AT. (Before: std::bad_alloc ended the run.)
+TEST_F(CdmaEngine, HugeLenIsABadDescriptorAndTheRingGoesOn) {
+  for (const bool at : {false, true}) {
+    cdma::test::reset_systemc_context();
+    cdma::test::report_log log;
+    cdma_engine_params ep;
+    ep.approximately_timed = at;
+    const std::uint64_t huge = std::uint64_t{1} << 50;
+    bench b(
+        [&](cpu& c) {
+          c.init();
+          const auto off = c.post(make(dma_direction::offload, A, H, huge, M), false);
+          const auto pre = c.post(make(dma_direction::prefetch, H, B, huge, M), false);
+          c.post(make(dma_direction::offload, A, H, LEN, M));
+          c.wait_done(3);
+          EXPECT_EQ(c.rd(reg::ERROR_COUNT), 2u);
+          EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::bad_descriptor));
+          EXPECT_EQ(c.rd(reg::ERROR_DESC), pre);
+          EXPECT_EQ(c.rd(reg::ERROR_ADDR_LO), static_cast<std::uint32_t>(RING + pre * desc::SIZE));
+          std::uint32_t st;
+          std::uint64_t out;
+          c.writeback(off, st, out);
+          EXPECT_EQ(st, desc::STATUS_DONE | desc::STATUS_ERROR | (4u << 8));
+          EXPECT_EQ(out, 0u);
+          c.post(make(dma_direction::prefetch, H, B, LEN, M));
+          c.wait_done(4);
+          EXPECT_EQ(c.rd(reg::ERROR_COUNT), 2u);
+        },
+        ep);
+    const auto a = pattern(5);
+    b.gpu.store().write(A, a.data(), a.size());
+    b.run();
+    EXPECT_EQ(read_mem(b.gpu, B, LEN), a) << at;
+    ASSERT_EQ(b.engine.records().size(), 4u);
+    EXPECT_EQ(b.engine.records()[0].error, dma_error::bad_descriptor);
+    EXPECT_EQ(b.engine.records()[0].windows, 0u);
+    EXPECT_EQ(b.engine.records()[1].error, dma_error::bad_descriptor);
+    const auto w = log.warnings("cdma");
+    ASSERT_GE(w.size(), 2u);
+    EXPECT_NE(w[0].msg.find("needs a metadata table of 2199023255552 bytes"), std::string::npos) << w[0].msg;
+  }
+}
+
+// LEN = 2^36 at A = 1 MiB in a 64 MiB GPU memory: the table (2^36 / 4096 x 8 = 128 MiB) is
+// allowed, but the range query finds [A, A + 2^36) not inside GPU memory: only
+// 0x4000000 - 0x100000 = 0x3F00000 bytes are, so ERROR_ADDR = 0x4000000 (the first byte
+// outside), gpu_mem_response, nothing moved and no table allocated. The same for a prefetch to
+// B = 3 MiB (ERROR_ADDR 0x4000000; before, the 128 MiB table read failed with pcie_response),
+// and an offload whose 32-byte table straddles the 64 MiB host end (META = 64 MiB - 16:
+// pcie_response, ERROR_ADDR = 0x4000000, no window written). LT and AT.
+TEST_F(CdmaEngine, RangesOutsideTheMemoriesFailBeforeAnythingMoves) {
+  for (const bool at : {false, true}) {
+    cdma::test::reset_systemc_context();
+    cdma_engine_params ep;
+    ep.approximately_timed = at;
+    const std::uint64_t big = std::uint64_t{1} << 36;
+    bench b(
+        [&](cpu& c) {
+          c.init();
+          // META beyond [H, H + 2^36) (else it overlaps DST: a bad_descriptor); the GPU range
+          // is checked first.
+          c.post(make(dma_direction::offload, A, H, big, std::uint64_t{1} << 37));
+          c.wait_done(1);
+          EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::gpu_mem_response));
+          EXPECT_EQ(c.rd(reg::ERROR_ADDR_LO), 0x4000000u);
+          EXPECT_EQ(c.rd(reg::ERROR_ADDR_HI), 0u);
+          c.post(make(dma_direction::prefetch, H, B, big, M));
+          c.wait_done(2);
+          EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::gpu_mem_response));
+          EXPECT_EQ(c.rd(reg::ERROR_ADDR_LO), 0x4000000u);
+          c.post(make(dma_direction::offload, A, H, LEN, 64 * MiB - 16));
+          c.wait_done(3);
+          EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::pcie_response));
+          EXPECT_EQ(c.rd(reg::ERROR_ADDR_LO), 0x4000000u);
+          EXPECT_EQ(c.rd(reg::ERROR_COUNT), 3u);
+        },
+        ep);
+    const auto a = pattern(6);
+    b.gpu.store().write(A, a.data(), a.size());
+    b.run();
+    // Nothing read from or written to the host (the ring is in GPU memory), no window done.
+    EXPECT_EQ(b.host.bytes_read(), 0u) << at;
+    EXPECT_EQ(b.host.bytes_written(), 0u) << at;
+    ASSERT_EQ(b.engine.records().size(), 3u);
+    for (const auto& r : b.engine.records()) EXPECT_EQ(r.windows, 0u);
+  }
+}
+
+// B8: an offload whose META table lies inside its DST range [DST, DST + LEN) would overwrite
+// its own packed data: bad_descriptor, nothing written.
+TEST_F(CdmaEngine, OffloadWithMetaInsideDstIsABadDescriptor) {
+  cdma::test::report_log log;
+  bench b([](cpu& c) {
+    c.init();
+    c.post(make(dma_direction::offload, A, H, LEN, H + 0x2000));
+    c.wait_done(1);
+    EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::bad_descriptor));
+  });
+  const auto a = pattern(7);
+  b.gpu.store().write(A, a.data(), a.size());
+  b.run();
+  EXPECT_EQ(b.host.bytes_written(), 0u);
+  ASSERT_FALSE(log.warnings("cdma").empty());
+  EXPECT_NE(log.warnings("cdma")[0].msg.find("overlaps the DST range"), std::string::npos);
+}
+
+// B7: a ring outside memory: the warning names the ring address, not descriptor fields that
+// were never read.
+TEST_F(CdmaEngine, RingFetchFailureNamesTheRingAddress) {
+  cdma::test::report_log log;
+  bench b([](cpu& c) {
+    c.ring_base = 0x100000000ull;  // 4 GiB: beyond the 64 MiB GPU memory
+    c.init();
+    c.wr(reg::RING_TAIL, 1);  // nothing can be stored there; the fetch fails
+    c.wait_done(1);
+    EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::ring_access));
+  });
+  b.run();
+  const auto w = log.warnings("cdma");
+  ASSERT_FALSE(w.empty());
+  const std::string& last = w.back().msg;
+  EXPECT_NE(last.find("descriptor 0: the ring fetch failed at ring address 0x100000000 (GPU memory via gpu_mem)"),
+            std::string::npos) << last;
+  EXPECT_EQ(last.find("copy_d2h"), std::string::npos) << last;
+}
+
+// A8 for the register block: a null data pointer is a generic error with a warning (timed and
+// debug), not a segfault.
+TEST_F(CdmaEngine, RegisterAccessWithANullDataPointerIsAnError) {
+  cdma::test::report_log log;
+  bench b([](cpu& c) {
+    EXPECT_EQ(c.access(tlm::TLM_WRITE_COMMAND, reg::IRQ_ENABLE, nullptr, 4), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    EXPECT_EQ(c.access(tlm::TLM_READ_COMMAND, reg::ID, nullptr, 4), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_READ_COMMAND);
+    t.set_address(reg::ID);
+    t.set_data_ptr(nullptr);
+    t.set_data_length(4);
+    t.set_streaming_width(4);
+    EXPECT_EQ(c.regs->transport_dbg(t), 0u);
+    EXPECT_EQ(c.rd(reg::IRQ_ENABLE), 0u);  // the write did nothing
+  });
+  b.run();
+  EXPECT_EQ(log.warnings("cdma").size(), 3u);
 }

@@ -1,10 +1,14 @@
 #include "tlm/cdma/cdma_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 #include "tlm/codec/window.h"
 #include "tlm/core/sc_time_util.h"
+#include "tlm/memory/access_check.h"
 
 namespace cdma {
 
@@ -22,6 +26,16 @@ std::uint32_t probe_codec_caps() {
   return caps;
 }
 
+/// p, validated; the exception names the module.
+const cdma_engine_params& validated(const cdma_engine_params& p, const char* module) {
+  try {
+    p.validate();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(module) + ": " + e.what());
+  }
+  return p;
+}
+
 cdma_regs_config regs_config(const cdma_engine_params& p, std::uint32_t caps) {
   cdma_regs_config c;
   c.codec_caps = caps;
@@ -35,13 +49,37 @@ cdma_regs_config regs_config(const cdma_engine_params& p, std::uint32_t caps) {
 }
 }  // namespace
 
+void cdma_engine_params::validate() const {
+  auto fail = [](const std::string& field, const std::string& value, const std::string& expected) {
+    throw std::invalid_argument("cdma_engine_params." + field + " = " + value + ": expected " + expected);
+  };
+  auto str = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  if (window_bytes < min_window_bytes || window_bytes > max_window_bytes)
+    fail("window_bytes", std::to_string(window_bytes),
+         std::to_string(min_window_bytes) + " .. " + std::to_string(max_window_bytes) + " bytes (64 B .. 1 MiB)");
+  if (compression_units == 0) fail("compression_units", "0", "at least 1 unit");
+  if (decompression_units == 0) fail("decompression_units", "0", "at least 1 unit");
+  if (!std::isfinite(unit_bytes_per_cycle) || !(unit_bytes_per_cycle > 0.0))
+    fail("unit_bytes_per_cycle", str(unit_bytes_per_cycle), "a finite number > 0 of bytes per cycle (e.g. 32)");
+  if (!std::isfinite(clock_hz) || !(clock_hz > 0.0))
+    fail("clock_hz", str(clock_hz), "a finite frequency > 0 in Hz (e.g. 1e9)");
+  if (!(unit_bytes_per_cycle * clock_hz >= 1.0))
+    fail("unit_bytes_per_cycle x clock_hz", str(unit_bytes_per_cycle * clock_hz),
+         "a unit rate >= 1 B/s (e.g. 32 x 1e9)");
+  if (queue_depth < 2) fail("queue_depth", std::to_string(queue_depth), "at least 2 ring entries");
+  if (xbar_Bps != 0.0 && !(std::isfinite(xbar_Bps) && xbar_Bps >= 1.0))
+    fail("xbar_Bps", str(xbar_Bps), "0 (unlimited) or a finite rate >= 1 B/s");
+}
+
 cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params& p)
-    : sc_module(name), gpu_mem("gpu_mem"), pcie("pcie"), regs("regs"), irq("irq"), p_(p),
+    : sc_module(name), gpu_mem("gpu_mem"), pcie("pcie"), regs("regs"), irq("irq"),
+      p_(validated(p, sc_module::name())),
       codec_caps_(probe_codec_caps()), regs_(regs_config(p_, codec_caps_)),
       at_peq_(this, &cdma_engine::at_peq_cb) {
-  if (p_.window_bytes == 0 || p_.window_bytes > max_window_bytes)
-    SC_REPORT_FATAL(this->name(), ("window_bytes = " + std::to_string(p_.window_bytes) + ": expected 1 .. " +
-                                   std::to_string(max_window_bytes) + " (max_window_bytes, 1 MiB)").c_str());
   regs.register_b_transport(this, &cdma_engine::b_transport);
   regs.register_transport_dbg(this, &cdma_engine::transport_dbg);
   regs.register_get_direct_mem_ptr(this, &cdma_engine::get_direct_mem_ptr);
@@ -146,7 +184,7 @@ void cdma_engine::run() {
       if (compressed && !codec_supported(rd.codec_field)) e = dma_error::unknown_codec;
       if (e != dma_error::none)
         fail_addr_ = da;
-      else
+      else if ((e = precheck(r)) == dma_error::none)
         e = execute(r);
     }
     r.finished = std::max(local_now(), r.finished);
@@ -167,9 +205,14 @@ void cdma_engine::run() {
     records_.push_back(r);
     if (e != dma_error::none) {
       std::ostringstream m;
-      m << "descriptor " << r.index << " at 0x" << std::hex << da << " (" << to_string(r.desc.direction)
-        << ", src 0x" << r.desc.src << ", dst 0x" << r.desc.dst << ", len " << std::dec
-        << r.desc.len << ") failed: " << to_string(e);
+      if (!fetched_ok)  // nothing was read: no fields to show
+        m << "descriptor " << r.index << ": the ring fetch failed at ring address 0x" << std::hex
+          << da << " (" << (&ring == &pcie ? "host memory via pcie" : "GPU memory via gpu_mem")
+          << "): " << to_string(e);
+      else
+        m << "descriptor " << r.index << " at 0x" << std::hex << da << " (" << to_string(r.desc.direction)
+          << ", src 0x" << r.desc.src << ", dst 0x" << r.desc.dst << ", len " << std::dec
+          << r.desc.len << ") failed: " << to_string(e);
       SC_REPORT_WARNING(name(), m.str().c_str());
     }
     switch (regs_.complete(e, fail_addr_, r.out_data_bytes)) {
@@ -201,6 +244,39 @@ dma_error cdma_engine::execute(dma_record& r) {
     case dma_direction::prefetch: return prefetch(d, r);
   }
   return dma_error::bad_descriptor;
+}
+
+dma_error cdma_engine::precheck(const dma_record& r) {
+  const dma_descriptor& d = r.desc;
+  if (d.direction != dma_direction::offload && d.direction != dma_direction::prefetch)
+    return dma_error::none;
+  const std::string why = descriptor_problem(d, p_.window_bytes);
+  if (!why.empty()) {
+    std::ostringstream m;
+    m << "descriptor " << r.index << " (" << to_string(d.direction) << "): " << why;
+    SC_REPORT_WARNING(name(), m.str().c_str());
+    fail_addr_ = regs_.descriptor_address(r.index);
+    return dma_error::bad_descriptor;
+  }
+  // The range query: nothing moves and no time passes; a memory that does not answer it
+  // leaves the range to the accesses themselves.
+  const bool off = d.direction == dma_direction::offload;
+  struct range { socket_t* s; const char* what; std::uint64_t addr, len; dma_error e; };
+  const range ranges[] = {
+      {&gpu_mem, off ? "SRC" : "DST", off ? d.src : d.dst, d.len, dma_error::gpu_mem_response},
+      {&pcie, "META table", d.meta, table_bytes(d.len, p_.window_bytes), dma_error::pcie_response}};
+  for (const range& g : ranges) {
+    std::uint64_t inside = 0;
+    if (!mem::query_range(*g.s, g.addr, g.len, inside) || inside >= g.len) continue;
+    std::ostringstream m;
+    m << "descriptor " << r.index << " (" << to_string(d.direction) << "): " << g.what << " range [0x"
+      << std::hex << g.addr << ", +0x" << g.len << ") is not whole inside the memory behind "
+      << g.s->name() << " (" << std::dec << inside << " bytes from its start are); nothing moved";
+    SC_REPORT_WARNING(name(), m.str().c_str());
+    fail_addr_ = g.addr + inside;
+    return g.e;
+  }
+  return dma_error::none;
 }
 
 dma_error cdma_engine::copy(const dma_descriptor& d, dma_record& r, bool to_host) {
@@ -235,7 +311,10 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
   const codec::codec& c = codec_for(d.codec, d.element_width);
   const std::size_t W = p_.window_bytes;
   const std::size_t n_win = codec::window_count(d.len, W);
-  std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
+  // The table grows with the windows written (never sized from LEN up front: precheck()
+  // bounded LEN only if the memories answered the range query).
+  std::vector<std::uint8_t> table;
+  table.reserve(std::min<std::size_t>(n_win, std::size_t{1} << 16) * codec::window_entry_bytes);
   bufs_.reserve(W, std::max(W, c.max_compressed_size(W)));
   dma_pipeline pipe = make_pipeline(p_.compression_units);
   pipe.start(local_now());
@@ -256,6 +335,7 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
       return dma_error::pcie_response;
     }
     pipe.complete(wr);
+    table.resize(table.size() + codec::window_entry_bytes);
     codec::encode_entry(e, table.data() + k * codec::window_entry_bytes);
     out_off += e.bytes;
     ++r.windows;
@@ -281,7 +361,17 @@ dma_error cdma_engine::write_table(const dma_descriptor& d, const std::vector<st
 
 dma_error cdma_engine::read_table(const dma_descriptor& d, ps_t at, std::vector<std::uint8_t>& table,
                                   ps_t& done, dma_record& r) {
-  table.assign(codec::window_count(d.len, p_.window_bytes) * codec::window_entry_bytes, 0);
+  const std::uint64_t bytes = table_bytes(d.len, p_.window_bytes);  // <= max_table_bytes (precheck)
+  try {
+    table.assign(static_cast<std::size_t>(bytes), 0);
+  } catch (const std::bad_alloc&) {
+    std::ostringstream m;
+    m << "the metadata table of " << bytes << " bytes (LEN " << d.len
+      << ") cannot be allocated by the simulator: bad descriptor";
+    SC_REPORT_WARNING(name(), m.str().c_str());
+    fail_addr_ = d.meta;
+    return dma_error::bad_descriptor;
+  }
   if (!access(pcie, tlm::TLM_READ_COMMAND, d.meta, table.data(), table.size(), at, done))
     return dma_error::pcie_response;
   r.meta_bytes = table.size();
@@ -368,6 +458,7 @@ void cdma_engine::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d) 
 unsigned int cdma_engine::transport_dbg(tlm::tlm_generic_payload& p) {
   // The same access rules for debug and timed accesses: a register block has no backdoor
   // that bypasses its side effects.
+  if (!mem::check_data_ptr(p, name())) return 0;  // null data pointer: generic error, warned
   reg_access a = cdma_regs::check(p.get_address(), p.get_data_length(), p.get_streaming_width(),
                                   p.get_byte_enable_ptr() != nullptr);
   std::uint32_t v = 0;

@@ -64,14 +64,14 @@ constexpr std::size_t max_window_bytes = std::size_t{1} << 20;
 /// 32 B/cycle at 1 GHz (= 128 GB/s aggregate, enough for 13.8x x 12.8 GB/s / 1.4, HPCA 2018
 /// sizes its units for the PCIe rate times the compression ratio).
 struct cdma_engine_params {
-  std::size_t window_bytes = 4096;       ///< uncompressed bytes per window (ARCHITECTURE §5), 1 .. max_window_bytes
+  std::size_t window_bytes = 4096;       ///< uncompressed bytes per window (ARCHITECTURE §5), min_window_bytes .. max_window_bytes
   unsigned compression_units = 4;        ///< units on the offload path
   unsigned decompression_units = 4;      ///< units on the prefetch path
   double unit_bytes_per_cycle = 32.0;    ///< throughput of one unit, uncompressed bytes per cycle
   double clock_hz = 1e9;                 ///< unit clock (Hz)
   unsigned pipeline_latency_cycles = 16; ///< per-window latency of a unit, cycles at clock_hz
   unsigned max_outstanding = 32;         ///< windows in flight between read issue and write done
-  /// Largest descriptor ring accepted (RING_MAX register), entries; at least 2. Default 4096
+  /// Largest descriptor ring accepted (RING_MAX register), entries; >= 2 (validate()). Default 4096
   /// (a 256 KiB ring; model choice). Platform key `cdma.queue_depth`.
   std::size_t queue_depth = 4096;
   ps_t register_latency_ps = 10000;      ///< MMIO access time (10 ns; model estimate)
@@ -97,6 +97,17 @@ struct cdma_engine_params {
   /// parameter without a published value for the Titan X; docs/cdma_engine.md gives a worked
   /// example. Platform key `cdma.xbar_bandwidth`.
   double xbar_Bps = 0.0;
+
+  /// Smallest window accepted, 64 B (docs/cdma_engine.md; the platform key cdma.window's lower
+  /// bound): one 8-byte metadata entry per window is then 12.5 % of the data.
+  static constexpr std::size_t min_window_bytes = 64;
+  /// Throws std::invalid_argument naming the field and the expected form: window_bytes in
+  /// [min_window_bytes, max_window_bytes]; compression_units and decompression_units >= 1;
+  /// unit_bytes_per_cycle and clock_hz finite and > 0, with their product (one unit's rate)
+  /// >= 1 B/s (a window of at most 1 MiB then takes < 1.1e18 ps, inside the ps timeline);
+  /// queue_depth >= 2 (a ring has at least 2 entries); xbar_Bps 0 (unlimited) or finite and
+  /// >= 1 B/s. The constructor calls it.
+  void validate() const;
 };
 
 /// Per-descriptor record, for reports: what moved and when (times in ps).
@@ -118,6 +129,8 @@ public:
   tlm_utils::simple_target_socket<cdma_engine> regs;
   sc_core::sc_out<bool> irq;
 
+  /// Throws std::invalid_argument (naming the module and the field) if `p` is invalid
+  /// (cdma_engine_params::validate).
   cdma_engine(sc_core::sc_module_name name, const cdma_engine_params& p = {});
 
   const cdma_engine_params& params() const { return p_; }
@@ -144,6 +157,12 @@ private:
   void run();
   /// Executes a fetched, validated descriptor; returns its error (none on success).
   dma_error execute(dma_record& r);
+  /// Before an offload or prefetch allocates or moves anything: descriptor_problem() (a
+  /// bad_descriptor) and the range query (mem::query_range) of its GPU range [SRC or DST,
+  /// + LEN) on gpu_mem and of its metadata table on pcie (gpu_mem_response / pcie_response when
+  /// a memory answers that the range is not whole inside it). Warns with the reason and sets
+  /// fail_addr_ on an error. Copies: none.
+  dma_error precheck(const dma_record& r);
   dma_error copy(const dma_descriptor& d, dma_record& r, bool to_host);
   dma_error offload(const dma_descriptor& d, dma_record& r);
   dma_error prefetch(const dma_descriptor& d, dma_record& r);

@@ -251,8 +251,10 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   const codec::codec& c = codec_for(d.codec, d.element_width);
   const std::size_t W = p_.window_bytes;
   const std::size_t n_win = codec::window_count(d.len, W);
-  std::vector<std::uint8_t> table(n_win * codec::window_entry_bytes);
-  std::vector<codec::window_entry> ents(n_win);
+  // Table and entries grow with the windows issued / written (never sized from LEN up front:
+  // precheck() bounded LEN only if the memories answered the range query).
+  std::vector<std::uint8_t> table;
+  std::vector<codec::window_entry> ents;
   const std::size_t out_cap = std::max(W, c.max_compressed_size(W));
   dma_pipeline pipe = make_pipeline(p_.compression_units);
   pipe.start(now_ps());
@@ -273,6 +275,7 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   };
   sp.transform = [&](at_window& w) {
     w.out.resize(out_cap);
+    if (ents.size() <= w.k) ents.resize(w.k + 1);
     ents[w.k] = codec::compress_window(c, w.in.data(), n_of(w.k), w.out.data());
     w.out_len = ents[w.k].bytes;
     return true;
@@ -283,6 +286,8 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
     return a;
   };
   sp.written = [&](at_window& w) {
+    if (table.size() < (w.k + 1) * codec::window_entry_bytes)
+      table.resize((w.k + 1) * codec::window_entry_bytes);
     codec::encode_entry(ents[w.k], table.data() + w.k * codec::window_entry_bytes);
     ++r.windows;
     if (ents[w.k].raw) ++r.windows_raw;

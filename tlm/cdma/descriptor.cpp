@@ -1,6 +1,8 @@
 #include "tlm/cdma/descriptor.h"
 
 #include <cstring>
+#include <sstream>
+#include "tlm/codec/window.h"
 
 namespace cdma {
 
@@ -64,9 +66,43 @@ dma_error validate_descriptor(const raw_descriptor& r) {
   const unsigned w = r.d.element_width;
   if (w != 1 && w != 2 && w != 4) return dma_error::bad_descriptor;
   if (r.d.len == 0) return dma_error::bad_descriptor;
-  // src + len and dst + len must not wrap the 64-bit address space.
-  if (r.d.src + r.d.len < r.d.src || r.d.dst + r.d.len < r.d.dst) return dma_error::bad_descriptor;
+  // [src, src + len) and [dst, dst + len) must fit the 64-bit address space: the last byte
+  // src + len - 1 must not wrap (a range may end exactly at 2^64).
+  constexpr std::uint64_t top = ~std::uint64_t{0};
+  if (r.d.src > top - (r.d.len - 1) || r.d.dst > top - (r.d.len - 1)) return dma_error::bad_descriptor;
   return dma_error::none;
+}
+
+std::uint64_t table_bytes(std::uint64_t len, std::size_t window_bytes) {
+  const std::uint64_t w = window_bytes;
+  return (len / w + (len % w != 0)) * codec::window_entry_bytes;
+}
+
+std::string descriptor_problem(const dma_descriptor& d, std::size_t window_bytes) {
+  if (d.direction != dma_direction::offload && d.direction != dma_direction::prefetch) return {};
+  std::ostringstream os;
+  const std::uint64_t tb = table_bytes(d.len, window_bytes);
+  if (tb > max_table_bytes) {
+    os << "LEN " << d.len << " needs a metadata table of " << tb << " bytes ("
+       << window_bytes << "-byte windows); expected at most " << max_table_bytes
+       << " bytes (one access), i.e. LEN <= " << (max_table_bytes / codec::window_entry_bytes) * window_bytes;
+    return os.str();
+  }
+  constexpr std::uint64_t top = ~std::uint64_t{0};
+  if (d.meta > top - (tb - 1)) {
+    os << "META 0x" << std::hex << d.meta << " + its table of " << std::dec << tb
+       << " bytes wraps past 2^64; expected META + table bytes <= 2^64";
+    return os.str();
+  }
+  // Last bytes (neither range wraps: validate_descriptor and the check above).
+  const std::uint64_t dst_last = d.dst + (d.len - 1), meta_last = d.meta + (tb - 1);
+  if (d.direction == dma_direction::offload && d.meta <= dst_last && d.dst <= meta_last) {
+    os << "META table [0x" << std::hex << d.meta << ", 0x" << meta_last
+       << "] overlaps the DST range [0x" << d.dst << ", 0x" << dst_last
+       << "] of the packed data (at most LEN bytes); expected disjoint host ranges";
+    return os.str();
+  }
+  return {};
 }
 
 void encode_writeback(dma_error e, std::uint32_t windows, std::uint64_t out_bytes,

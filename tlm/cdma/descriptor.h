@@ -87,8 +87,22 @@ void encode_descriptor(const dma_descriptor& d, std::uint8_t* out64);
 /// Parses in[0..64) without validating it.
 raw_descriptor decode_descriptor(const std::uint8_t* in64);
 /// Validates a decoded descriptor's fields (not the codec's availability):
-/// dma_error::none or dma_error::bad_descriptor.
+/// dma_error::none or dma_error::bad_descriptor. SRC + LEN and DST + LEN may end at 2^64 at
+/// the latest (a range whose last byte is 2^64 - 1 is accepted).
 dma_error validate_descriptor(const raw_descriptor& r);
+
+/// Largest metadata table the engine moves: one access (a TLM payload's length is 32-bit),
+/// 2^32 - 1 bytes, i.e. 536,870,911 windows (LEN < 2 TiB with 4 KiB windows).
+constexpr std::uint64_t max_table_bytes = 0xFFFFFFFFull;
+/// Bytes of the metadata table of an offload / prefetch of `len` bytes in windows of
+/// `window_bytes`: ceil(len / window_bytes) x 8.
+std::uint64_t table_bytes(std::uint64_t len, std::size_t window_bytes);
+/// The checks of a validated offload / prefetch descriptor that need the window size (pure,
+/// before anything is allocated or moved): empty if it is fine, else the reason it is a
+/// bad_descriptor, naming the field: the table exceeds max_table_bytes; META + table wraps
+/// past 2^64; an offload's META table overlaps its DST range [DST, DST + LEN) (the packed data
+/// is at most LEN bytes: a window that does not shrink is stored raw). Copies: always empty.
+std::string descriptor_problem(const dma_descriptor& d, std::size_t window_bytes);
 /// Write-back bytes 0x30..0x3F of a finished descriptor into out[0..16).
 void encode_writeback(dma_error e, std::uint32_t windows, std::uint64_t out_bytes,
                       std::uint8_t* out16);

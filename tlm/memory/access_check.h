@@ -12,6 +12,70 @@
 
 namespace cdma::mem {
 
+/// A read or write with a non-zero length must carry a data pointer (IEEE 1666-2011 §14.14:
+/// the initiator's bug, but a target must not crash on it). Returns true if `trans` has one
+/// (or needs none: another command, or length 0); else sets TLM_GENERIC_ERROR_RESPONSE, warns
+/// from `who` naming the address and returns false. The one check every target of the library
+/// (memory_target, gpu_memory_controller, pcie_link, the cDMA register block) applies in
+/// b_transport, nb_transport_fw and transport_dbg.
+[[gnu::cold, gnu::noinline]] inline bool null_data_error(tlm::tlm_generic_payload& trans, const char* who) {
+  std::ostringstream os;
+  os << (trans.get_command() == tlm::TLM_READ_COMMAND ? "read" : "write") << " of "
+     << trans.get_data_length() << " bytes at 0x" << std::hex << trans.get_address()
+     << " has a null data pointer (expected a buffer of data_length bytes, IEEE 1666 §14.14)";
+  SC_REPORT_WARNING(who, os.str().c_str());
+  trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+  return false;
+}
+inline bool check_data_ptr(tlm::tlm_generic_payload& trans, const char* who) {
+  if (trans.get_data_ptr() != nullptr || trans.get_data_length() == 0) return true;
+  const tlm::tlm_command cmd = trans.get_command();
+  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND) return true;
+  return null_data_error(trans, who);
+}
+
+/// Range query: a debug transport (transport_dbg) with TLM_IGNORE_COMMAND carrying this
+/// extension asks the memory behind the socket whether [address, address + length) lies inside
+/// it, without moving data or taking time (the ignore command reads and writes nothing, IEEE
+/// 1666 §14.10). The library's memory targets (debug_access below: memory_target, host_memory,
+/// gpu_memory_controller) set `answered` and `inside`; interconnects forward it like any debug
+/// transport. A target that does not know the extension leaves `answered` false: the
+/// initiator then knows nothing (the cDMA engine uses it to bound a descriptor's LEN before it
+/// allocates anything proportional to it). The length is 64-bit (a payload's is 32-bit).
+struct range_query : tlm::tlm_extension<range_query> {
+  std::uint64_t length = 0;  ///< in: bytes from the payload's address
+  bool answered = false;     ///< out: a memory answered
+  std::uint64_t inside = 0;  ///< out: bytes of [address, address + length) inside the memory, from address
+  tlm::tlm_extension_base* clone() const override { return new range_query(*this); }
+  void copy_from(const tlm::tlm_extension_base& e) override {
+    *this = static_cast<const range_query&>(e);
+  }
+};
+
+/// Asks the memory behind `socket` (anything with transport_dbg) about [addr, addr + len):
+/// returns false if no memory answered; else true with `inside` set (range_query::inside).
+template <typename Socket>
+bool query_range(Socket& socket, std::uint64_t addr, std::uint64_t len, std::uint64_t& inside) {
+  tlm::tlm_generic_payload gp;
+  range_query q;
+  q.length = len;
+  gp.set_command(tlm::TLM_IGNORE_COMMAND);
+  gp.set_address(addr);
+  gp.set_data_ptr(nullptr);
+  gp.set_data_length(0);
+  gp.set_streaming_width(0);
+  gp.set_extension(&q);
+  socket->transport_dbg(gp);
+  gp.clear_extension(&q);
+  inside = q.inside;
+  return q.answered;
+}
+
+/// Whether [addr, addr + len) fits the 64-bit address space (ends at 2^64 at the latest).
+constexpr bool fits_address_space(std::uint64_t addr, std::uint64_t len) {
+  return len == 0 || addr <= ~std::uint64_t{0} - (len - 1);
+}
+
 /// check_access()'s range error: the warning and the response status (out of line, so the
 /// common path of check_access() stays small enough to be inlined into every target).
 [[gnu::cold, gnu::noinline]] inline bool range_error(tlm::tlm_generic_payload& trans,
@@ -36,6 +100,7 @@ inline bool check_access(tlm::tlm_generic_payload& trans, const backing_store& s
     trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return false;
   }
+  if (trans.get_data_ptr() == nullptr && len != 0) return null_data_error(trans, who);
   if (trans.get_byte_enable_ptr() != nullptr) {
     trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
     return false;
@@ -107,10 +172,25 @@ inline bool grant_dmi(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi, backin
 
 /// transport_dbg of a memory target: copies functionally, clipped at the end of the memory;
 /// returns the bytes copied (0 for an out-of-range start or a command other than read/write).
+/// Byte enables and the streaming width are ignored (every byte of the range is copied): the
+/// debug interface uses only command, address, data pointer, data length and extensions
+/// (SystemC 2.3.4 tlm_fw_bw_ifs.h, tlm_transport_dbg_if; docs/memory.md "Debug transport").
+/// A null data pointer with a non-zero length copies nothing (0) and warns from `who`
+/// (check_data_ptr); TLM_IGNORE_COMMAND with a range_query extension answers the query.
 inline unsigned int debug_access(tlm::tlm_generic_payload& trans, backing_store& store,
-                                 std::uint64_t size_bytes) {
+                                 std::uint64_t size_bytes, const char* who) {
   const tlm::tlm_command cmd = trans.get_command();
   const std::uint64_t addr = trans.get_address();
+  if (cmd == tlm::TLM_IGNORE_COMMAND) {
+    range_query* q = nullptr;
+    trans.get_extension(q);
+    if (q != nullptr) {
+      q->answered = true;
+      q->inside = addr >= size_bytes ? 0 : std::min<std::uint64_t>(q->length, size_bytes - addr);
+    }
+    return 0;
+  }
+  if (!check_data_ptr(trans, who)) return 0;
   if (addr >= size_bytes || (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND)) return 0;
   const unsigned int len =
       static_cast<unsigned int>(std::min<std::uint64_t>(trans.get_data_length(), size_bytes - addr));

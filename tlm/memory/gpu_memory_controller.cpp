@@ -224,6 +224,20 @@ void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& del
 tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
                                                      tlm_phase& phase, sc_time& delay) {
   if (phase == BEGIN_REQ) {
+    if (waiting_req_ != nullptr) {
+      // A request is held with END_REQ withheld: a second BEGIN_REQ breaks the initiator's
+      // side of the request exclusion rule. Refuse it (not acquired, not queued) and keep the
+      // held request, which still gets its END_REQ and response.
+      std::ostringstream os;
+      os << "nb_transport_fw: BEGIN_REQ for a " << (trans.is_read() ? "read" : "write")
+         << " at 0x" << std::hex << trans.get_address()
+         << " while the request at 0x" << waiting_req_->get_address()
+         << " still waits for END_REQ: the initiator broke the request exclusion rule (base "
+            "protocol, IEEE 1666 §16.2.6); wait for END_REQ or BEGIN_RESP before the next BEGIN_REQ";
+      trans.set_response_status(TLM_GENERIC_ERROR_RESPONSE);
+      SC_REPORT_ERROR(name(), os.str().c_str());
+      return TLM_COMPLETED;
+    }
     if (trans.has_mm()) trans.acquire();
     const ps_t arrival = at_ps(delay);
     if (dram_ && outstanding_ >= gpu_params_.max_outstanding) {
@@ -498,7 +512,7 @@ bool gpu_memory_controller::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_d
 }
 
 unsigned int gpu_memory_controller::transport_dbg(tlm_generic_payload& trans) {
-  return mem::debug_access(trans, store_, gpu_params_.size_bytes);
+  return mem::debug_access(trans, store_, gpu_params_.size_bytes, name());
 }
 
 }  // namespace cdma

@@ -48,8 +48,9 @@ struct gpu_memory_params {
   /// Peak DRAM bandwidth, B/s. Default 336e9 = 384-bit bus / 8 x 7 Gb/s per pin (GDDR5).
   /// model=dram: must agree with the preset's peak within 1% (validate()).
   double peak_bandwidth_Bps = 336e9;
-  /// Memory channels (Titan X: 12 x 32-bit GDDR5 channels = 384 bit). model=dram: must equal
-  /// the preset's channel count (HBM: pseudo-channels), or be 0 to take it from the preset.
+  /// Memory channels (Titan X: 12 x 32-bit GDDR5 channels = 384 bit), >= 1 (validate() refuses
+  /// 0 for both models). model=dram: must equal the preset's channel count for GDDR presets
+  /// (HBM presets: any count; their pseudo-channels come from the preset).
   unsigned channels = 12;
   /// model=bus only: achieved / peak bandwidth for streaming accesses, in (0, 1]. Default 0.9.
   double efficiency = 0.9;

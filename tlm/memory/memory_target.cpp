@@ -2,6 +2,8 @@
 #include "tlm/memory/access_check.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <limits>
 #include <sstream>
 
@@ -12,10 +14,28 @@ namespace cdma {
 using namespace sc_core;
 using namespace tlm;
 
+void memory_params::validate() const {
+  if (bandwidth_Bps == 0.0) return;  // infinitely fast
+  if (!std::isfinite(bandwidth_Bps) || bandwidth_Bps < min_bandwidth_Bps) {
+    std::ostringstream os;
+    os << "memory_params.bandwidth_Bps = " << bandwidth_Bps
+       << ": expected 0 (infinitely fast) or a finite rate >= " << min_bandwidth_Bps
+       << " B/s (e.g. 25.6e9)";
+    throw std::invalid_argument(os.str());
+  }
+}
+
+namespace {
+const memory_params& validated(const memory_params& p) {
+  p.validate();
+  return p;
+}
+}  // namespace
+
 memory_target::memory_target(sc_module_name name, const memory_params& params)
     : sc_module(name),
       tgt("tgt"),
-      params_(params),
+      params_(validated(params)),
       store_(params.spill ? mem::backing_store(params.size_bytes, params.page_bytes, params.spill_options)
                           : mem::backing_store(params.size_bytes, params.page_bytes)),
       bus_(params.bandwidth_Bps),
@@ -130,7 +150,7 @@ bool memory_target::get_direct_mem_ptr(tlm_generic_payload& trans, tlm_dmi& dmi)
 }
 
 unsigned int memory_target::transport_dbg(tlm_generic_payload& trans) {
-  return mem::debug_access(trans, store_, params_.size_bytes);
+  return mem::debug_access(trans, store_, params_.size_bytes, name());
 }
 
 }  // namespace cdma

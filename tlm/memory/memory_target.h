@@ -12,6 +12,7 @@
 //   byte enables present           -> TLM_BYTE_ENABLE_ERROR_RESPONSE (not supported)
 //   streaming width < length       -> TLM_BURST_ERROR_RESPONSE (streaming not supported)
 //   range outside [0, size)        -> TLM_ADDRESS_ERROR_RESPONSE + SC_REPORT_WARNING
+//   null data pointer, length > 0  -> TLM_GENERIC_ERROR_RESPONSE + SC_REPORT_WARNING
 // An erroneous transaction occupies no bandwidth and gets no latency.
 #pragma once
 #include <cstddef>
@@ -33,12 +34,24 @@ namespace cdma {
 /// Parameters of a memory_target.
 struct memory_params {
   std::uint64_t size_bytes = 0;   ///< addressable size, bytes (storage is sparse)
-  double bandwidth_Bps = 0.0;     ///< data-bus service rate, B/s (<= 0: infinitely fast)
+  /// Data-bus service rate, B/s: 0 = infinitely fast (no bus time), else a finite rate of at
+  /// least min_bandwidth_Bps (validate()).
+  double bandwidth_Bps = 0.0;
   ps_t latency_ps = 0;            ///< fixed access latency added after the data transfer, ps
   std::size_t page_bytes = 65536; ///< backing-store page and DMI granule, bytes
   /// Keep the stored bytes in a temporary file (spill_options) instead of RAM; no DMI then.
   bool spill = false;
   mem::spill_options spill_options{};
+
+  /// Smallest non-zero bandwidth_Bps accepted, 1e6 B/s (1 MB/s, far below any real memory):
+  /// one access of up to 2^32 - 1 bytes (a payload's length) or one DMI page then takes at
+  /// most ~4.3e15 ps, far inside the 64-bit picosecond timeline (at 1e-300 B/s the service
+  /// time overflowed and came out as a few ns; NaN gave 2^63 ps).
+  static constexpr double min_bandwidth_Bps = 1e6;
+  /// Throws std::invalid_argument naming the field and the expected form if bandwidth_Bps is
+  /// NaN, infinite, negative or in (0, min_bandwidth_Bps). (size_bytes and page_bytes are
+  /// checked by the backing store.)
+  void validate() const;
 };
 
 class memory_target : public sc_core::sc_module, public mem::region_host {

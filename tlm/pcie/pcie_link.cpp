@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tlm/core/sc_time_util.h"
+#include "tlm/memory/access_check.h"
 
 namespace cdma {
 
@@ -120,6 +121,24 @@ link_stats pcie_link::stats(direction dir) const {
 bool pcie_link::link_carries(const tlm_generic_payload& trans) {
   return (trans.is_read() || trans.is_write()) && trans.get_byte_enable_ptr() == nullptr &&
          trans.get_streaming_width() >= trans.get_data_length();
+}
+
+bool pcie_link::check_whole(tlm_generic_payload& trans) {
+  const std::uint64_t addr = trans.get_address(), len = trans.get_data_length();
+  const bool wraps = !mem::fits_address_space(addr, len);
+  const bool outside = host_size_ != 0 && (addr >= host_size_ || len > host_size_ - addr);
+  if (!wraps && !outside) return true;
+  std::ostringstream os;
+  os << (trans.is_read() ? "read" : "write") << " of " << len << " bytes at 0x" << std::hex << addr;
+  if (wraps)
+    os << " wraps past 2^64 (expected address + length <= 2^64)";
+  else
+    os << " is outside host memory (size 0x" << host_size_ << std::dec << " = " << host_size_
+       << " bytes; expected address + length <= size)";
+  os << ": refused whole, no TLP sent";
+  SC_REPORT_WARNING(name(), os.str().c_str());
+  trans.set_response_status(TLM_ADDRESS_ERROR_RESPONSE);
+  return false;
 }
 
 ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
@@ -302,6 +321,7 @@ void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {
     trans.set_response_status(TLM_OK_RESPONSE);
     return;
   }
+  if (!mem::check_data_ptr(trans, name()) || !check_whole(trans)) return;  // no TLP, no time
   const ps_t t0 = now_ps(delay);
   const ps_t done = trans.is_write() ? lt_write(trans, t0) : lt_read(trans, t0);
   delay = to_sc(done) - sc_now();
@@ -372,6 +392,10 @@ void pcie_link::start_txn(tlm_generic_payload& trans) {
     else
       trans.set_response_status(TLM_OK_RESPONSE);  // zero length: no TLP
     peq_.notify(trans, BEGIN_RESP, delay);
+    return;
+  }
+  if (!mem::check_data_ptr(trans, name()) || !check_whole(trans)) {
+    peq_.notify(trans, BEGIN_RESP, SC_ZERO_TIME);  // refused whole: no TLP
     return;
   }
   trans.set_response_status(TLM_OK_RESPONSE);
@@ -617,6 +641,7 @@ bool pcie_link::get_direct_mem_ptr(tlm_generic_payload&, tlm_dmi& dmi) {
 }
 
 unsigned int pcie_link::transport_dbg(tlm_generic_payload& trans) {
+  if (!mem::check_data_ptr(trans, name())) return 0;
   return init->transport_dbg(trans);
 }
 

@@ -37,10 +37,17 @@
 //   (b_transport; host memory never waits) and queues the CplDs when the data is there.
 //   BEGIN_RESP goes out through a PEQ when the last MWr is in host memory / the last CplD has
 //   arrived, respecting the response exclusion rule; END_RESP is accepted on the forward path.
+// Whole-transaction check (LT and AT), before the transaction is split into TLPs: a read or
+//   write whose address + length wraps past 2^64, or (once set_host_size() gave the host's
+//   size) does not lie whole inside host memory [0, size), gets TLM_ADDRESS_ERROR_RESPONSE at
+//   once: no TLP, no host access (nothing written), no time, one SC_REPORT_WARNING from the
+//   link naming the caller's address and length. A null data pointer with a non-zero length
+//   gets TLM_GENERIC_ERROR_RESPONSE and a warning (mem::check_data_ptr).
 // Other commands, byte enables or streaming: forwarded unchanged to the host (no link traffic;
 //   the host answers with its error response).
 // DMI: refused (returns false for the whole address range) so every byte is timed.
-// Debug transport: forwarded unchanged.
+// Debug transport: forwarded unchanged (a null data pointer with a length: 0 bytes and a
+//   warning).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -102,6 +109,13 @@ public:
   ~pcie_link() override;
 
   const pcie::link_params& params() const { return params_; }
+  /// Size of the host memory behind `init` (bytes; addresses [0, bytes)): every read and write
+  /// is then checked whole against it before it is split into TLPs (see the file comment). 0
+  /// (the default): unknown; only the wrap past 2^64 is checked and a range error of host
+  /// memory comes back per TLP run from the host (the in-range runs are then written).
+  /// The platform sets it to host_mem.size_bytes.
+  void set_host_size(std::uint64_t bytes) { host_size_ = bytes; }
+  std::uint64_t host_size() const { return host_size_; }
   /// Rate of each direction for TLP and DLLP bytes, B/s (tlp_rate_Bps).
   double rate_Bps() const { return dir_[0].server.rate(); }
   pcie::link_stats stats(pcie::direction dir) const;
@@ -155,6 +169,9 @@ private:
   void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
 
   static bool link_carries(const tlm::tlm_generic_payload& trans);
+  /// The whole-transaction check of a carried read/write with a non-zero length: false (the
+  /// response status set, one warning) if it wraps past 2^64 or leaves host memory.
+  bool check_whole(tlm::tlm_generic_payload& trans);
   /// Root complex -> host memory: [off, off+n) of `trans` from `ready_ps`; returns the time
   /// the access is done (ps); copies an error status into `trans`.
   ps_t host_access(tlm::tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
@@ -181,6 +198,7 @@ private:
   void release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data);
 
   pcie::link_params params_;
+  std::uint64_t host_size_ = 0;  ///< set_host_size(); 0 = unknown
   // Per-link constants of link_math (pure functions of params_), computed once: LT uses them
   // per transaction. ser_ps(params_, n) == transfer_ps(n, rate_).
   double rate_ = 0;                       ///< tlp_rate_Bps(params_), B/s
