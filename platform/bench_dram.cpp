@@ -208,14 +208,6 @@ result run_one(const std::string& preset, bool at, pattern pat, std::uint64_t to
   return r;
 }
 
-/// AT requests in flight (generator window and controller max_outstanding): 1024, or 16 per
-/// (pseudo-)channel when there are more than 64 channels (HBM3 H100: 160 -> 2560). Little's
-/// law: a channel in all-bank refresh (tRFC = 350 ns on HBM2/HBM3) holds its queued requests
-/// while the others keep completing, so the window must scale with the channel count (and the
-/// peak bandwidth) or the blocked requests starve the other channels: with 1024 x 512 B the
-/// H100 stream stalls at 0.84 of peak (docs/dram.md).
-unsigned default_outstanding(const dram::dram_spec& s) { return std::max(1024u, 16 * s.channels); }
-
 /// Sequential stream length: 16 MiB, or (a power of two) at least 4 x tREFI at peak, so every
 /// channel sees several refreshes and the ones that fall in the window average out (a stream
 /// of one or two tREFI ends with the channels that had one more refresh). H100: 64 MiB.
@@ -238,7 +230,10 @@ int bench_dram(const std::vector<std::string>& args) {
   std::string csv;
   std::vector<std::string> presets = dram::preset_names();
   std::uint64_t bytes = 0, randoms = 200000;  // bytes 0: per preset (stream_bytes)
-  unsigned outstanding = 0;                      // 0: per preset (default_outstanding)
+  // AT requests in flight (generator window and controller max_outstanding); 0: per preset,
+  // the controller's own default window, default_max_outstanding() (gpu_memory_controller.h:
+  // max(1024, 16 x channels), 2560 for hbm3_h100, and why).
+  unsigned outstanding = 0;
   bool run_lt = true, run_at = true;
   bool bus_model = false;  // --model bus: the same traffic on the bus model (TLM-path floor)
   bool run_pat[3] = {true, true, true};
@@ -351,7 +346,7 @@ int bench_dram(const std::vector<std::string>& args) {
         if (!run_pat[static_cast<int>(pat)] || (at ? !run_at : !run_lt)) continue;
         const dram::dram_spec sp = dram::preset(ps);
         const result r = run_one(ps, at, pat, bytes ? bytes : stream_bytes(sp), randoms,
-                                 outstanding ? outstanding : default_outstanding(sp), bus_model);
+                                 outstanding ? outstanding : default_max_outstanding(sp), bus_model);
         total_viol += r.violations;
         const double rps = r.wall_s > 0 ? r.requests / r.wall_s : 0;
         const double cps = r.cpu_s > 0 ? r.requests / r.cpu_s : 0;

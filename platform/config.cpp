@@ -424,7 +424,8 @@ std::vector<param> table(platform_config& c) {
              "DRAM command scheduler"),
       string("gpu_mem.address_mapping", c.gpu_mem.address_mapping, {}, "address mapping text (docs/dram.md); empty: default GPU interleave"),
       time_p("gpu_mem.controller_latency", c.gpu_mem.controller_latency_ps, 0, 1e9, "controller front end + PHY latency"),
-      integer("gpu_mem.max_outstanding", c.gpu_mem.max_outstanding, 1, 1 << 20, "AT: transactions accepted and not yet answered"),
+      integer("gpu_mem.max_outstanding", c.gpu_mem.max_outstanding, 0, 1 << 20,
+              "AT: transactions accepted and not yet answered (0 = auto: max(1024, 16 x DRAM channels) of the DRAM preset, 2560 for hbm3_h100)"),
       // host memory
       bytes_p("host_mem.size", c.host_mem.size_bytes, 1 << 20, 1152921504606846976.0 /* 2^60 B = 1 EiB, printed "1048576 TiB" */, "host memory address space (sparse)"),
       rate_p("host_mem.bandwidth", c.host_mem.bandwidth_Bps, "host DRAM bandwidth"),

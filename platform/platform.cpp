@@ -324,7 +324,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   std::vector<pcie_traffic> d2h, h2d;
   pcie::link_stats last_d{}, last_h{};
   std::vector<dram_activity> dram;
-  std::uint64_t last_bytes = 0, last_cols = 0, last_acts = 0;
+  std::uint64_t last_bytes = 0, last_cols = 0, last_acts = 0, last_viol = 0;
   ps_t last_busy = 0;
   std::uint64_t last_late = 0, last_late_slot = 0;
   if (t->kernels)  // each step's kernel traffic completes before the next step starts
@@ -359,7 +359,9 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
       }
       a.columns = dt.reads + dt.writes - last_cols;
       a.activates = dt.acts - last_acts;
+      a.timing_violations = dt.violations - last_viol;
       dram.push_back(a);
+      last_viol = dt.violations;
       last_bytes = bytes;
       last_busy = busy;
       last_cols = dt.reads + dt.writes;
@@ -427,6 +429,8 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     if (rep.io_error.empty()) throw;
   }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  rep.dram_model = t->gpu_mem.dram() != nullptr;
+  rep.dram_violations = t->gpu_mem.dram_stats().violations;  // refresh deadline at the end too
   if (vcd) {
     sc_core::sc_close_vcd_trace_file(vcd);
     vcd = nullptr;

@@ -106,6 +106,9 @@ struct dram_activity {
   double utilisation = 0;         ///< data-bus busy time / (step time x channels)
   std::uint64_t columns = 0;      ///< RD + WR commands
   std::uint64_t activates = 0;    ///< ACT commands
+  /// DRAM timing-rule violations counted by the channels' timing checkers during the step
+  /// (gpu_memory_controller::dram_stats(); must be 0; always 0 with the bus model).
+  std::uint64_t timing_violations = 0;
   /// Compute kernels' traffic (platform_config::kernel_traffic) that fell behind its
   /// schedule: bytes of requests issued after their kernel had ended, the largest delay of a
   /// request behind its planned issue time (ps), and how long after the step's end the last
@@ -145,6 +148,11 @@ struct run_report {
   std::uint64_t peak_rss_bytes = 0;        ///< peak resident memory of this process at the end
   double wall_s = 0;                       ///< wall-clock seconds of the simulation
   std::size_t protocol_checks = 0;         ///< transactions seen by protocol checkers (check_protocol)
+  /// GPU DRAM timing-rule violations over the whole run (every DRAM command re-checked by the
+  /// channels' timing checkers, refresh deadline included; docs/dram.md): must be 0.
+  /// Meaningful only with the DRAM model (dram_model).
+  std::uint64_t dram_violations = 0;
+  bool dram_model = false;                 ///< the GPU memory used the DRAM model (not bus)
   /// How the run used the host machine (wall time only; no simulated result depends on it):
   /// how the simulation thread found the activation chunks (64 KiB) it took (ready, being
   /// produced by a worker, not started), the queued chunks it produced itself while it waited

@@ -201,6 +201,14 @@ void print_summary(std::ostream& os, const run_report& r) {
      << " / " << ran_fmt(sv, "%.1f%%", r.vdnn.dram.utilisation * 100) << " / "
      << ran_fmt(sc, "%.1f%%", r.cdma.dram.utilisation * 100) << "; cDMA placement "
      << (r.config.engine.placement == unit_placement::dma ? "dma" : "memory_controller") << "\n";
+  // Every DRAM command is re-checked against the JEDEC timing rules (docs/dram.md): 0 expected.
+  if (r.dram_model)
+    os << "GPU DRAM timing-rule violations: " << r.dram_violations
+       << (r.dram_violations ? " (WARNING: the DRAM model broke a timing rule; the times are not trustworthy)"
+                             : " (every DRAM command re-checked, refresh deadline included)")
+       << "\n";
+  else
+    os << "GPU DRAM timing-rule violations: n/a (gpu_mem bus model: no DRAM commands)\n";
   {
     // Open-loop kernel traffic that could not keep to its schedule (AT, too few requests
     // in flight): the kernels' DRAM bandwidth, and so the contention, is understated.
@@ -318,6 +326,8 @@ std::vector<stat> collect_stats(const run_report& r) {
     }
     if (s->dram.columns)  // command counts exist only where the DRAM model issued commands (AT)
       add("dram." + k + ".row_hit_rate", s->dram.row_hit_rate(), "ratio");
+    if (r.dram_model)
+      add("dram." + k + ".timing_violations", static_cast<double>(s->dram.timing_violations), "count");
     if (s == &r.oracle) continue;
     ps_t stall = 0;
     for (const auto& l : s->result.layers) stall += l.forward_stall + l.backward_stall;
@@ -412,6 +422,8 @@ nlohmann::json to_json(const run_report& r) {
   j["compression_ratio"] = compressed_any(r) ? json(r.compression_ratio()) : json();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
+  // GPU DRAM timing-rule violations of the whole run (0 expected); null with the bus model.
+  j["dram_timing_violations"] = r.dram_model ? json(r.dram_violations) : json();
   // null: nothing was compared -- no transfer step was asked for (--steps oracle; not true
   // for 0 bytes) or verification is off (verify = false: not false, which means a mismatch);
   // After an I/O error stopped a step: false if a compared byte differed, else null (the

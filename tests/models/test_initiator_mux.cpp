@@ -43,6 +43,7 @@ void run_two_initiators(bool complete_on_resp) {
     EXPECT_EQ(i->mismatches, 0u) << i->name();  // the reads return what was written
   }
   EXPECT_EQ(cm.begun(), 96u);  // every transaction reached the controller once
+  EXPECT_EQ(mem.dram_stats().violations, 0u);  // DRAM timing rules
 }
 }  // namespace
 

@@ -151,9 +151,15 @@ TEST_P(KernelTraffic, AKernelWithKnownBytesAndTimeGivesTheComputedUtilisation) {
     kernel_traffic& g;
     SC_HAS_PROCESS(starter);
     starter(sc_module_name n, kernel_traffic& k) : sc_module(n), g(k) { SC_THREAD(run); }
-    void run() { g.start_kernel(20'000'000, kernel_bytes{3 * MiB, 1 * MiB}); }
+    void run() {
+      g.start_kernel(20'000'000, kernel_bytes{3 * MiB, 1 * MiB});
+      // Until the kernel's end at least: busy_ps() counts the data-bus time before now, and
+      // LT books the last request's bursts (issued at 19.69 us) ahead of the issuing time.
+      wait(20'000'000, SC_PS);
+    }
   } s("starter", b.gen);
   sc_start();
+  EXPECT_GE(now_ps(), 20'000'000u);
   EXPECT_EQ(b.gen.requests(), 64u);
   EXPECT_EQ(b.gen.errors(), 0u);
   EXPECT_EQ(b.gen.bytes_read(), 3 * MiB);
@@ -170,6 +176,7 @@ TEST_P(KernelTraffic, AKernelWithKnownBytesAndTimeGivesTheComputedUtilisation) {
   EXPECT_LE(t.last_response_ps, 21'000'000u);  // the DRAM keeps up (62% busy)
   const double u = b.mem.utilisation(b.mem.busy_ps(), 0, 20'000'000);
   EXPECT_NEAR(u, 0.62423, 0.002) << (GetParam() ? "AT" : "LT");
+  EXPECT_EQ(b.mem.dram_stats().violations, 0u);  // DRAM timing rules (refresh included)
 }
 
 INSTANTIATE_TEST_SUITE_P(LtAndAt, KernelTraffic, ::testing::Values(false, true),
@@ -211,6 +218,21 @@ TEST(KernelTrafficPlatform, KernelBytesReachTheControllerAndRaiseUtilisation) {
   EXPECT_EQ(off.oracle.dram.utilisation, 0.0);
   EXPECT_GT(on.cdma.dram.utilisation, off.cdma.dram.utilisation);
   EXPECT_TRUE(on.ok());
+  // The run's DRAM timing-rule violations (every command re-checked, refresh deadline
+  // included), in total and per step.
+  for (const auto* r : {&off, &on}) {
+    EXPECT_TRUE(r->dram_model);
+    EXPECT_EQ(r->dram_violations, 0u);
+    for (const auto* s : {&r->oracle, &r->vdnn, &r->cdma}) EXPECT_EQ(s->dram.timing_violations, 0u);
+  }
+  // Utilisation is a true fraction, per step and per layer.
+  for (const auto* s : {&on.oracle, &on.vdnn, &on.cdma}) {
+    EXPECT_LE(s->dram.utilisation, 1.0);
+    for (const auto& l : s->dram_layers) {
+      EXPECT_LE(l.fwd_utilisation, 1.0);
+      EXPECT_LE(l.bwd_utilisation, 1.0);
+    }
+  }
   // Without kernel traffic no layer sees kernel bytes.
   for (const auto& l : off.cdma.dram_layers) EXPECT_EQ(l.kernel_bytes(), 0u);
 }
@@ -253,6 +275,7 @@ TEST(KernelTrafficAt, TrafficBehindItsKernelIsCountedLateAndDrained) {
   EXPECT_EQ(b.gen.late_slot_bytes(), b.gen.late_bytes());
   EXPECT_GT(b.gen.max_lag_ps(), 10'000'000u - 2'000'000u);  // the last request: >= ~10 us late
   EXPECT_EQ(b.chk.violations(), 0u);
+  EXPECT_EQ(b.mem.dram_stats().violations, 0u);
 }
 
 // LT is open loop: every request starts at its planned time, nothing is late, and the
@@ -279,6 +302,7 @@ TEST(KernelTrafficLt, NothingIsLateAndWaitIdleReturns) {
   EXPECT_EQ(b.gen.late_bytes(), 0u);
   EXPECT_EQ(b.gen.max_lag_ps(), 0u);
   EXPECT_EQ(b.gen.bytes_read() + b.gen.bytes_written(), 4 * MiB);
+  EXPECT_EQ(b.mem.dram_stats().violations, 0u);
 }
 
 // AT platform with small requests and one request in flight: the kernels' traffic falls far
@@ -304,6 +328,9 @@ TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerSte
   }
   EXPECT_TRUE(one.ok());
   EXPECT_GT(one.protocol_checks, 0u);
+  EXPECT_TRUE(one.dram_model);
+  EXPECT_EQ(one.dram_violations, 0u);
+  for (const auto* s : {&one.oracle, &one.vdnn, &one.cdma}) EXPECT_EQ(s->dram.timing_violations, 0u);
   std::ostringstream os;
   cdma::platform::print_summary(os, one);
   const std::string text = os.str();

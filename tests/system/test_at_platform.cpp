@@ -36,6 +36,17 @@ TEST_F(at_platform_test, at_run_is_bit_exact_and_checked) {
   EXPECT_TRUE(rep.ok());
   EXPECT_GT(rep.cdma.result.verified_bytes, 0u);
   EXPECT_GT(rep.protocol_checks, 0u);  // the checkers saw the traffic
+  // Every DRAM command re-checked against the timing rules (refresh deadline included).
+  EXPECT_TRUE(rep.dram_model);
+  EXPECT_EQ(rep.dram_violations, 0u);
+  for (const auto* s : {&rep.oracle, &rep.vdnn, &rep.cdma}) {
+    EXPECT_EQ(s->dram.timing_violations, 0u);
+    EXPECT_LE(s->dram.utilisation, 1.0);
+    for (const auto& l : s->dram_layers) {
+      EXPECT_LE(l.fwd_utilisation, 1.0);
+      EXPECT_LE(l.bwd_utilisation, 1.0);
+    }
+  }
 }
 
 TEST_F(at_platform_test, lt_and_at_step_times_agree_on_a_small_synthetic_network) {
@@ -50,6 +61,10 @@ TEST_F(at_platform_test, lt_and_at_step_times_agree_on_a_small_synthetic_network
   // Same bytes moved: the engine's functional path does not depend on the timing style.
   EXPECT_EQ(at.cdma.d2h.payload_bytes, lt.cdma.d2h.payload_bytes);
   EXPECT_EQ(at.cdma.h2d.payload_bytes, lt.cdma.h2d.payload_bytes);
+  for (const auto* r : {&lt, &at}) {
+    EXPECT_TRUE(r->dram_model);
+    EXPECT_EQ(r->dram_violations, 0u);
+  }
 }
 
 TEST_F(at_platform_test, lt_with_checkers_is_time_for_time_the_plain_lt_run) {

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include "platform/config.h"
 #include "platform/outputs.h"
@@ -44,6 +46,24 @@ TEST(config, every_preset_loads_and_differs_where_it_should) {
   EXPECT_DOUBLE_EQ(preset("titanxp-gen3").gpu_mem.peak_bandwidth_Bps, 547.6e9);
   EXPECT_DOUBLE_EQ(preset("v100-gen3").gpu_mem.peak_bandwidth_Bps, 900e9);
   EXPECT_THROW(preset("gtx480"), config_error);
+}
+
+// Every shipped configuration leaves the GPU memory's AT window on auto, which follows its
+// DRAM preset: max(1024, 16 x channels) (issue #5: H100 at 1024 reached only 0.841 of peak).
+TEST(config, gpu_memory_window_follows_the_dram_preset) {
+  const std::pair<const char*, unsigned> expected[] = {
+      {"titanx-gen3", 1024}, {"titanxp-gen3", 1024}, {"v100-gen3", 1024},
+      {"a100-gen4", 1024},  // no DRAM preset at 1555 GB/s: bus model, not limited
+      {"h100-gen5", 2560}};  // hbm3_h100: 160 pseudo-channels x 16
+  ASSERT_EQ(std::size(expected), preset_names().size());
+  for (const auto& [name, window] : expected) {
+    const platform_config c = preset(name);
+    EXPECT_EQ(c.gpu_mem.max_outstanding, 0u) << name;  // auto
+    EXPECT_EQ(c.gpu_mem.outstanding_limit(), window) << name;
+  }
+  platform_config c = preset("h100-gen5");
+  apply_override(c, "gpu_mem.max_outstanding=1024");  // an explicit window is kept
+  EXPECT_EQ(c.gpu_mem.outstanding_limit(), 1024u);
 }
 
 TEST(config, overrides_parse_units_and_the_last_one_wins) {

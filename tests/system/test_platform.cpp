@@ -47,6 +47,19 @@ TEST_F(platform_test, small_synthetic_network_runs_end_to_end_bit_exact) {
   EXPECT_TRUE(rep.vdnn.result.errors.empty());
   EXPECT_TRUE(rep.cdma.result.errors.empty());
   EXPECT_TRUE(rep.ok());
+  // The GPU DRAM model (gddr5_titanx, LT) broke no timing rule (refresh deadline included),
+  // and the report says so in text and JSON.
+  EXPECT_TRUE(rep.dram_model);
+  EXPECT_EQ(rep.dram_violations, 0u);
+  for (const auto* s : {&rep.oracle, &rep.vdnn, &rep.cdma}) EXPECT_EQ(s->dram.timing_violations, 0u);
+  {
+    std::ostringstream os;
+    cdma::platform::print_summary(os, rep);
+    EXPECT_NE(os.str().find("GPU DRAM timing-rule violations: 0 "), std::string::npos) << os.str();
+    const auto j = cdma::platform::to_json(rep);
+    EXPECT_EQ(j.at("dram_timing_violations"), 0);
+    EXPECT_EQ(j.at("stats").at("dram.cdma.timing_violations").at("value"), 0.0);
+  }
 
   const auto to = rep.oracle.result.step, tv = rep.vdnn.result.step, tc = rep.cdma.result.step;
   EXPECT_LE(to, tc);

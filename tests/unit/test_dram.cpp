@@ -3,7 +3,9 @@
 // preset's timing parameters (GDDR5 Titan X: tCK 571 ps, BL8 burst 8 / 7 Gb/s = 1143 ps).
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 #include "tlm/memory/dram/address_mapping.h"
@@ -168,26 +170,95 @@ TEST(Channel, RowHitStreamBeatsRowMissStreamByTheTimingParameters) {
 }
 
 TEST(Channel, RefreshEveryTREFI) {
-  const auto s = g5();
-  const ps_t refi = s.ps(s.t.tREFI);  // 3413 x 571 = 1,948,823 ps
-  EXPECT_EQ(refi, 1948823u);
-  channel idle(s);
-  idle.advance(10 * refi + 1);
-  ASSERT_EQ(idle.refreshes(), 10u);
-  for (unsigned k = 0; k < 10; ++k) EXPECT_EQ(idle.checker().refresh_times()[k], (k + 1) * refi);
-  // Under traffic: a REF still follows every due time, after at most closing the banks
-  // (tRAS + tRP after the last ACT) -- and no command falls into tRFC.
-  channel busy(s);
-  for (unsigned k = 0; k < 3000; ++k) busy.submit(one(k, k % 4, (k / 4) % 4, k / 64, 4, false, k * 2000));
-  busy.advance(3000 * 2000);
-  const auto& rt = busy.checker().refresh_times();
-  ASSERT_GE(rt.size(), 3u);
-  for (std::size_t k = 0; k < rt.size(); ++k) {
-    EXPECT_GE(rt[k], (k + 1) * refi);
-    EXPECT_LE(rt[k], (k + 1) * refi + s.ps(s.t.tRC + s.t.tRP + s.t.tWR + 10));
+  // tREFI in ps of every preset = tREFI (tCK) x tCK (ps), from the preset table
+  // (docs/dram.md): 3413 x 571, 2782 x 701, 2788 x 1399, 3427 x 1138, 5105 x 764.
+  const std::pair<const char*, ps_t> presets[] = {{"gddr5_titanx", 1948823},
+                                                  {"gddr5x_titanxp", 1950182},
+                                                  {"hbm2_p100", 3900412},
+                                                  {"hbm2_v100", 3899926},
+                                                  {"hbm3_h100", 3900220}};
+  ASSERT_EQ(std::size(presets), preset_names().size());
+  for (const auto& [name, refi_expected] : presets) {
+    SCOPED_TRACE(name);
+    const auto s = preset(name);
+    const ps_t refi = s.ps(s.t.tREFI);
+    EXPECT_EQ(refi, refi_expected);
+    channel idle(s);
+    idle.advance(10 * refi + 1);
+    ASSERT_EQ(idle.refreshes(), 10u);
+    for (unsigned k = 0; k < 10; ++k) EXPECT_EQ(idle.checker().refresh_times()[k], (k + 1) * refi);
+    // Under traffic (4-burst reads to every bank in turn, faster than the channel serves
+    // them): a REF still follows every due time, after at most closing the banks (tRAS +
+    // tRP after the last ACT) -- and no command falls into tRFC. 3000 requests spaced
+    // refi / 1000 + 100 ps: the traffic covers a little more than 3 tREFI.
+    channel busy(s);
+    const ps_t gap = refi / 1000 + 100;
+    for (unsigned k = 0; k < 3000; ++k)
+      busy.submit(one(k, k % 4, (k / 4) % 4, k / 64, 4, false, k * gap));
+    busy.advance(3000 * gap);
+    const auto& rt = busy.checker().refresh_times();
+    ASSERT_EQ(rt.size(), 3u);
+    for (std::size_t k = 0; k < rt.size(); ++k) {
+      EXPECT_GE(rt[k], (k + 1) * refi);
+      EXPECT_LE(rt[k], (k + 1) * refi + s.ps(s.t.tRC + s.t.tRP + s.t.tWR + 10));
+    }
+    EXPECT_EQ(busy.checker().total_violations(), 0u);
+    EXPECT_EQ(busy.refreshes(), (3000 * gap - 1) / refi);
   }
-  EXPECT_EQ(busy.checker().total_violations(), 0u);
-  EXPECT_EQ(busy.refreshes(), (3000 * 2000 - 1) / refi);
+}
+
+// Rule tREFI (refresh deadline): at most 8 REFs postponed, so no interval between two REFs
+// (or from time 0 to the first) may exceed 9 x tREFI. GDDR5: 9 x 1,948,823 = 17,539,407 ps.
+TEST(TimingChecker, CountsALateRefresh) {
+  const auto s = g5();
+  const ps_t limit = 9 * 1948823ull;
+  timing_checker k(s);
+  EXPECT_EQ(k.refresh_deadline_ps(), limit);
+  EXPECT_EQ(k.record(command::REF, 0, 0, limit), 0u);  // exactly 9 x tREFI after time 0: legal
+  EXPECT_EQ(k.violations(rule::tREFI), 0u);
+  EXPECT_EQ(k.record(command::REF, 0, 0, 2 * limit + 1), 1u);  // 1 ps late
+  EXPECT_EQ(k.violations(rule::tREFI), 1u);
+  // A skipped refresh seen when the statistics are read: 9 x tREFI after the last REF is
+  // still legal, 1 ps more is one violation, counted once however often it is read, and
+  // not again by the REF that finally closes the interval.
+  const ps_t last = 2 * limit + 1;
+  EXPECT_EQ(k.check_refresh(last + limit), 0u);
+  EXPECT_EQ(k.check_refresh(last + limit + 1), 1u);
+  EXPECT_EQ(k.check_refresh(last + 5 * limit), 0u);
+  EXPECT_EQ(k.record(command::REF, 0, 0, last + 6 * limit), 0u);
+  EXPECT_EQ(k.violations(rule::tREFI), 2u);
+  EXPECT_EQ(k.total_violations(), 2u);
+  EXPECT_STREQ(rule_name(rule::tREFI), "tREFI");
+  // The first REF late (from time 0).
+  timing_checker k0(s);
+  EXPECT_EQ(k0.record(command::REF, 0, 0, limit + 1), 1u);
+  EXPECT_EQ(k0.violations(rule::tREFI), 1u);
+  // Idle refreshes recorded at once count the first interval as one by one would.
+  timing_checker k1(s);
+  EXPECT_TRUE(k1.record_idle_refreshes(limit + 1, 1948823, 5));
+  EXPECT_EQ(k1.violations(rule::tREFI), 1u);
+}
+
+// A channel with refresh off (first_refresh_ps = kNever) never refreshes: the checker's
+// tREFI rule finds the skipped refresh when the statistics are read (check_refresh), while a
+// channel with refresh on (every tREFI) has no violation.
+TEST(Channel, SkippedRefreshIsAViolation) {
+  const auto s = g5();
+  const ps_t refi = s.ps(s.t.tREFI);
+  channel off(s, page_policy::open, scheduler::frfcfs, channel::kNever), on(s);
+  for (channel* c : {&off, &on})
+    for (unsigned k = 0; k < 100; ++k) c->submit(one(k, k % 4, (k / 4) % 4, k / 16, 2, false, k * 5000));
+  off.check_refresh(9 * refi);  // exactly the deadline from time 0: legal
+  EXPECT_EQ(off.checker().total_violations(), 0u);
+  off.check_refresh(9 * refi + 1);
+  EXPECT_EQ(off.refreshes(), 0u);
+  EXPECT_EQ(off.checker().violations(rule::tREFI), 1u);
+  EXPECT_EQ(off.checker().total_violations(), 1u);
+  off.check_refresh(20 * refi);  // the same skipped interval: counted once
+  EXPECT_EQ(off.checker().violations(rule::tREFI), 1u);
+  on.check_refresh(20 * refi);
+  EXPECT_EQ(on.refreshes(), 19u);  // REFs at k x tREFI, k = 1..19 (< 20 tREFI)
+  EXPECT_EQ(on.checker().total_violations(), 0u);
 }
 
 // An idle channel records all REFs due before `until` at once; the result must be exactly

@@ -26,8 +26,6 @@ void gpu_memory_params::validate() const {
   if (model == gpu_memory_model::dram) {
     if (channels == 0)
       throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
-    if (max_outstanding == 0)
-      throw std::invalid_argument("gpu_memory_params.max_outstanding must be >= 1");
     const std::string name = resolved_dram_preset();
     if (name.empty()) return;  // "auto" without a matching preset: bus model
     const dram::dram_spec s = dram::preset(name);  // throws naming the preset
@@ -47,6 +45,19 @@ void gpu_memory_params::validate() const {
   }
 }
 
+unsigned default_max_outstanding(const dram::dram_spec& s) {
+  return std::max(1024u, 16u * s.channels);
+}
+
+unsigned gpu_memory_params::outstanding_limit() const {
+  if (max_outstanding) return max_outstanding;
+  if (model == gpu_memory_model::dram) {
+    const std::string name = resolved_dram_preset();
+    if (!name.empty()) return default_max_outstanding(dram::preset(name));
+  }
+  return 1024;
+}
+
 std::string gpu_memory_params::resolved_dram_preset() const {
   if (dram_preset != "auto") return dram_preset;
   for (const auto& n : dram::preset_names()) {
@@ -63,6 +74,7 @@ gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memo
     : sc_module(name),
       tgt("tgt"),
       gpu_params_(p),
+      max_out_(p.outstanding_limit()),
       mem_params_(p.to_memory_params()),
       store_(p.size_bytes, p.page_bytes),
       bus_(p.effective_bandwidth_Bps()) {
@@ -104,10 +116,34 @@ void gpu_memory_controller::discard(std::uint64_t addr, std::uint64_t len) {
   store_.discard(addr, len);
 }
 
-ps_t gpu_memory_controller::busy_ps() const {
-  if (!dram_) return bus_.busy_ps();
-  ps_t b = dram_->lt_busy_ps();
-  for (const auto& c : dram_->channels()) b += c.checker().data_busy_ps();
+namespace {
+/// Busy time before `now` of a resource with `booked` busy time whose booked work ends at
+/// `until`: booked - (until - now) at least (the part after now is at most until - now).
+ps_t busy_before(ps_t booked, ps_t until, ps_t now) {
+  const ps_t ahead = until > now ? until - now : 0;
+  return booked > ahead ? booked - ahead : 0;
+}
+}  // namespace
+
+ps_t gpu_memory_controller::busy_ps() {
+  const ps_t now = now_ps();
+  if (!dram_) {
+    bus_seen_ = std::max(bus_seen_, busy_before(bus_.busy_ps(), bus_.busy_until(), now));
+    return bus_seen_;
+  }
+  ps_t b = dram_->lt_busy_before(now);
+  at_seen_.resize(dram_->channels().size(), 0);
+  for (unsigned c = 0; c < dram_->channels().size(); ++c) {
+    auto& ch = dram_->channels()[c];
+    // Its commands before now are issued first (advance is lazy). Not drained here: the
+    // completions are taken at the channel's next wake-up or submit, as without this call
+    // (the wake-up armed is still a lower bound on their responses), so the responses and
+    // the moment each transaction is counted in the traffic statistics do not change.
+    if (ch.queued()) ch.advance(now);
+    const auto& k = ch.checker();
+    at_seen_[c] = std::max(at_seen_[c], busy_before(k.data_busy_ps(), k.data_bus_free(), now));
+    b += at_seen_[c];
+  }
   return b;
 }
 
@@ -128,7 +164,7 @@ dram_totals gpu_memory_controller::dram_stats() {
   const ps_t now = now_ps();
   for (unsigned c = 0; c < dram_->channels().size(); ++c) {
     auto& ch = dram_->channels()[c];
-    ch.advance(now);
+    ch.check_refresh(now);  // advances to now; a REF overdue now counts (rule tREFI)
     drain(c);
     schedule_wake(c);
     const auto& k = ch.checker();
@@ -240,7 +276,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
     }
     if (trans.has_mm()) trans.acquire();
     const ps_t arrival = at_ps(delay);
-    if (dram_ && outstanding_ >= gpu_params_.max_outstanding) {
+    if (dram_ && outstanding_ >= max_out_) {
       // Queues full: END_REQ is withheld until a transaction completes (flow control).
       waiting_req_ = &trans;
       waiting_since_ = arrival;
@@ -473,7 +509,7 @@ void gpu_memory_controller::service_method() {
       if (mm) t->release();
     }
     // A held-back request is accepted now that a slot is free.
-    if (waiting_req_ && outstanding_ < gpu_params_.max_outstanding) {
+    if (waiting_req_ && outstanding_ < max_out_) {
       tlm_generic_payload* w = waiting_req_;
       waiting_req_ = nullptr;
       accept(*w, std::max(waiting_since_, now));

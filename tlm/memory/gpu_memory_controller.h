@@ -77,9 +77,14 @@ struct gpu_memory_params {
   /// added to every response after the DRAM data. Default 10 ns (estimate; model parameter).
   ps_t controller_latency_ps = 10 * ps_per_ns;
   /// AT: transactions accepted (END_REQ) and not yet answered; a BEGIN_REQ beyond this waits
-  /// for END_REQ until one completes. Default 1024.
-  unsigned max_outstanding = 1024;
+  /// for END_REQ until one completes. 0 (default): auto, default_max_outstanding() of the
+  /// DRAM preset (1024 for the GDDR and HBM2 presets, 2560 for hbm3_h100), 1024 for the bus
+  /// model (which does not limit it). See outstanding_limit().
+  unsigned max_outstanding = 0;
 
+  /// The AT window in force: max_outstanding, or when it is 0 (auto) the DRAM preset's
+  /// default_max_outstanding() (model=dram), else 1024.
+  unsigned outstanding_limit() const;
   /// Effective bandwidth of the bus model, B/s = peak x efficiency.
   double effective_bandwidth_Bps() const { return peak_bandwidth_Bps * efficiency; }
   /// Throws std::invalid_argument naming the field if a value is out of range.
@@ -101,6 +106,17 @@ struct gpu_memory_params {
     return m;
   }
 };
+
+/// Default AT window of the controller (gpu_memory_params::max_outstanding = 0) and of the
+/// `bench dram` generator for a DRAM preset: max(1024, 16 x channels), i.e. 1024 for the
+/// GDDR5 / GDDR5X (12 channels) and HBM2 (64 pseudo-channels) presets and 2560 for hbm3_h100
+/// (160 pseudo-channels). Why (Little's law): with all-bank refresh (REFab, tRFC = 350 ns on
+/// HBM2 / HBM3) the requests queued at a refreshing channel stay outstanding while the others
+/// complete; tRFC / tREFI = 9 % of the channels are refreshing at any time, so the window must
+/// grow with the channel count (and the peak bandwidth) or the blocked requests starve the
+/// others: with 1024 x 512 B in flight a 64 MiB H100 read stream reaches 0.841 of peak in AT
+/// (LT 0.895), with 2560 0.892 (docs/dram.md, Parameters).
+unsigned default_max_outstanding(const dram::dram_spec& s);
 
 /// Optional, ignorable extension naming the initiator (and a free label, e.g. the layer) of a
 /// transaction, for the per-initiator statistics. Without it a transaction counts as id 0.
@@ -159,8 +175,16 @@ public:
   /// Bytes read / written by successful b_transport and nb_transport_fw transactions.
   std::uint64_t bytes_read() const { return all_.bytes_read; }
   std::uint64_t bytes_written() const { return all_.bytes_written; }
-  /// Data-bus busy time (ps): bus model: the bus; dram model: summed over channels.
-  ps_t busy_ps() const;
+  /// Data-bus busy time before now (ps): bus model: the bus; dram model: summed over
+  /// channels, AT (the channels are first advanced to now; their completions are still
+  /// taken at their wake-up) + LT. Only the part of the
+  /// booked work that lies before now counts: LT and the bus model book a request's service
+  /// when it is made, possibly ahead of now behind a backlog, and an AT burst's data ends
+  /// CL/WL + burst after its command. Per resource: booked busy time minus what can lie
+  /// after now (at most the end of its booked work - now), as a running maximum over the
+  /// calls (dram::dram_system::lt_busy_before()), so over any interval between two calls
+  /// the delta is at most (interval x resources): utilisation() is a true fraction.
+  ps_t busy_ps();
 
   // ---- statistics for the platform / runtime ----
   /// Traffic of initiator `id` (dram_initiator_ext; 0 without the extension).
@@ -179,6 +203,8 @@ public:
   const dram::dram_spec* spec() const { return dram_ ? &dram_->spec() : nullptr; }
   /// AT transactions accepted and not yet answered.
   std::size_t outstanding() const { return outstanding_; }
+  /// AT window in force (gpu_memory_params::outstanding_limit()).
+  unsigned max_outstanding() const { return max_out_; }
 
 private:
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -224,6 +250,7 @@ private:
   void drain(unsigned ch);
 
   gpu_memory_params gpu_params_;
+  unsigned max_out_;  ///< gpu_params_.outstanding_limit()
   memory_params mem_params_;
   mem::backing_store store_;
   bandwidth_server bus_;  // model=bus
@@ -268,6 +295,10 @@ private:
   ps_t ev_at_ = ~ps_t{0};         ///< time ev_ is armed for (~0: not armed)
   bool in_service_ = false;       ///< service_method() is running (it arms ev_ at its end)
   ps_t service_now_ = 0;          ///< simulated time of the running service_method() (ps)
+
+  /// busy_ps(): running maximum of the busy time before now, per AT channel and of the bus.
+  std::vector<ps_t> at_seen_;
+  ps_t bus_seen_ = 0;
 
   dram_traffic all_;
   std::map<unsigned, dram_traffic> per_init_;

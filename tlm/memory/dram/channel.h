@@ -68,6 +68,8 @@ struct completion {
 /// (Aligned to a cache line: its hot state, at its start, then takes the fewest lines.)
 class alignas(64) channel {
 public:
+  /// `first_refresh_ps`: time of the first REF (then one every tREFI); 0: at tREFI; kNever:
+  /// no refresh at all (tests of the timing checker's tREFI rule).
   channel(const dram_spec& spec, page_policy pp = page_policy::open,
           scheduler sch = scheduler::frfcfs, ps_t first_refresh_ps = 0);
 
@@ -95,6 +97,12 @@ public:
 
   std::size_t queued() const { return queued_; }
   const timing_checker& checker() const { return chk_; }
+  /// Advances to `now` and applies the checker's tREFI rule at `now` (a refresh overdue when
+  /// the statistics are read counts as a violation: timing_checker::check_refresh()).
+  void check_refresh(ps_t now) {
+    advance(now);
+    chk_.check_refresh(now);
+  }
   std::uint64_t row_hits() const { return hits_; }      ///< column commands to an already open row
   std::uint64_t row_misses() const { return misses_; }  ///< ACTs issued for requests
   std::uint64_t refreshes() const { return chk_.commands(command::REF); }

@@ -52,6 +52,19 @@ dram_system::lt_channel_state dram_system::lt_state(unsigned c) const {
   return s;
 }
 
+ps_t dram_system::lt_busy_before(ps_t t) {
+  lt_seen_.resize(lt_.size(), 0);
+  ps_t sum = 0;
+  for (std::size_t c = 0; c < lt_.size(); ++c) {
+    const ps_t booked = lt_[c].bursts * burst_ps_;
+    const ps_t ahead = lt_[c].busy_until > t ? lt_[c].busy_until - t : 0;
+    const ps_t before = booked > ahead ? booked - ahead : 0;
+    lt_seen_[c] = std::max(lt_seen_[c], before);
+    sum += lt_seen_[c];
+  }
+  return sum;
+}
+
 ps_t dram_system::lt_access(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
   return lt_fast_path() ? lt_fast(addr, len, write, ready) : lt_generic(addr, len, write, ready);
 }

@@ -102,8 +102,19 @@ public:
   const std::vector<channel>& channels() const { return ch_; }
   page_policy policy() const { return policy_; }
 
-  /// LT statistics: data-bus busy time summed over channels (ps), ACTs, bursts.
+  /// LT statistics: data-bus busy time summed over channels (ps), ACTs, bursts. lt_busy_ps()
+  /// is every burst booked so far, including work booked ahead of the present time (a
+  /// backlogged channel serves an access after its earlier work: busy_until > now).
   ps_t lt_busy_ps() const { return lt_busy_; }
+  /// LT data-bus busy time that lies before `t` (ps, summed over channels), for utilisation
+  /// over an interval (a delta of lt_busy_ps() over [a, b) also counts work booked in it
+  /// that is served after b, so a backlogged interval could exceed 100 %). Per channel:
+  /// its booked bursts x burst minus the part that can lie after t (at most busy_until - t:
+  /// the channel's work ends by busy_until and its data density is <= 1), kept as a running
+  /// maximum over the calls (t non-decreasing), so the value rises by at most
+  /// (t - t_prev) per channel between two calls and reaches lt_busy_ps() once the channel
+  /// is idle at t. Equals lt_busy_ps() when no channel has work booked after t.
+  ps_t lt_busy_before(ps_t t);
   std::uint64_t lt_acts() const { return lt_acts_; }
   std::uint64_t lt_bursts() const { return lt_bursts_; }
   /// LT state of channel `c`: end of its LT work (ps), bursts and ACTs so far, and the open
@@ -180,6 +191,7 @@ private:
   struct lt_chan { ps_t busy_until = 0; std::uint64_t bursts = 0, acts = 0; };
   struct lt_acc { std::uint64_t bursts = 0, acts = 0; std::vector<std::uint64_t> per_group; bool used = false; };
   std::vector<lt_chan> lt_;
+  std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
   std::vector<lt_acc> acc_;
   std::vector<unsigned> touched_;

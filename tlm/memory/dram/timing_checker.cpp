@@ -21,7 +21,7 @@ const char* command_name(command c) {
 const char* rule_name(rule r) {
   static const char* names[rule_count] = {"arrival", "cmd_bus", "tRCD", "tRP", "tRAS", "tRC",
                                           "tCCD_S", "tCCD_L", "tRRD_S", "tRRD_L", "tFAW",
-                                          "tWTR", "tRTW", "tRTP", "tWR", "burst", "tRFC", "state"};
+                                          "tWTR", "tRTW", "tRTP", "tWR", "burst", "tRFC", "state", "tREFI"};
   const auto i = static_cast<std::size_t>(r);
   return i < rule_count ? names[i] : "?";
 }
@@ -50,7 +50,26 @@ timing_checker::timing_checker(const dram_spec& spec)
       tRTW_(timing_ps(spec.ps(spec.t.tRTW), "tRTW")), tCL_(timing_ps(spec.ps(spec.t.tCL), "tCL")),
       tWL_(timing_ps(spec.ps(spec.t.tWL), "tWL")), tRTP_(timing_ps(spec.ps(spec.t.tRTP), "tRTP")),
       tWR_(timing_ps(spec.ps(spec.t.tWR), "tWR")), tRFC_(timing_ps(spec.ps(spec.t.tRFC), "tRFC")),
-      tCK_(timing_ps(spec.tCK_ps, "tCK")), burst_(timing_ps(spec.burst_ps(), "burst")) {}
+      tCK_(timing_ps(spec.tCK_ps, "tCK")), burst_(timing_ps(spec.burst_ps(), "burst")),
+      ref_limit_(static_cast<st>(9 * spec.ps(spec.t.tREFI))) {}
+
+unsigned timing_checker::check_ref_interval(st t) {
+  // From the last REF, or from time 0 before the first one.
+  const st prev = last_ref_ == never ? 0 : last_ref_;
+  const bool late = ref_limit_ != 0 && t - prev > ref_limit_ && !ref_late_counted_;
+  ref_late_counted_ = false;  // a new interval starts at t
+  if (!late) return 0;
+  ++violations_[static_cast<std::size_t>(rule::tREFI)];
+  return 1;
+}
+
+unsigned timing_checker::check_refresh(ps_t now) {
+  const st prev = last_ref_ == never ? 0 : last_ref_;
+  if (ref_limit_ == 0 || ref_late_counted_ || static_cast<st>(now) - prev <= ref_limit_) return 0;
+  ref_late_counted_ = true;
+  ++violations_[static_cast<std::size_t>(rule::tREFI)];
+  return 1;
+}
 
 timing_checker::channel_bounds timing_checker::channel_wide() const {
   channel_bounds cb;
@@ -99,7 +118,11 @@ bool timing_checker::record_idle_refreshes(ps_t first, ps_t period, std::uint64_
       earliest(command::REF, 0, 0, first).time != first)
     return false;
   // Each REF k at first + k * period: no rule binds (the first checked above; then the
-  // previous REF's tRFC / command-bus bounds end before the next), no violation.
+  // previous REF's tRFC / command-bus bounds end before the next), no violation but the
+  // tREFI deadline: the first REF's interval from the last one, then n - 1 of `period`.
+  check_ref_interval(static_cast<st>(first));
+  if (ref_limit_ != 0 && static_cast<st>(period) > ref_limit_)
+    violations_[static_cast<std::size_t>(rule::tREFI)] += n - 1;
   add(static_cast<std::size_t>(command::REF), n);
   add(kBinding + static_cast<std::size_t>(rule::arrival), n);
   const ps_t last = first + (n - 1) * period;

@@ -28,6 +28,17 @@ enum class rule : std::uint8_t {
   burst,     ///< data bus: a burst (BL beats, CL/WL after its command) may not overlap the last
   tRFC,      ///< REF -> any command
   state,     ///< bank state: ACT to an open bank, RD/WR to a closed bank, REF with open banks
+  /// Refresh deadline (an upper bound, never a binding rule): more than 8 all-bank REFs
+  /// postponed, i.e. an interval longer than 9 x tREFI between two REFs, or from time 0 to
+  /// the first REF, or from the last REF to the time the statistics are read
+  /// (check_refresh()). The JEDEC DRAM standards let a controller postpone at most 8 REFs
+  /// ("at no point in time more than a total of 8 Refresh commands are allowed to be
+  /// postponed ... the resulting maximum interval between the surrounding Refresh commands
+  /// is limited to 9 x tREFI": the Refresh Command section of JESD79-3 DDR3, reproduced in
+  /// the vendors' datasheets; HBM controllers apply the same allowance to REFab, e.g. AMD
+  /// PG313 "Refresh", all-bank refresh with deficit mode: "refreshes can be skipped up to
+  /// eight times"). One violation per overlong interval. Off when the spec's tREFI is 0.
+  tREFI,
   count_
 };
 constexpr std::size_t rule_count = static_cast<std::size_t>(rule::count_);
@@ -105,6 +116,14 @@ public:
   /// (earliest(REF, first) == first) and tRFC, tCK shorter than `period`, so no REF holds up
   /// the next; otherwise records nothing and returns false.
   bool record_idle_refreshes(ps_t first, ps_t period, std::uint64_t n);
+
+  /// The tREFI rule at time `now` (e.g. when the statistics are read): counts one
+  /// violation if more than 9 x tREFI have passed since the last REF (or since time 0 when
+  /// there was none) and that interval was not counted yet (a later REF closing it is then
+  /// not counted again). Returns the violations counted (0 or 1). Off when tREFI is 0.
+  unsigned check_refresh(ps_t now);
+  /// Longest legal interval between two REFs (9 x tREFI, ps; 0: no refresh rule).
+  ps_t refresh_deadline_ps() const { return static_cast<ps_t>(ref_limit_); }
 
   bool bank_open(unsigned bank_group, unsigned bank) const { return bank_[idx(bank_group, bank)].open; }
   /// The scheduler's state of bank `flat` (= bank_group x banks_per_group + bank).
@@ -186,6 +205,10 @@ private:
   std::array<std::uint32_t, kCounters> count_hi_{};
   std::array<std::uint64_t, rule_count> violations_{};
   std::vector<ps_t> ref_times_;
+  st ref_limit_ = 0;            ///< 9 x tREFI (ps); 0: no tREFI rule
+  bool ref_late_counted_ = false;  ///< the interval since the last REF was counted late
+  /// The tREFI rule for a REF at `t` (cold: one REF per tREFI); returns the violations.
+  unsigned check_ref_interval(st t);
 };
 
 inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) const {
@@ -324,6 +347,7 @@ __attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd
     }
     case command::REF:
       if (open_banks_ != 0) state_error();
+      bad += check_ref_interval(t);
       last_ref_ = t;
       last_row_cmd_ = t;
       if (ref_times_.size() < keep_refresh_times) ref_times_.push_back(tp);
