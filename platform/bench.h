@@ -23,7 +23,8 @@ struct bench_registrar {
 
 // Option values of the benchmarks, read as `cdma-vp run` reads them. Each throws
 // std::invalid_argument with a message naming the option, the value as given and what is
-// allowed (the caller prints it with bench_usage_error: exit 2, nothing measured).
+// allowed (the caller prints it with bench_usage_error: exit 2, nothing measured). A number
+// (bench_count, bench_bytes) has no white space before or after it ("5 ", " 4096").
 
 /// A bad option of `cdma-vp bench NAME`: prints "cdma-vp: bench NAME: <msg>" and
 /// "(see cdma-vp bench NAME --help)" on stderr; returns 2.

@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -70,6 +72,8 @@ struct copy_engine : sc_module {
   std::vector<job>* jobs = nullptr;
   std::uint8_t* buf = nullptr;  ///< data of every transfer (untouched_buffer: never read or written)
   std::uint64_t host_addr = 0;  ///< where the transfers go in host memory
+  const job** current = nullptr;       ///< set to the transfer in flight (named when the simulation fails)
+  std::exception_ptr* failure = nullptr;  ///< set to what a transfer threw (the simulation is stopped)
   sc_event resp_ev;
 
   SC_HAS_PROCESS(copy_engine);
@@ -85,7 +89,19 @@ struct copy_engine : sc_module {
     return TLM_ACCEPTED;  // END_REQ
   }
   void run() {
+    // An exception of a transfer (std::bad_alloc: the AT link queues every TLP of a transaction
+    // at once) is kept for simulate() to name the transfer, not left to the SystemC kernel
+    // ("Error: (E549) uncaught exception: std::bad_alloc").
+    try {
+      transfers();
+    } catch (const std::exception&) {
+      *failure = std::current_exception();
+      sc_stop();
+    }
+  }
+  void transfers() {
     for (job& j : *jobs) {
+      *current = &j;
       tlm_generic_payload gp;
       gp.set_command(j.read ? TLM_READ_COMMAND : TLM_WRITE_COMMAND);
       gp.set_address(host_addr);
@@ -112,6 +128,12 @@ struct copy_engine : sc_module {
   }
 };
 
+/// A measurement that could not be completed (e.g. out of memory): the message names the
+/// transfer and the reason.
+struct bench_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// Host memory under the transfers: the bench measures time only, so the bytes are neither
 /// stored nor produced (the memory target's timing does not depend on them). Writes are
 /// dropped and reads leave the destination as it is, so no byte of the copy engine's buffer
@@ -129,8 +151,8 @@ public:
   explicit untouched_buffer(std::uint64_t bytes) : bytes_(std::max<std::uint64_t>(bytes, 1)) {
     void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
-      throw std::runtime_error("bench pcie: cannot reserve " + std::to_string(bytes_) +
-                               " bytes of address space for the transfers: " + std::strerror(errno));
+      throw bench_failure("cannot reserve " + std::to_string(bytes_) + " bytes (" + bench_format_bytes(bytes_) +
+                          ") of address space for the transfers: " + std::strerror(errno));
     p_ = static_cast<std::uint8_t*>(p);
   }
   ~untouched_buffer() { ::munmap(p_, bytes_); }
@@ -143,7 +165,29 @@ private:
   std::uint8_t* p_ = nullptr;
 };
 
+/// What `e` says, with std::bad_alloc worded for the user (an sc_report: its message, without
+/// SystemC's "Error: (E549) uncaught exception:" and "In file:" lines).
+std::string failure_reason(const std::exception& e) {
+  const auto* r = dynamic_cast<const sc_report*>(&e);
+  const std::string what = r ? r->get_msg() : e.what();
+  if (dynamic_cast<const std::bad_alloc*>(&e) || what == "std::bad_alloc")
+    return "out of memory (std::bad_alloc; the AT link model holds ~0.4 B of RAM per byte of a transfer)";
+  return what;
+}
+
+/// "the AT h2d transfer of 2147483648 bytes (2 GiB)"; `j` null (before the first transfer):
+/// "building the AT platform for transfers of up to 2147483648 bytes (2 GiB)".
+std::string transfer_name(bool at, const job* j, std::uint64_t largest) {
+  if (!j)
+    return std::string("building the ") + (at ? "AT" : "LT") + " platform for transfers of up to " +
+           std::to_string(largest) + " bytes (" + bench_format_bytes(largest) + ")";
+  return std::string("the ") + (at ? "AT " : "LT ") + (j->read ? "h2d" : "d2h") + " transfer of " +
+         std::to_string(j->bytes) + " bytes (" + bench_format_bytes(j->bytes) + ")";
+}
+
 /// Runs `jobs` on a fresh platform (copy engine + link + host memory) in a fresh context.
+/// Throws bench_failure naming the transfer when the simulation fails (an exception of a
+/// model, such as std::bad_alloc).
 void simulate(const pcie::link_params& lp, bool at, std::vector<job>& jobs) {
   sc_curr_simcontext = new sc_simcontext();  // leaked on purpose, see tests/support/sc_fixture.h
   sc_default_global_context = sc_curr_simcontext;
@@ -153,22 +197,39 @@ void simulate(const pcie::link_params& lp, bool at, std::vector<job>& jobs) {
   hp.bandwidth_Bps = 204.8e9;
   std::uint64_t largest = 0;
   for (const job& j : jobs) largest = std::max(largest, j.bytes);
-  const untouched_buffer buf(largest);
-  const std::uint64_t host_addr = 1ull << 30;
-  auto eng = std::make_unique<copy_engine>("gpu_ce");
-  auto link = std::make_unique<pcie_link>("pcie", lp);
-  auto host = std::make_unique<host_memory>("host_mem", hp);
-  // On the store itself: memory_target::map_region first invalidates DMI through the socket,
-  // which is not bound yet (and no DMI pointer has been granted).
-  host->store().map_region(host_addr, std::max<std::uint64_t>(largest, 1), std::make_shared<discard_region>());
-  eng->at = at;
-  eng->jobs = &jobs;
-  eng->buf = buf.data();
-  eng->host_addr = host_addr;
-  eng->init.bind(link->tgt);
-  link->init.bind(host->tgt);
-  link->set_host_size(hp.size_bytes);
-  sc_start();
+  const job* in_flight = nullptr;  // the transfer being simulated (named when it fails)
+  std::exception_ptr failure;      // what the engine's transfer threw
+  try {
+    const untouched_buffer buf(largest);  // (throws bench_failure)
+    const std::uint64_t host_addr = 1ull << 30;
+    auto eng = std::make_unique<copy_engine>("gpu_ce");
+    auto link = std::make_unique<pcie_link>("pcie", lp);
+    auto host = std::make_unique<host_memory>("host_mem", hp);
+    // On the store itself: memory_target::map_region first invalidates DMI through the socket,
+    // which is not bound yet (and no DMI pointer has been granted).
+    host->store().map_region(host_addr, std::max<std::uint64_t>(largest, 1), std::make_shared<discard_region>());
+    eng->at = at;
+    eng->jobs = &jobs;
+    eng->buf = buf.data();
+    eng->host_addr = host_addr;
+    eng->current = &in_flight;
+    eng->failure = &failure;
+    eng->init.bind(link->tgt);
+    link->init.bind(host->tgt);
+    link->set_host_size(hp.size_bytes);
+    sc_start();
+  } catch (const bench_failure&) {
+    throw;
+  } catch (const std::exception& e) {  // building the platform, or a process other than the engine's (E549)
+    throw bench_failure(transfer_name(at, in_flight, largest) + " failed: " + failure_reason(e));
+  }
+  if (failure) {  // (the platform is gone: its memory is free for the message)
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      throw bench_failure(transfer_name(at, in_flight, largest) + " failed: " + failure_reason(e));
+    }
+  }
 }
 
 struct row {
@@ -225,11 +286,32 @@ constexpr std::uint64_t max_transfer = 1ull << 31;
 std::string plot_script() { return source_dir() + "/scripts/plot_pcie_bench.py"; }
 const char* const python = "/usr/bin/python3";
 
-/// A private temporary directory ($TMPDIR, else /tmp) for the plot's CSV and PNG, removed
-/// (with the files) by the destructor and by the interrupt handler.
+/// The image formats of --plot (matplotlib's Agg backend writes each without further packages).
+const char* const plot_formats[] = {"png", "svg", "pdf"};
+
+/// The format of the --plot image: the extension of `file` (png, svg or pdf, in any case), a
+/// PNG for a name without one (a device such as /dev/stdout, "plot"). Throws
+/// std::invalid_argument for any other extension (the image would not be what its name says:
+/// x.svg held PNG bytes).
+std::string plot_format(const std::string& file) {
+  const std::size_t slash = file.rfind('/');
+  const std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  const std::size_t dot = base.rfind('.');
+  if (dot == std::string::npos || dot == 0) return "png";  // no extension (".plot" is a name)
+  std::string ext = base.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* f : plot_formats)
+    if (ext == f) return ext;
+  throw std::invalid_argument("--plot " + file + ": unsupported image format '." + base.substr(dot + 1) +
+                              "'; expected a file name ending in .png, .svg or .pdf (the format follows the "
+                              "extension; a name without one is a PNG)");
+}
+
+/// A private temporary directory ($TMPDIR, else /tmp) for the plot's CSV and image (`format`:
+/// png, svg, pdf), removed (with the files) by the destructor and by the interrupt handler.
 class plot_workdir {
 public:
-  plot_workdir() {
+  explicit plot_workdir(const std::string& format) : format_(format) {
     const char* t = std::getenv("TMPDIR");
     std::string tmpl = std::string(t && *t ? t : "/tmp") + "/cdma-vp-plot.XXXXXX";
     std::vector<char> b(tmpl.begin(), tmpl.end());
@@ -240,21 +322,22 @@ public:
     dir_ = b.data();
     clean_dir_ = interrupt_cleanup(dir_, true);
     clean_csv_ = interrupt_cleanup(csv());
-    clean_png_ = interrupt_cleanup(png());
+    clean_image_ = interrupt_cleanup(image());
   }
   ~plot_workdir() {
     ::unlink(csv().c_str());
-    ::unlink(png().c_str());
+    ::unlink(image().c_str());
     ::rmdir(dir_.c_str());
   }
   plot_workdir(const plot_workdir&) = delete;
   plot_workdir& operator=(const plot_workdir&) = delete;
   std::string csv() const { return dir_ + "/bench.csv"; }
-  std::string png() const { return dir_ + "/plot.png"; }
+  std::string image() const { return dir_ + "/plot." + format_; }
 
 private:
+  std::string format_;
   std::string dir_;
-  interrupt_cleanup clean_dir_, clean_csv_, clean_png_;
+  interrupt_cleanup clean_dir_, clean_csv_, clean_image_;
 };
 
 std::string read_file(const std::string& path) {
@@ -264,6 +347,20 @@ std::string read_file(const std::string& path) {
   o << f.rdbuf();
   if (!f && !f.eof()) throw std::runtime_error("cannot read " + path);
   return o.str();
+}
+
+/// Runs the measurement `m`; a failure (bench_failure naming the transfer, or any other
+/// exception, e.g. std::bad_alloc while building a platform) is printed naming `what` was
+/// asked and returns 1 (nothing measured is printed), as bench workload's failed measurements.
+int measured(const std::string& what, const std::function<void()>& m) {
+  try {
+    m();
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "cdma-vp: bench pcie: measurement failed (" << what << "): "
+              << printable(failure_reason(e), true) << "\n";
+  }
+  return 1;
 }
 
 int bench_pcie(const std::vector<std::string>& args) {
@@ -301,12 +398,15 @@ int bench_pcie(const std::vector<std::string>& args) {
                      "            mode; the bytes are not stored (timing only): RAM ~0.4 B per byte of --max\n"
                      "            (the AT link queues a transfer's TLPs at once), 2G: ~0.9 GB, ~1 minute\n"
                      "  --csv     write mode,direction,bytes,gbps to FILE\n"
-                     "  --plot    write a PNG image to FILE (any name; nothing else is written beside it),\n"
-                     "            drawn by /usr/bin/python3 scripts/plot_pcie_bench.py (Debian's\n"
-                     "            python3-matplotlib) in a temporary directory ($TMPDIR or /tmp)\n"
+                     "  --plot    write an image to FILE, its format from the extension: .png, .svg or .pdf\n"
+                     "            (a name without one is a PNG; another extension is refused); nothing else is\n"
+                     "            written beside it; drawn by /usr/bin/python3 scripts/plot_pcie_bench.py\n"
+                     "            (Debian's python3-matplotlib) in a temporary directory ($TMPDIR or /tmp)\n"
                      "  Outputs are checked before the measurement and replaced only when complete.\n"
                      "  --table   bulk GB/s of several presets, LT vs AT, and the 64 B read RTT;\n"
-                     "            takes no other option\n";
+                     "            takes no other option\n"
+                     "Exit status: 0 ok, 1 a measurement failed (e.g. out of memory: the message names the\n"
+                     "transfer), 2 bad options (nothing measured), 3 an output could not be written.\n";
         return 0;
       } else if (a == "--table") {
         want_table = true;
@@ -322,6 +422,7 @@ int bench_pcie(const std::vector<std::string>& args) {
       } else if (a == "--plot") {
         plot = value();
         if (plot.empty()) throw std::invalid_argument("--plot '': an empty file name; expected a path");
+        plot_format(plot);  // (refused before measuring)
       } else {
         throw std::invalid_argument("unknown option '" + a + "'");
       }
@@ -344,7 +445,7 @@ int bench_pcie(const std::vector<std::string>& args) {
   } catch (const std::invalid_argument& e) {
     return bench_usage_error("pcie", e.what());
   }
-  if (want_table) return table();
+  if (want_table) return measured("--table", [] { table(); });
   pcie::link_params lp;
   try {
     lp = pcie::preset(preset_name);
@@ -365,12 +466,13 @@ int bench_pcie(const std::vector<std::string>& args) {
       if (!why.empty())
         throw std::runtime_error(std::string("--plot needs matplotlib for ") + python +
                                  " (Debian: python3-matplotlib): 'import matplotlib' " + why);
-      work = std::make_unique<plot_workdir>();
+      work = std::make_unique<plot_workdir>(plot_format(plot));
     }
   } catch (const std::exception& e) {
     return bench_usage_error("pcie", e.what());
   }
-  const std::vector<row> rows = sweep(lp, lo, hi);
+  std::vector<row> rows;
+  if (const int rc = measured("--max " + bench_format_bytes(hi), [&] { rows = sweep(lp, lo, hi); })) return rc;
 
   std::cout << "PCIe bandwidth test, preset " << preset_name << ": Gen" << lp.gen << " x"
             << lp.lanes << ", MPS " << lp.mps << ", MRRS " << lp.mrrs << ", completions "
@@ -406,10 +508,10 @@ int bench_pcie(const std::vector<std::string>& args) {
     try {
       write_output_file(work->csv(), table_csv.str(), "plot data");
       const std::string why =
-          run_program({python, plot_script(), work->csv(), work->png(), "PCIe " + preset_name}, false, false);
+          run_program({python, plot_script(), work->csv(), work->image(), "PCIe " + preset_name}, false, false);
       if (!why.empty())
         throw output_error("--plot " + plot + ": plotting failed: " + python + " " + plot_script() + " " + why);
-      write_output_file(plot, read_file(work->png()), "--plot");
+      write_output_file(plot, read_file(work->image()), "--plot");
       std::cout << "plot: " << printable(plot) << "\n";
     } catch (const std::exception& e) {
       std::cerr << "cdma-vp: bench pcie: " << printable(e.what(), true) << "\n";

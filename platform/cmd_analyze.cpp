@@ -140,6 +140,7 @@ int analyze_command(const std::vector<std::string>& args) {
   std::size_t window = 4096;
   std::vector<codec::codec_id> ids(std::begin(codec::all_codec_ids), std::end(codec::all_codec_ids));
   bool options_end = false;  // after "--" every argument is a PATH (a file named -q: -- -q or ./-q)
+  std::vector<std::string> given;  // options seen: each at most once, as every other command (the last one won)
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (options_end || a == "-" || a.empty() || a[0] != '-') {
@@ -155,6 +156,11 @@ int analyze_command(const std::vector<std::string>& args) {
       return args[++i];
     };
     try {
+      if (a == "--json" || a == "--window" || a == "--codecs") {
+        if (std::find(given.begin(), given.end(), a) != given.end())
+          throw std::runtime_error("option '" + a + "' cannot be specified more than once");
+        given.push_back(a);
+      }
       if (a == "--help" || a == "-h") {
         std::cout
             << "Usage: cdma-vp analyze [--json FILE] [--window BYTES] [--codecs a,b,..] PATH...\n\n"
@@ -165,7 +171,8 @@ int analyze_command(const std::vector<std::string>& args) {
                "a total line per file.\n\n"
                "  --json FILE      also write the results as JSON\n"
                "  --window BYTES   window size of the windowed framing (default 4096)\n"
-               "  --codecs LIST    comma-separated subset of raw,zvc,rle,zlib,lz4,zstd (default all)\n\n"
+               "  --codecs LIST    comma-separated subset of raw,zvc,rle,zlib,lz4,zstd (default all)\n"
+               "  (each option once)\n\n"
                "Exit status: 0 ok, 2 bad options or an unreadable input (the others are analysed),\n"
                "3 the --json file could not be written (e.g. a full disk; nothing partial is left).\n";
         return 0;

@@ -24,9 +24,21 @@ int bench_usage_error(const std::string& name, const std::string& msg) {
 
 std::string bench_format_bytes(std::uint64_t b) { return cdma::format_bytes(b); }
 
+namespace {
+/// The rule of every bench number (bench_count, bench_bytes): given, and without white space
+/// before or after it ("4096 " was a size while "5 " was not a count). Throws
+/// std::invalid_argument naming the option and the value, ending in `expect`.
+void check_number_text(const std::string& option, const std::string& value, const std::string& expect) {
+  if (value.empty()) throw std::invalid_argument(option + " '': no number; " + expect);
+  if (std::isspace(static_cast<unsigned char>(value.front())) || std::isspace(static_cast<unsigned char>(value.back())))
+    throw std::invalid_argument(option + " '" + value + "': white space around the number; " + expect);
+}
+}  // namespace
+
 std::uint64_t bench_count(const std::string& option, const std::string& value, std::uint64_t lo,
                           std::uint64_t hi) {
   const std::string range = "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  check_number_text(option, value, range);
   long long v = 0;
   if (!parse_whole(value, v)) {
     double d = 0;
@@ -46,13 +58,13 @@ std::uint64_t bench_bytes(const std::string& option, const std::string& value, s
   std::string expect = "expected a size in bytes from " + bench_format_bytes(lo) + " to " + bench_format_bytes(hi);
   if (multiple > 1) expect += ", a multiple of " + std::to_string(multiple) + " B";
   expect += " (e.g. 4096, 64K, 16M, \"16 MiB\"; units B, kB, MB, GB, KiB, MiB, GiB or K, M, G for KiB, MiB, GiB)";
+  check_number_text(option, value, expect);
   std::string s = value;
   // The short binary forms of bench pcie: 4K, 64M, 2G (KiB, MiB, GiB).
   if (!s.empty() && (s.back() == 'K' || s.back() == 'M' || s.back() == 'G')) s += "iB";
   std::uint64_t b = 0;
   try {
-    if (s.empty() || hexadecimal(s) || std::isspace(static_cast<unsigned char>(s.front())))
-      throw quantity_error("not a size");
+    if (hexadecimal(s)) throw quantity_error("not a size");
     b = parse_bytes(s);
   } catch (const quantity_error&) {
     throw std::invalid_argument(option + " '" + value + "': not a size in bytes; " + expect);

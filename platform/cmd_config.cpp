@@ -16,6 +16,9 @@ int config_command(const std::vector<std::string>& args) {
   config_options o;
   po::options_description opts("cdma-vp config options");
   std::string dump_file;
+  // How messages name the dump's file: as the user gave it, --output FILE or the positional
+  // FILE of `config --dump FILE`.
+  std::string output_option = "config --dump";
   opts.add_options()("help,h", "print this help")("dump", "print the effective configuration as JSON (default); "
                                                    "the activation source is resolved (a path or synthetic) so that "
                                                    "--config with the dump reproduces the run")
@@ -27,7 +30,10 @@ int config_command(const std::vector<std::string>& args) {
   try {
     po::positional_options_description positional;  // one word: the dump's output file
     positional.add("output", 1);
-    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(args).options(opts).positional(positional).run();
+    for (const auto& op : parsed.options)
+      if (op.string_key == "output" && op.position_key < 0) output_option = "--output";
+    po::store(parsed, vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "Usage: cdma-vp config [--dump [FILE] | --list | --presets] [--preset NAME | --config FILE] "
@@ -54,14 +60,14 @@ int config_command(const std::vector<std::string>& args) {
       return check_stdout();
     }
     if (vm.count("output") && dump_file.empty())  // was standard output, silently
-      throw std::runtime_error("config --dump '': an empty file name; expected a path, or - for standard output");
+      throw std::runtime_error(output_option + " '': an empty file name; expected a path, or - for standard output");
     if (dump_file == "-") dump_file.clear();  // the usual name of standard output
     o.resolve(vm);
     if (!dump_file.empty()) {
       if (vm.count("list")) throw std::runtime_error("--list prints to standard output; FILE is for --dump");
       // Not a file the configuration reads (config --config a.json --dump a.json replaced it).
-      check_distinct_files({{dump_file, "config --dump"}}, config_inputs(o.config, o.config_file));
-      check_output_path(dump_file, "config --dump");
+      check_distinct_files({{dump_file, output_option}}, config_inputs(o.config, o.config_file));
+      check_output_path(dump_file, output_option);
     }
     // What a run would use: the path of the shipped sample, or synthetic.
     o.config.activations = resolve_activations(o.config);
@@ -82,7 +88,7 @@ int config_command(const std::vector<std::string>& args) {
   const std::string text = to_json(with_absolute_paths(o.config)).dump(2) + "\n";
   if (!dump_file.empty()) {
     try {
-      write_output_file(dump_file, text, "config --dump");
+      write_output_file(dump_file, text, output_option);
     } catch (const output_error& e) {
       std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
       return 3;

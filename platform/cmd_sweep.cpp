@@ -31,6 +31,7 @@
 #include "platform/outputs.h"
 #include "tlm/core/quantity.h"
 #include "workloads/io/csv.h"
+#include "workloads/io/input_file.h"
 #include "workloads/network/network.h"
 
 extern char** environ;
@@ -304,8 +305,12 @@ std::string plan_mismatch(const json& recorded, const std::vector<std::string>& 
 /// Throws output_error if sweep.csv cannot be written.
 int merge(const std::string& dir, bool plot, std::ostream& log,
           const std::map<std::size_t, std::string>& statuses = {}) {
-  std::ifstream pf(dir + "/sweep.plan.json");
-  if (!pf) throw config_error(dir + "/sweep.plan.json: not found; expected a folder made by cdma-vp sweep");
+  std::ifstream pf;
+  if (const workloads::io::input_problem p = workloads::io::open_input(pf, dir + "/sweep.plan.json")) {
+    if (p.kind != workloads::io::input_problem::cannot_open)  // a directory, a FIFO (never opened: no wait)
+      throw config_error(dir + "/sweep.plan.json: " + p.text() + "; expected the plan file cdma-vp sweep writes");
+    throw config_error(dir + "/sweep.plan.json: not found; expected a folder made by cdma-vp sweep");
+  }
   json plan;
   try {
     plan = json::parse(pf);
@@ -684,7 +689,7 @@ int sweep_command(const std::vector<std::string>& args) {
                            "); expected cdma-vp sweep --merge DIR [--no-plot]");
       }
       // A file (e.g. DIR/run_0.json) or a missing folder: named as such, not as a missing plan.
-      if (!workloads::csv::is_directory(merge_dir)) {
+      if (!workloads::io::is_directory(merge_dir)) {
         struct stat sb {};
         throw config_error("--merge " + merge_dir + ": " +
                            (::stat(merge_dir.c_str(), &sb) == 0 ? "not a folder" : "no such folder") +

@@ -670,8 +670,8 @@ void apply_json(platform_config& cfg, const json& j, const std::string& origin) 
 platform_config load_config_file(const std::string& path) {
   std::ifstream f;
   if (const workloads::io::input_problem p = workloads::io::open_input(f, path)) {
-    if (p.kind == workloads::io::input_problem::directory)
-      throw config_error(path + ": is a directory; expected a JSON configuration file");
+    if (p.kind != workloads::io::input_problem::cannot_open)  // a directory, a FIFO, a device
+      throw config_error(path + ": " + p.text() + "; expected a JSON configuration file");
     throw config_error(path + ": cannot open the configuration file");  // (sweep --merge quotes this text)
   }
   json j;

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,6 +29,7 @@
 #include "platform/config.h"
 #include "tlm/core/worker_thread.h"
 #include "platform/report.h"
+#include "workloads/activations/activation_source.h"
 
 namespace po = boost::program_options;
 
@@ -726,13 +726,10 @@ std::vector<named_file> config_inputs(const platform_config& c, const std::strin
   if (!acts.empty() && acts != "synthetic") {
     struct ::stat st {};
     if (::stat(acts.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      // A folder: its .npy files are read (workloads/activations).
-      if (DIR* d = ::opendir(acts.c_str())) {
-        while (const dirent* e = ::readdir(d)) {
-          const std::string f = e->d_name;
-          if (f.size() > 4 && f.compare(f.size() - 4, 4, ".npy") == 0) add(acts + "/" + f, "--activations");
-        }
-        ::closedir(d);
+      // A folder: the .npy files the run reads (workloads/activations).
+      try {
+        for (const auto& f : workloads::npy_files_in(acts)) add(acts + "/" + f, "--activations");
+      } catch (const std::exception&) {  // an unreadable folder: refused when the run reads it
       }
     } else {
       add(acts, "--activations");

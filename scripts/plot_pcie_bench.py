@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Plots `cdma-vp bench pcie --csv`: achieved GB/s against transfer size, one line per
-(mode, direction). Usage: plot_pcie_bench.py BENCH.csv OUT.png [TITLE]. Needs Debian's
-python3-matplotlib."""
+(mode, direction). Usage: plot_pcie_bench.py BENCH.csv OUT.{png,svg,pdf} [TITLE]: the image
+format follows OUT's extension (PNG without one). Needs Debian's python3-matplotlib."""
 import csv
+import os
 import sys
 
 import matplotlib
@@ -13,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def main():
     if len(sys.argv) not in (3, 4):
-        sys.exit("usage: plot_pcie_bench.py BENCH.csv OUT.png [TITLE]")
+        sys.exit("usage: plot_pcie_bench.py BENCH.csv OUT.{png,svg,pdf} [TITLE]")
     with open(sys.argv[1], newline="") as f:
         rows = list(csv.DictReader(f))
     series = {}
@@ -32,7 +33,9 @@ def main():
     ax.grid(alpha=0.3, which="both")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=120)
+    # The format named, never guessed by matplotlib from another part of the name.
+    fmt = os.path.splitext(sys.argv[2])[1][1:].lower() or "png"
+    fig.savefig(sys.argv[2], format=fmt, dpi=120)
 
 
 if __name__ == "__main__":

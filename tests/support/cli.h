@@ -41,11 +41,14 @@ inline std::vector<std::string> entries(const std::string& dir) {
 /// redirections); `prefix` runs first in the same shell (e.g. "trap '' XFSZ; ulimit -f 0;").
 /// Standard output and error are captured in files of ::testing::TempDir() and returned in
 /// *out / *err when given. Returns the exit status (-1 when it did not exit normally).
+/// `timeout_s` > 0: cdma-vp is sent SIGTERM after that many seconds (timeout(1)), so a hang
+/// fails the test (exit status 124) instead of blocking it.
 inline int cli(const std::string& args, std::string* out = nullptr, std::string* err = nullptr,
-               const std::string& prefix = "") {
+               const std::string& prefix = "", int timeout_s = 0) {
   const std::string base = std::string(::testing::TempDir()) + "cli_" + std::to_string(::getpid());
   const std::string o = base + "_stdout", e = base + "_stderr";
-  const std::string script = prefix + " exec " + std::string(CDMA_VP_EXE) + " " + args;
+  const std::string limit = timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : "";
+  const std::string script = prefix + " exec " + limit + std::string(CDMA_VP_EXE) + " " + args;
   const std::string cmd = "bash -c \"" + script + "\" >" + o + " 2>" + e;
   const int rc = std::system(cmd.c_str());
   if (out) *out = slurp(o);

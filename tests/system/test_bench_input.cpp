@@ -210,6 +210,84 @@ TEST(bench_input, pcie_plot_to_a_directory_is_refused_before_measuring_and_write
   expect_refused({"bench", "pcie", "--csv", "p.png", "--plot", "./p.png"}, {"--csv and --plot name the same file"}, d);
 }
 
+// The image format follows the --plot file's extension (x.svg held PNG bytes); another
+// extension is refused before anything is measured.
+TEST(bench_input, pcie_plot_format_follows_the_extension_and_another_one_is_refused_before_measuring) {
+  const std::string d = workdir("plot_formats");
+  for (const std::string name : {"x.jpg", "x.txt", "plot.v2", "x.svgz"}) {
+    expect_refused({"bench", "pcie", "--min", "64", "--max", "64", "--plot", name},
+                   {"bench pcie: --plot " + name + ": unsupported image format '" + name.substr(name.rfind('.')) +
+                        "'; expected a file name ending in .png, .svg or .pdf",
+                    "(see cdma-vp bench pcie --help)"},
+                   d);
+  }
+  EXPECT_EQ(joined(entries(d)), "") << "nothing written";
+  if (!matplotlib_available()) GTEST_SKIP() << "no matplotlib for /usr/bin/python3";
+  const std::vector<std::pair<std::string, std::string>> formats = {
+      {"p.svg", "<?xml"}, {"p.pdf", "%PDF-"}, {"P.PNG", std::string("\x89PNG\r\n\x1a\n", 8)}};
+  for (const auto& [name, magic] : formats) {
+    const std::vector<std::string> args = {"bench", "pcie", "--min", "64", "--max", "64", "--plot", name};
+    const result r = vp(args, d, 60);
+    ASSERT_EQ(r.code, 0) << show(args, r);
+    const std::string image = slurp(d + "/" + name);
+    EXPECT_EQ(image.substr(0, magic.size()), magic) << name;
+    if (name == "p.svg") {
+      EXPECT_NE(image.find("<svg"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(joined(entries(d)), "P.PNG | p.pdf | p.svg") << "only the files asked for";
+}
+
+// One rule for every bench number: no white space around it ("4096 " was a size while "5 "
+// was refused as a count). (A tab is shown as \x09 in the message.)
+TEST(bench_input, bench_numbers_with_white_space_around_them_are_refused_alike) {
+  auto shown = [](std::string v) {
+    const std::size_t tab = v.find('\t');
+    return tab == std::string::npos ? v : v.replace(tab, 1, "\\x09");
+  };
+  const std::vector<std::string> seq = {"bench", "dram", "--presets", "gddr5_titanx", "--modes", "lt", "--patterns",
+                                        "seq_read", "--bytes"};
+  for (const std::string v : {"4096 ", " 4096", "4096\t", "16 MiB ", "16M\n"})
+    expect_refused(with(seq, {v}), {"bench dram: --bytes '" + shown(v) + "': white space around the number; expected a size "
+                                    "in bytes from 512 B to 64 GiB"});
+  for (const std::string v : {"5 ", " 5", "5\t"})
+    expect_refused({"bench", "dram", "--presets", "gddr5_titanx", "--modes", "lt", "--patterns", "rand64_read",
+                    "--random", v},
+                   {"bench dram: --random '" + shown(v) + "': white space around the number; expected a whole number from 1 "
+                    "to 1000000000"});
+  expect_refused({"bench", "dram", "--modes", "at", "--outstanding", "8 "}, {"--outstanding '8 ': white space"});
+  for (const std::string opt : {"--min", "--max"})
+    for (const std::string v : {"64 ", " 64", "64M "})
+      expect_refused({"bench", "pcie", opt, v}, {"bench pcie: " + opt + " '" + v + "': white space around the number"});
+}
+
+// An exception inside the measurement (here the address space of a 2 GiB transfer under
+// `ulimit -v`; std::bad_alloc likewise) surfaced as SystemC's "Error: (E549) uncaught
+// exception" (exit 1 from the kernel); it is a message naming what failed, exit 1 as a failed
+// measurement of bench workload, nothing printed on stdout.
+TEST(bench_input, pcie_failure_inside_the_measurement_names_what_failed) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit set here";
+#endif
+  std::string out, err;
+  EXPECT_EQ(cdma::test::cli("bench pcie --max 2G", &out, &err, "ulimit -v 1500000;", 120), 1) << err;
+  EXPECT_NE(err.find("cdma-vp: bench pcie: measurement failed (--max 2 GiB): cannot reserve 2147483648 bytes (2 GiB) "
+                     "of address space for the transfers: Cannot allocate memory"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("E549"), std::string::npos) << err;
+  EXPECT_EQ(out, "");
+  // Room for the 2 GiB of address space but not for the AT link's queue of its TLPs (~0.9 GB):
+  // std::bad_alloc in the AT run, named with the transfer.
+  EXPECT_EQ(cdma::test::cli("bench pcie --min 2G --max 2G", &out, &err, "ulimit -v 2700000;", 300), 1) << err;
+  EXPECT_NE(err.find("cdma-vp: bench pcie: measurement failed (--max 2 GiB): the AT h2d transfer of 2147483648 bytes "
+                     "(2 GiB) failed: out of memory (std::bad_alloc"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("E549"), std::string::npos) << err;
+  EXPECT_EQ(out, "");
+}
+
 // --- items 2, 3: bench dram numbers ---------------------------------------------------------
 
 TEST(bench_input, dram_numbers_are_read_strictly_naming_the_option_value_and_range) {

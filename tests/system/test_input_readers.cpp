@@ -21,6 +21,7 @@
 #include "platform/config.h"
 #include "support/cli.h"
 #include "workloads/activations/activation_source.h"
+#include "workloads/compute/roofline.h"
 #include "workloads/io/npy.h"
 #include "workloads/network/network.h"
 
@@ -166,6 +167,103 @@ TEST(input_readers, cli_directory_inputs_exit_2_naming_the_path) {
   EXPECT_HAS(err, acts + "/conv1.npy: is a directory");
   EXPECT_EQ(cli("run --network " + d + " --batch 1 -q", &err), 2);
   EXPECT_HAS(err, d + ": is a directory");
+}
+
+// ---- 1b. a FIFO (or a device) where a file is expected ------------------------------------
+
+/// A FIFO at `path` (replacing what is there); nobody ever writes to it.
+void make_fifo(const std::string& path) {
+  std::remove(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+}
+
+// An input that is a FIFO with no writer blocked the reader forever (the open waits for a
+// writer): every reader refuses a path that is not a regular file before opening it, naming
+// the path and what it is. (An alarm ends this test process if a reader blocks.)
+TEST(input_readers, a_fifo_given_as_a_file_is_refused_by_every_reader_without_waiting) {
+  ::alarm(60);
+  const std::string f = tmp("fifo.json"), npy = tmp("fifo.npy"), npz = tmp("fifo.npz");
+  make_fifo(f);
+  make_fifo(npy);
+  make_fifo(npz);
+  const std::string fifo = ": is a FIFO, not a regular file";
+  EXPECT_HAS(error_of([&] { wl::read_npy(npy); }), npy + fifo);
+  EXPECT_HAS(error_of([&] { wl::npz_archive z(npz); }), npz + fifo + "; expected an .npz (zip) file");
+  EXPECT_HAS(error_of([&] { wl::load_name_map(f); }), f + fifo + " (expected a JSON object");
+  EXPECT_HAS(error_of([&] { wl::make_network(f, 1); }), f + fifo + " (expected a cdma-vp layer file or a Keras graph");
+  EXPECT_HAS(error_of([&] { wl::load_layer_file(f, 1); }), f + fifo + " (expected a cdma-vp layer file");
+  EXPECT_HAS(error_of([&] { wl::load_keras_graph(f, 1); }), f + fifo + " (expected a Keras graph JSON file)");
+  EXPECT_HAS(error_of([&] { load_config_file(f); }), f + fifo + "; expected a JSON configuration file");
+  const wl::network net = wl::make_network("fmnist_cnn", 1);
+  EXPECT_HAS(error_of([&] { wl::training_profile_densities(f, 0.5, net); }),
+             f + fifo + "; expected a CSV file iteration,epoch,layer,zero_fraction");
+  EXPECT_HAS(error_of([&] { wl::apply_time_table(f, net, {}); }),
+             f + fifo + "; expected a CSV file with header layer,forward_ms,backward_ms");
+  // A device is named as such (/dev/zero was read without end as a configuration).
+  EXPECT_HAS(error_of([&] { load_config_file("/dev/zero"); }),
+             "/dev/zero: is a character device, not a regular file; expected a JSON configuration file");
+  // A FIFO named like a tensor in an activations folder.
+  const std::string d = tmp("fifo_acts");
+  make_dir(d);
+  make_fifo(d + "/c1.npy");
+  wl::npz_activation_source src(d);
+  EXPECT_HAS(error_of([&] { src.validate(wl::load_layer_file(two_conv_net(), 1)); }), d + "/c1.npy" + fifo);
+  ::alarm(0);
+}
+
+// The same through the command line, for every option naming an input file and for analyze
+// and sweep --merge: exit 2 at once (timeout 30 s: a hang is exit 124), naming the path.
+TEST(input_readers, cli_fifo_inputs_exit_2_at_once_naming_the_path) {
+  const std::string f = tmp("cli_fifo.json"), npy = tmp("cli_fifo.npy"), npz = tmp("cli_fifo.npz");
+  const std::string csv = tmp("cli_fifo.csv"), acts = tmp("cli_fifo_acts"), sweep = tmp("cli_fifo_sweep");
+  make_fifo(f);
+  make_fifo(npy);
+  make_fifo(npz);
+  make_fifo(csv);
+  make_dir(acts);
+  make_fifo(acts + "/c1.npy");
+  make_dir(sweep);
+  make_fifo(sweep + "/sweep.plan.json");
+  const std::string net = two_conv_net(), fast = " --batch 1 -q --steps oracle";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --config " + f, f},
+      {"compare --config " + f, f},
+      {"config --dump --config " + f, f},
+      {"run --network " + f + fast, f},
+      {"run --network fmnist_cnn --layer-times " + csv + fast, csv},
+      {"run --network " + net + " --activations " + acts + " --name-map " + f + fast, f},
+      {"run --network fmnist_cnn --density-profile " + csv + fast, csv},
+      {"run --network " + net + " --activations " + npz + fast, npz},
+      {"run --network " + net + " --activations " + acts + fast, acts + "/c1.npy"},
+      {"analyze " + npy, npy},
+      {"analyze " + npz, npz},
+      {"sweep --merge " + sweep, sweep + "/sweep.plan.json"}};
+  for (const auto& [args, path] : cases) {
+    std::string err;
+    EXPECT_EQ(cdma::test::cli(args, nullptr, &err, "", 30), 2) << args << "\n" << err;
+    EXPECT_HAS(err, path + ": is a FIFO, not a regular file");
+  }
+  // --activations FILE.npy named like a layer output: refused the same way.
+  const std::string c1 = tmp("cli_fifo_c1");
+  make_dir(c1);
+  make_fifo(c1 + "/c1.npy");
+  std::string err;
+  EXPECT_EQ(cdma::test::cli("run --network " + net + " --activations " + c1 + "/c1.npy" + fast, nullptr, &err, "", 30), 2)
+      << err;
+  EXPECT_HAS(err, c1 + "/c1.npy: is a FIFO, not a regular file");
+}
+
+// Standard input is an input like any other: a regular file redirected to it is read
+// (/dev/stdin leads to that file); a pipe is refused, naming /dev/stdin (it was read once
+// and could not be read again).
+TEST(input_readers, dev_stdin_is_read_when_it_is_a_regular_file) {
+  const std::string cfg = tmp("stdin_cfg.json");
+  write_text(cfg, R"({"network": "synthetic", "batch": 1})");
+  std::string out, err;
+  EXPECT_EQ(cdma::test::cli("config --dump --config /dev/stdin < " + cfg, &out, &err, "", 30), 0) << err;
+  EXPECT_HAS(out, "\"batch\": 1");
+  EXPECT_EQ(cdma::test::cli("config --dump --config /dev/stdin", &out, &err, "cat " + cfg + " |", 30), 2) << err;
+  EXPECT_HAS(err, "/dev/stdin: is a FIFO, not a regular file; expected a JSON configuration file");
 }
 
 // ---- 2. a small .npz that expands to a huge tensor ---------------------------------------

@@ -520,3 +520,55 @@ TEST(output_input, compare_notes_an_unused_mode_of_its_config_file) {
             std::string::npos)
       << err;
 }
+
+// analyze took the last of a repeated option (--json a.json --json b.json wrote b.json only),
+// while every other command refuses it: refused before anything is analysed or written.
+TEST(OutputInput, AnalyzeRefusesARepeatedOption) {
+  const std::string npy = tmp("rep.npy"), a = tmp("rep_a.json"), b = tmp("rep_b.json");
+  write_npy(npy);
+  for (const auto& [opt, twice] : std::vector<std::pair<std::string, std::string>>{
+           {"--json", "--json " + a + " --json " + b},
+           {"--window", "--window 4096 --window 8192"},
+           {"--codecs", "--codecs zvc --codecs raw"},
+           {"--json", "--json " + a + " " + npy + " --json " + b}}) {
+    std::string out, err;
+    EXPECT_EQ(cli("analyze " + twice + " " + npy, &out, &err), 2) << twice << "\n" << err;
+    EXPECT_NE(err.find("cdma-vp: analyze: option '" + opt + "' cannot be specified more than once"), std::string::npos)
+        << twice << "\n" << err;
+    EXPECT_EQ(out, "") << twice;  // nothing analysed
+    EXPECT_FALSE(exists(a));
+    EXPECT_FALSE(exists(b));
+  }
+  // Each option once is still fine.
+  std::string out, err;
+  EXPECT_EQ(cli("analyze --json " + b + " --window 64 --codecs zvc " + npy, &out, &err), 0) << err;
+  EXPECT_EQ(json::parse(slurp(b))["window_bytes"], 64);
+}
+
+// config --dump --output FILE: the messages named the option "config --dump"; they name it as
+// given, --output (the positional FILE of `config --dump FILE` stays "config --dump FILE").
+TEST(OutputInput, ConfigDumpOutputMessagesNameTheOptionAsGiven) {
+  std::string err;
+  EXPECT_EQ(cli("config --dump --output /proc/x", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("cdma-vp: --output /proc/x: cannot open for writing: No such file or directory"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("config --dump"), std::string::npos) << err;
+  EXPECT_EQ(cli("config --output=/proc/x", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("cdma-vp: --output /proc/x: cannot open for writing"), std::string::npos) << err;
+  EXPECT_EQ(cli("config --dump --output ''", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("cdma-vp: --output '': an empty file name; expected a path, or - for standard output"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(cli("config --dump --output /dev/full", nullptr, &err), 3) << err;
+  EXPECT_NE(err.find("cdma-vp: error: --output /dev/full: write failed: No space left on device"), std::string::npos)
+      << err;
+  const std::string cfg = tmp("dump_in.json");
+  put(cfg, "{\"batch\": 2}");
+  EXPECT_EQ(cli("config --config " + cfg + " --dump --output " + cfg, nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("--output and --config name the same file"), std::string::npos) << err;
+  EXPECT_EQ(slurp(cfg), "{\"batch\": 2}");
+  // The positional FILE: named as before.
+  EXPECT_EQ(cli("config --dump /proc/x", nullptr, &err), 2) << err;
+  EXPECT_NE(err.find("cdma-vp: config --dump /proc/x: cannot open for writing"), std::string::npos) << err;
+}

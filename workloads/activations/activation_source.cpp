@@ -105,6 +105,19 @@ std::string base_name(const std::string& p) {
 }
 }  // namespace
 
+std::vector<std::string> npy_files_in(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) throw activation_error(dir + ": cannot read the directory");
+  std::vector<std::string> files;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string f = e->d_name;
+    if (ends_with(f, ".npy")) files.push_back(f);
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 std::map<std::string, std::string> load_name_map(const std::string& path) {
   const std::string form = "a JSON object {\"name in file\": \"layer key\", ...}";
   std::ifstream in;
@@ -142,16 +155,7 @@ npz_activation_source::npz_activation_source(const std::string& path, const real
   if (::stat(path.c_str(), &st) != 0)
     throw activation_error(path + ": no such file or directory (expected a .npz, a .npy or a directory of .npy files)");
   if (S_ISDIR(st.st_mode)) {
-    DIR* d = ::opendir(path.c_str());
-    if (!d) throw activation_error(path + ": cannot read the directory");
-    std::vector<std::string> files;
-    while (dirent* e = ::readdir(d)) {
-      const std::string f = e->d_name;
-      if (ends_with(f, ".npy")) files.push_back(f);
-    }
-    ::closedir(d);
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) names.emplace_back(f.substr(0, f.size() - 4), path + "/" + f);
+    for (const auto& f : npy_files_in(path)) names.emplace_back(f.substr(0, f.size() - 4), path + "/" + f);
   } else if (ends_with(path, ".npy")) {
     const std::string b = base_name(path);
     names.emplace_back(b.substr(0, b.size() - 4), path);
@@ -516,8 +520,8 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     throw activation_error("training progress " + num(progress) + " is out of range; expected 0..1");
   std::ifstream in;
   if (const io::input_problem p = io::open_input(in, csv)) {
-    if (p.kind == io::input_problem::directory)
-      throw activation_error(csv + ": is a directory; expected a CSV file iteration,epoch,layer,zero_fraction,...");
+    if (p.kind != io::input_problem::cannot_open)  // a directory, a FIFO, a device
+      throw activation_error(csv + ": " + p.text() + "; expected a CSV file iteration,epoch,layer,zero_fraction,...");
     throw activation_error(csv + ": " + p.text("the density profile") +
                            " (expected CSV iteration,epoch,layer,zero_fraction,...)");
   }

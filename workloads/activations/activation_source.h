@@ -62,6 +62,11 @@ struct real_activation_options {
 /// "error" / "dense" -> missing_policy; throws activation_error naming the value otherwise.
 real_activation_options::missing_policy missing_policy_from_string(const std::string& s);
 
+/// The names of the .npy files in directory `dir` (every entry whose name ends in ".npy"),
+/// sorted: the tensors a real activation source given that directory reads. Throws
+/// activation_error when the directory cannot be read.
+std::vector<std::string> npy_files_in(const std::string& dir);
+
 /// Reads a name map: a JSON object {"name in file": "layer key", ...}. Throws
 /// activation_error naming the file.
 std::map<std::string, std::string> load_name_map(const std::string& path);

@@ -2,6 +2,7 @@
 #include "workloads/compute/roofline.h"
 #include "tlm/core/quantity.h"
 #include "workloads/io/csv.h"
+#include "workloads/io/input_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -120,11 +121,13 @@ std::vector<layer_time> roofline_times(const network& net, const gpu_params& g) 
 
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
                                          std::vector<layer_time> base) {
-  if (csv::is_directory(path))
-    throw layer_time_error(path + ": is a directory; expected a CSV file with header layer,forward_ms,backward_ms");
-  std::ifstream in(path);
-  if (!in) throw layer_time_error(path + ": cannot open the layer time table (expected a CSV file "
-                                  "with header layer,forward_ms,backward_ms)");
+  std::ifstream in;
+  if (const io::input_problem p = io::open_input(in, path)) {
+    if (p.kind != io::input_problem::cannot_open)  // a directory, a FIFO, a device
+      throw layer_time_error(path + ": " + p.text() + "; expected a CSV file with header layer,forward_ms,backward_ms");
+    throw layer_time_error(path + ": cannot open the layer time table (expected a CSV file "
+                           "with header layer,forward_ms,backward_ms)");
+  }
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < net.layers.size(); ++i) index[net.layers[i].name] = i;
   if (base.size() != net.layers.size()) base.resize(net.layers.size());

@@ -6,21 +6,12 @@
 // unique, as many fields per row as the header, no empty name) are here too, so their messages
 // read the same. Pure C++.
 #pragma once
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 namespace cdma::workloads::csv {
-
-/// True if `path` is a directory (an ifstream opens one and reads nothing: callers say so
-/// instead of "empty file").
-inline bool is_directory(const std::string& path) {
-  struct ::stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 /// `s` without leading and trailing white space.
 inline std::string trim(const std::string& s) {

@@ -25,26 +25,56 @@ namespace cdma::workloads::io {
 
 /// Why an input file cannot be read.
 struct input_problem {
-  enum kind_t { none, directory, cannot_open } kind = none;
-  std::string reason;  ///< strerror(errno) of the failed open (cannot_open), else ""
+  enum kind_t { none, directory, not_regular, cannot_open } kind = none;
+  std::string reason;  ///< strerror(errno) of the failed open (cannot_open); the file type (not_regular)
   explicit operator bool() const { return kind != none; }
-  /// What to write after "<path>: ": "is a directory" or "cannot open <what>: <reason>" (`what`
-  /// e.g. "the name map"; "cannot open file" when `what` is empty).
+  /// What to write after "<path>: ": "is a directory", "is a FIFO, not a regular file" or
+  /// "cannot open <what>: <reason>" (`what` e.g. "the name map"; "cannot open file" when
+  /// `what` is empty).
   std::string text(const std::string& what = "") const {
     if (kind == directory) return "is a directory";
+    if (kind == not_regular) return "is " + reason + ", not a regular file";
     return "cannot open " + (what.empty() ? std::string("file") : what) + (reason.empty() ? "" : ": " + reason);
   }
 };
 
-/// Opens `path` for reading (binary: bytes as they are) into `in`. Returns a problem (tested
-/// as false when there is none): the path is a directory, or cannot be opened (reason: strerror).
-inline input_problem open_input(std::ifstream& in, const std::string& path) {
+/// The kind of a file that is neither a regular file nor a directory, as messages name it
+/// ("a FIFO", "a character device", ...).
+inline std::string file_type_name(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/// What is wrong with `path` as an input file before it is opened: a directory, or not a
+/// regular file (a FIFO with no writer blocked the open forever; a pipe or device cannot be
+/// read twice and has no size). A path that does not exist is not looked at here (the open
+/// says why). Symbolic links are followed: a link to a regular file is one.
+inline input_problem input_file_type(const std::string& path) {
   input_problem p;
   struct ::stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (::stat(path.c_str(), &st) != 0) return p;
+  if (S_ISDIR(st.st_mode)) {
     p.kind = input_problem::directory;
-    return p;
+  } else if (!S_ISREG(st.st_mode)) {
+    p.kind = input_problem::not_regular;
+    p.reason = file_type_name(st.st_mode);
   }
+  return p;
+}
+
+/// True if `path` is a directory (symbolic links followed).
+inline bool is_directory(const std::string& path) { return input_file_type(path).kind == input_problem::directory; }
+
+/// Opens `path` for reading (binary: bytes as they are) into `in`. Returns a problem (tested
+/// as false when there is none): the path is a directory, is not a regular file (a FIFO, a
+/// device, a socket: never opened, so never waited for), or cannot be opened (reason:
+/// strerror). Every input of the project is a regular file.
+inline input_problem open_input(std::ifstream& in, const std::string& path) {
+  input_problem p = input_file_type(path);
+  if (p) return p;
   errno = 0;
   in.open(path, std::ios::binary);
   if (!in) {

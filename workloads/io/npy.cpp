@@ -504,7 +504,8 @@ npz_archive::npz_archive(const std::string& path) : impl_(std::make_unique<impl>
   {
     std::ifstream probe;
     const io::input_problem p = io::open_input(probe, path);
-    if (p.kind == io::input_problem::directory) fail(path, p.text(), "an .npz (zip) file");
+    if (p.kind != io::input_problem::none && p.kind != io::input_problem::cannot_open)  // libzip says why else
+      fail(path, p.text(), "an .npz (zip) file");
   }
   int err = 0;
   impl_->zip = zip_open(path.c_str(), ZIP_RDONLY, &err);
