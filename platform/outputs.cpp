@@ -989,12 +989,16 @@ nlohmann::json chrome_trace(const run_report& r) {
                       {"args", {{"GB/s", l.offload ? moved / ps_to_s(l.offload) / 1e9 : 0.0}}}});
         ev.push_back({{"ph", "C"}, {"name", "PCIe d2h GB/s"}, {"pid", pid},
                       {"ts", ps_to_s(l.forward_start + l.offload) * us}, {"args", {{"GB/s", 0.0}}}});
-        // X_i is prefetched while layer i+1 runs its backward pass.
-        if (i + 1 < res.layers.size() && l.prefetch) {
-          const ps_t t0 = res.layers[i + 1].backward_start;
-          ev.push_back({{"ph", "X"}, {"name", name + " prefetch"}, {"cat", "dma"}, {"pid", pid}, {"tid", 3},
-                        {"ts", ps_to_s(t0) * us}, {"dur", ps_to_s(l.prefetch) * us},
-                        {"args", {{"bytes", l.bytes}, {"moved_bytes", moved}}}});
+        // X_i comes back when the runtime issued its fetch: a prefetch during the backward pass of
+        // the layer it chose (vDNN rule: usually i+1, but e.g. VGG-16 under `conv` prefetches
+        // conv5_3's input during fc8's), or on demand before layer i's own kernel.
+        if (l.prefetch_during < res.layers.size() && l.prefetch) {
+          const ps_t t0 = l.prefetch_start;
+          const bool on_demand = l.prefetch_during == i;
+          ev.push_back({{"ph", "X"}, {"name", name + (on_demand ? " on-demand fetch" : " prefetch")}, {"cat", "dma"},
+                        {"pid", pid}, {"tid", 3}, {"ts", ps_to_s(t0) * us}, {"dur", ps_to_s(l.prefetch) * us},
+                        {"args", {{"bytes", l.bytes}, {"moved_bytes", moved},
+                                  {"during", r.net.layers[l.prefetch_during].name + " bwd"}}}});
           ev.push_back({{"ph", "C"}, {"name", "PCIe h2d GB/s"}, {"pid", pid}, {"ts", ps_to_s(t0) * us},
                         {"args", {{"GB/s", moved / ps_to_s(l.prefetch) / 1e9}}}});
           ev.push_back({{"ph", "C"}, {"name", "PCIe h2d GB/s"}, {"pid", pid},

@@ -1,8 +1,15 @@
 // vDNN runtime on zoo networks (whole platform, LT): oracle = sum of compute times; when the
 // link is (relatively) infinitely fast vDNN equals the oracle; policy conv offloads only
-// convolution inputs; the vDNN prefetch rule brings every offloaded tensor back, verified.
+// convolution inputs; the vDNN prefetch rule brings every offloaded tensor back, verified;
+// each prefetch is issued during the backward pass of the layer the rule names, and the
+// Chrome trace draws it there.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "platform/outputs.h"
 #include "platform/platform.h"
 #include "support/sc_fixture.h"
 
@@ -61,6 +68,106 @@ TEST_F(VdnnOnZoo, PolicyConvOffloadsOnlyConvInputs) {
       if (layers[i].kind == wl::layer_kind::conv) b += layers[i].offload.bytes();
     return b;
   }());
+  EXPECT_TRUE(rep.ok());
+}
+
+/// Offloading layer name -> name of the layer during whose backward pass its input X_i was
+/// fetched (the layer itself for an on-demand fetch); every offloaded layer, both steps equal.
+std::map<std::string, std::string> fetched_during(const cdma::platform::run_report& rep) {
+  std::map<std::string, std::string> m;
+  const auto& layers = rep.net.layers;
+  for (const auto* s : {&rep.vdnn, &rep.cdma}) {
+    std::map<std::string, std::string> one;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const auto& r = s->result.layers[i];
+      if (!r.offloaded) {
+        EXPECT_EQ(r.prefetch_during, wl::layer_result::no_layer) << layers[i].name;
+        continue;
+      }
+      one[layers[i].name] = r.prefetch_during < layers.size() ? layers[r.prefetch_during].name : "(never)";
+    }
+    if (s == &rep.vdnn) m = one;
+    else EXPECT_EQ(one, m) << "the cDMA step fetched in other layers than the vDNN step";
+  }
+  return m;
+}
+
+// vDNN's prefetch rule (§III-C; docs/workloads.md): during layer i's backward pass, prefetch
+// the nearest earlier layer whose input was offloaded and is not back yet, looking back no
+// further than the closest convolution layer. Expectations worked out by hand.
+TEST_F(VdnnOnZoo, PrefetchDuringTheLayerTheRuleNamesVgg16Conv) {
+  // VGG-16 (0 conv1_1 1 conv1_2 2 pool1 3 conv2_1 4 conv2_2 5 pool2 6 conv3_1 7 conv3_2
+  // 8 conv3_3 9 pool3 10 conv4_1 11 conv4_2 12 conv4_3 13 pool4 14 conv5_1 15 conv5_2
+  // 16 conv5_3 17 pool5 18 fc6 19 fc7 20 fc8), policy conv: the 13 conv inputs. fc8 looks
+  // back past fc7, fc6, pool5 to conv5_3; fc7, fc6 and pool5 then reach conv5_3 (back, a
+  // conv: stop) and prefetch nothing; conv5_3 prefetches conv5_2, ..., conv5_1 looks past
+  // pool4 to conv4_3, pool4 prefetches nothing, and so on down to conv1_2 -> conv1_1.
+  const auto rep = cdma::platform::run(small("vgg16", "conv"));
+  const std::map<std::string, std::string> want = {
+      {"conv1_1", "conv1_2"}, {"conv1_2", "conv2_1"}, {"conv2_1", "conv2_2"}, {"conv2_2", "conv3_1"},
+      {"conv3_1", "conv3_2"}, {"conv3_2", "conv3_3"}, {"conv3_3", "conv4_1"}, {"conv4_1", "conv4_2"},
+      {"conv4_2", "conv4_3"}, {"conv4_3", "conv5_1"}, {"conv5_1", "conv5_2"}, {"conv5_2", "conv5_3"},
+      {"conv5_3", "fc8"}};
+  EXPECT_EQ(fetched_during(rep), want);
+  EXPECT_TRUE(rep.ok());
+  // The trace draws conv5_3's input prefetch at fc8's backward pass (it drew it at pool5's)
+  // and conv4_3's at conv5_1's (not pool4's).
+  const auto t = cdma::platform::chrome_trace(rep);
+  double fc8_bwd = -1, conv5_3_pre = -2, conv4_3_pre = -3, conv5_1_bwd = -4;
+  std::string during;
+  for (const auto& e : t["traceEvents"]) {
+    if (e.value("pid", 0) != 2 || e.value("ph", "") != "X") continue;  // pid 2: the vDNN step
+    const std::string n = e.value("name", "");
+    if (n == "fc8 bwd") fc8_bwd = e["ts"].get<double>();
+    if (n == "conv5_1 bwd") conv5_1_bwd = e["ts"].get<double>();
+    if (n == "conv5_3 prefetch") conv5_3_pre = e["ts"].get<double>(), during = e["args"]["during"].get<std::string>();
+    if (n == "conv4_3 prefetch") conv4_3_pre = e["ts"].get<double>();
+  }
+  EXPECT_EQ(conv5_3_pre, fc8_bwd);
+  EXPECT_EQ(during, "fc8 bwd");
+  EXPECT_EQ(conv4_3_pre, conv5_1_bwd);
+}
+
+TEST_F(VdnnOnZoo, PrefetchDuringTheLayerTheRuleNamesVgg16All) {
+  // Policy all: every input but fc8's; X_k comes back during layer k + 1.
+  const auto rep = cdma::platform::run(small("vgg16", "all"));
+  std::map<std::string, std::string> want;
+  for (std::size_t k = 0; k + 1 < rep.net.layers.size(); ++k) want[rep.net.layers[k].name] = rep.net.layers[k + 1].name;
+  EXPECT_EQ(want.size(), 20u);
+  EXPECT_EQ(fetched_during(rep), want);
+  EXPECT_TRUE(rep.ok());
+}
+
+/// 0 c1 (conv) 1 p1 (pool) 2 c2 (conv) 3 p2 (pool) 4 f1 (fc) 5 f2 (fc), input 3x16x16.
+std::string lookback_net() {
+  const std::string path = ::testing::TempDir() + "lookback_net.json";
+  std::ofstream f(path);
+  f << R"({"name": "lookback", "input": [3, 16, 16], "layers": [
+    {"name": "c1", "type": "conv", "filters": 8, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "p1", "type": "pool", "kernel": 2},
+    {"name": "c2", "type": "conv", "filters": 8, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "p2", "type": "pool", "kernel": 2},
+    {"name": "f1", "type": "fc", "units": 32, "relu": true},
+    {"name": "f2", "type": "fc", "units": 10}]})";
+  return path;
+}
+
+TEST_F(VdnnOnZoo, PrefetchLookBackStopsAtAConvolution) {
+  // Policy conv offloads X_0 and X_2. f2 looks back past f1 and p2 to c2 and prefetches X_2;
+  // f1 and p2 reach c2 (back, a convolution: stop) and prefetch nothing, although X_0 is still
+  // out (without the stop f1 would prefetch it); c2 prefetches X_0 past p1.
+  const auto rep = cdma::platform::run(small(lookback_net(), "conv"));
+  ASSERT_EQ(rep.net.layers.size(), 6u);
+  EXPECT_EQ(fetched_during(rep), (std::map<std::string, std::string>{{"c1", "c2"}, {"c2", "f2"}}));
+  EXPECT_TRUE(rep.ok());
+}
+
+TEST_F(VdnnOnZoo, PrefetchLookBackPolicyAll) {
+  // Policy all: X_0..X_4 offloaded; X_k comes back during layer k + 1.
+  const auto rep = cdma::platform::run(small(lookback_net(), "all"));
+  ASSERT_EQ(rep.net.layers.size(), 6u);
+  EXPECT_EQ(fetched_during(rep), (std::map<std::string, std::string>{
+                                     {"c1", "p1"}, {"p1", "c2"}, {"c2", "p2"}, {"p2", "f1"}, {"f1", "f2"}}));
   EXPECT_TRUE(rep.ok());
 }
 

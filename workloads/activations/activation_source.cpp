@@ -409,6 +409,127 @@ void check_density(double d, const std::string& what) {
     throw activation_error(what + " " + num(d) +
                            " is out of range; expected a fraction of nonzero elements in [0, 1]");
 }
+
+/// Clustered synthetic zeros (synthetic_params::mean_zero_run > 0) as a stream of elements
+/// from any start index. Zeros and nonzeros alternate in runs. Tensor element e belongs to
+/// segment k = e / S (S = cluster_segment); each segment is generated alone from its own seed
+/// (so any window regenerates from its segment's start) and holds exactly
+/// T(b) - T(a) nonzeros, T(e) = floor(d e), a and b its ends: every segment-aligned window
+/// holds floor(d b) - floor(d a) nonzeros, less than one element from d (b - a).
+///
+/// Within a segment: the first run is a zero run with probability 1 - d; a run of length r
+/// ends after each element with probability 1 / m, m its mean, drawn per element from the
+/// element's hash (a geometric length, as in a two-state Markov chain), m = L for zeros and
+/// L_nz = L d / (1 - d) for nonzeros, steered by the surplus of nonzeros so far
+/// D = nonzeros - d (elements), taken at the run's start:
+///   zero run     m = L    + g (D - u / 2) / d
+///   nonzero run  m = L_nz - g (D + u / 2) / (1 - d)       (u = d L, g = 1/4)
+/// (the steering term clamped to +-(mean - 1), so m >= 1 and the mean is not biased)
+/// D swings by about u per run (a zero run lowers it by d r, a nonzero run raises it by
+/// (1 - d) r); the u / 2 terms centre the swing, so both means stay L and L_nz on average, and
+/// each run takes back g of the offset. Hard limits: |D| <= B = max(1, 4000 d) (a run is cut
+/// where it would leave the band; B >> u unless L > ~1000) and the segment's nonzero count
+/// is met exactly (a run is cut where only the other kind fits before the segment's end).
+/// So any window of n elements holds d n nonzeros within 2 B + 1: within 0.8 % + 1 element
+/// of d n for n = 10^6 (1 % for d >= 0.0005).
+class clustered_stream {
+public:
+  struct params {
+    std::uint64_t seed;   ///< the tensor's seed
+    double d, L;          ///< nonzero fraction in (0, 1), mean zero-run length (elements)
+    std::uint64_t S;      ///< segment length (elements)
+  };
+  static constexpr double gain = 0.25;           ///< g: share of D taken back per run
+  static constexpr double band_per_density = 4000;  ///< B / d (elements)
+
+  clustered_stream(const params& p, std::uint64_t e)
+      : p_(p), L_nz_(p.L * p.d / (1.0 - p.d)), u_(p.d * p.L),
+        B_(std::max(1.0, band_per_density * p.d)), inv_d_(1.0 / p.d), inv_1md_(1.0 / (1.0 - p.d)),
+        gain_per_d_(gain / p.d), gain_per_1md_(gain / (1.0 - p.d)) {
+    start_segment(e / p_.S);
+    step<false>(nullptr, e - a_);
+  }
+  /// The next n elements (uint32 bit patterns: 0 or a float in (0, 8]).
+  void produce(std::uint32_t* out, std::size_t n) { step<true>(out, n); }
+
+private:
+  std::uint64_t T(std::uint64_t e) const {
+    return static_cast<std::uint64_t>(std::floor(p_.d * static_cast<double>(e)));
+  }
+  void start_segment(std::uint64_t k) {
+    a_ = k * p_.S;
+    b_ = a_ + p_.S;
+    n_target_ = T(b_) - T(a_);
+    ss_ = splitmix64(p_.seed ^ (k * 0xD1B54A32D192ED03ull));
+    e_ = a_;
+    nz_ = 0;
+    zero_ = (splitmix64(ss_) >> 11) >= static_cast<std::uint64_t>(p_.d * 9007199254740992.0);
+    next_run();
+  }
+  /// Draws the run starting at e_ in state zero_ (which it may change if that kind of run
+  /// does not fit): sets its end limit and the per-element end threshold.
+  void next_run() {
+    const std::uint64_t R = b_ - e_, K = n_target_ - nz_;
+    const double D = static_cast<double>(nz_) - p_.d * static_cast<double>(e_ - a_);
+    std::uint64_t max_len = longest(zero_, R, K, D);
+    if (max_len == 0) {  // this kind of run does not fit: the other one
+      zero_ = !zero_;
+      max_len = longest(zero_, R, K, D);
+    }
+    if (max_len == 0) {  // cannot happen with B >= 1 (one of the limits is >= 1 then); never stall
+      zero_ = K == 0;
+      max_len = 1;
+    }
+    // Steering term, clamped symmetrically to +-(mean - 1) so that m >= 1 without biasing the
+    // mean (a one-sided clamp at 1 would lengthen the runs on average when the mean is near 1).
+    const double base = zero_ ? p_.L : L_nz_;
+    const double steer = zero_ ? gain_per_d_ * (D - 0.5 * u_) : -gain_per_1md_ * (D + 0.5 * u_);
+    const double room = std::max(base - 1.0, 0.0);  // 0 also for L below (1 - d) / d (validate() rejects it)
+    const double m = std::max(1.0, base + std::clamp(steer, -room, room));
+    run_start_ = e_;
+    end_ = e_ + max_len;
+    threshold_ = static_cast<std::uint64_t>(281474976710656.0 / m);  // 2^48 / m
+  }
+  /// Longest run of zeros (zero) or nonzeros from e_ that keeps D in [-B, B] and leaves the
+  /// segment's nonzero count reachable (R elements left, K nonzeros still to place).
+  std::uint64_t longest(bool zero, std::uint64_t R, std::uint64_t K, double D) const {
+    const double x = zero ? (D + B_) * inv_d_ : (B_ - D) * inv_1md_;
+    const std::uint64_t room = zero ? R - K : K;
+    if (!(x >= 1.0)) return 0;
+    return x >= static_cast<double>(room) ? room : static_cast<std::uint64_t>(x);
+  }
+  template <bool Write>
+  void step(std::uint32_t* out, std::uint64_t n) {
+    // The hot state in locals (out may alias members for the compiler); refreshed per run.
+    std::uint64_t e = e_, ss = ss_, threshold = threshold_, end = end_;
+    std::uint32_t mask = zero_ ? 0u : ~0u;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t h = splitmix64(ss + e + 1);
+      if (Write) out[i] = float_bits(static_cast<float>((h & 0xFFFF) + 1) / 8192.0f) & mask;  // 0 or (0, 8]
+      ++e;
+      if ((h >> 16) < threshold || e == end) {
+        e_ = e;
+        end_run();
+        ss = ss_, threshold = threshold_, end = end_, mask = zero_ ? 0u : ~0u;
+      }
+    }
+    e_ = e;
+  }
+  /// The run ending at e_ is complete: counts it, starts the next run (or segment).
+  void end_run() {
+    if (!zero_) nz_ += e_ - run_start_;
+    if (e_ == b_) return start_segment(b_ / p_.S);  // the segment is complete: the next starts afresh
+    zero_ = !zero_;
+    next_run();
+  }
+
+  params p_;
+  double L_nz_, u_, B_, inv_d_, inv_1md_, gain_per_d_, gain_per_1md_;
+  std::uint64_t a_ = 0, b_ = 0, n_target_ = 0, ss_ = 0;
+  std::uint64_t e_ = 0, nz_ = 0, run_start_ = 0, end_ = 0, threshold_ = 0;
+  bool zero_ = false;
+};
+
 }  // namespace
 
 synthetic_activation_source::synthetic_activation_source(double density, std::uint64_t seed)
@@ -457,39 +578,20 @@ void synthetic_activation_source::fill(const std::string& key, const tensor_shap
     });
     return;
   }
-  // Clustered: a two-state Markov chain restarted every `cluster_segment` elements.
-  const double L = p_.mean_zero_run;
-  const auto p_leave_zero = static_cast<std::uint64_t>((1.0 / L) * two53);
-  const auto p_enter_zero = static_cast<std::uint64_t>(std::min(1.0, (1.0 - d) / (L * d)) * two53);
-  const auto p_start_nonzero = static_cast<std::uint64_t>(d * two53);
-  const std::uint64_t seg = p_.cluster_segment;
+  // Clustered: run-length chain, steered per segment (clustered_stream).
+  const clustered_stream::params cp{s, d, p_.mean_zero_run, p_.cluster_segment};
   const std::uint64_t e_first = offset / 4, e_end = (offset + len + 3) / 4;
-  std::uint64_t cur_seg = ~0ull, cur_e = 0;
-  bool zero = false;
-  std::uint64_t ss = 0;
-  fill_elements(offset, out, len, [&](std::uint64_t e) -> std::uint32_t {
-    (void)e_first;
-    (void)e_end;
-    if (e / seg != cur_seg || e < cur_e) {
-      // (Re)start the chain at the segment start and run it up to e.
-      cur_seg = e / seg;
-      ss = splitmix64(s ^ (cur_seg * 0xD1B54A32D192ED03ull));
-      cur_e = cur_seg * seg;
-      zero = (splitmix64(ss) >> 11) >= p_start_nonzero;
-      while (cur_e < e) {
-        const std::uint64_t h = splitmix64(ss + cur_e + 1);
-        zero = zero ? (h >> 11) >= p_leave_zero : (h >> 11) < p_enter_zero;
-        ++cur_e;
-      }
-    } else {
-      while (cur_e < e) {
-        const std::uint64_t h = splitmix64(ss + cur_e + 1);
-        zero = zero ? (h >> 11) >= p_leave_zero : (h >> 11) < p_enter_zero;
-        ++cur_e;
-      }
-    }
-    return zero ? 0u : value(splitmix64(ss + e + 0x5851F42D4C957F2Dull));
-  });
+  clustered_stream gen(cp, e_first);
+  constexpr std::size_t block = 4096;  // elements produced at a time, then copied
+  std::uint32_t buf[block];
+  for (std::uint64_t e = e_first; e < e_end;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block, e_end - e));
+    gen.produce(buf, n);
+    // Bytes [offset, offset + len) that elements [e, e + n) hold.
+    const std::uint64_t lo = std::max(offset, e * 4), hi = std::min(offset + len, (e + n) * 4);
+    std::memcpy(out + (lo - offset), reinterpret_cast<const std::uint8_t*>(buf) + (lo - e * 4), hi - lo);
+    e += n;
+  }
 }
 
 std::string synthetic_activation_source::describe(const network& net) const {

@@ -352,6 +352,8 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
       const std::uint64_t s_on_demand = fetch(i);
       const ps_t d = overlap(t0, 0, s_on_demand, r, "on-demand fetch of " + net_.layers[i].name + "'s input");
       r.layers[i].prefetch = d - t0;
+      r.layers[i].prefetch_during = i;
+      r.layers[i].prefetch_start = t0;
       if (p_.verify) verify(i, r);
       release_host(i);
     }
@@ -363,6 +365,8 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
                               "prefetch of " + net_.layers[j < n ? j : i].name + "'s input");
     if (seq) {
       r.layers[j].prefetch = done - tc;
+      r.layers[j].prefetch_during = i;
+      r.layers[j].prefetch_start = tc;
       if (p_.verify) verify(j, r);
       release_host(j);
     }

@@ -83,6 +83,14 @@ struct layer_result {
   ps_t offload = 0, prefetch = 0;     ///< transfer time (doorbell to completion)
   ps_t forward_stall = 0, backward_stall = 0;
   ps_t forward_start = 0, backward_start = 0;  ///< absolute simulated times the layer began (ps)
+  static constexpr std::size_t no_layer = static_cast<std::size_t>(-1);
+  /// Layer during whose backward pass X_i was brought back (for an offloaded X_i): the layer
+  /// whose kernel its prefetch overlapped (vDNN rule: the nearest earlier offloaded layer, no
+  /// further back than the closest convolution; usually i + 1, not always: VGG-16 under
+  /// `conv` prefetches conv5_3's input during fc8), or i itself if X_i was fetched on demand
+  /// before layer i's kernel. no_layer if X_i was not brought back.
+  std::size_t prefetch_during = no_layer;
+  ps_t prefetch_start = 0;            ///< absolute simulated time X_i's fetch was issued (ps)
 };
 
 struct step_result {
