@@ -70,6 +70,7 @@ int config_command(const std::vector<std::string>& args) {
       check_output_path(dump_file, output_option);
     }
     // What a run would use: the path of the shipped sample, or synthetic.
+    o.config.missing_activations = resolve_missing_activations(o.config);
     o.config.activations = resolve_activations(o.config);
   } catch (const std::exception& e) {
     return usage_error(e.what());

@@ -188,6 +188,7 @@ json setting_of(const platform_config& base, const std::string& name, const std:
   }
   if (c.codec == "raw") c.codec = "none";
   try {
+    c.missing_activations = resolve_missing_activations(c);
     c.activations = resolve_activations(c);
   } catch (const std::exception&) {
   }
@@ -275,7 +276,8 @@ std::string grid_mismatch(const json& recorded, const std::vector<std::string>& 
     }
   }
   try {
-    want.activations = resolve_activations(want);  // as the run records it
+    want.missing_activations = resolve_missing_activations(want);  // as the run records it
+    want.activations = resolve_activations(want);
   } catch (const std::exception& e) {
     return std::string("a configuration that contradicts the plan's values (") + e.what() + ")";
   }
@@ -296,6 +298,7 @@ std::string plan_mismatch(const json& recorded, const std::vector<std::string>& 
   }
   std::string acts;
   platform_config want = check_config(args, &acts);
+  want.missing_activations = resolve_missing_activations(want);  // before activations is resolved
   want.activations = acts;
   return config_diff(rec, want);
 }

@@ -358,7 +358,8 @@ std::vector<param> table(platform_config& c) {
       string("network", c.network, {}, "network to train (see cdma-vp run --help)"),
       integer("batch", c.batch, 1, 1 << 20, "batch size"),
       string("codec", c.codec, codecs, "codec of the cDMA step"),
-      string("policy", c.policy, {"all", "conv"}, "vDNN offload policy of the vDNN and cDMA steps"),
+      string("policy", c.policy, {"none", "all", "conv"},
+             "vDNN offload policy of the vDNN and cDMA steps (none: no transfers, both equal the oracle)"),
       string("activations", c.activations, {},
              "real activations (.npz, .npy or a directory of .npy), or synthetic; empty: the shipped sample "
              "for inception_v3, synthetic otherwise (a synthetic-data option away from its default: synthetic)"),

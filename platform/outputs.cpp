@@ -252,7 +252,7 @@ void add_config_options(po::options_description& d, config_options& o) {
        "synthetic-data option (--density, --zero-run, --density-profile, --training-progress, --seed) "
        "is set away from its default. The resolved source is recorded in the outputs")
       ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5; -0 is read as 0)")
-      ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv")
+      ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv (only tensors a convolution reads) | none (no transfers: the vDNN and cDMA steps equal the oracle)")
       ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
       ("name-map", po::value<std::string>(), "FILE.json: path of a JSON object {\"name in file\": \"layer key\", ...} renaming the tensors of --activations (= --param name_map=)")
       ("missing-activations", po::value<std::string>(), "error (default) | dense: offloaded tensors that --activations neither holds nor can compute (pool outputs are computed from their input) are an error, or dense synthetic data (= --param missing_activations=)")

@@ -46,6 +46,15 @@ std::string resolve_activations(const platform_config& cfg) {
   return "synthetic";
 }
 
+std::string resolve_missing_activations(const platform_config& cfg) {
+  if (!cfg.activations.empty() || cfg.missing_activations != "error") return cfg.missing_activations;
+  try {
+    return resolve_activations(cfg) == default_activations_path() ? "dense" : cfg.missing_activations;
+  } catch (const std::exception&) {
+    return cfg.missing_activations;  // resolve_activations() reports the conflict
+  }
+}
+
 double run_report::compression_ratio() const {
   std::uint64_t raw = 0, moved = 0;
   for (const auto& l : cdma.result.layers)
@@ -166,6 +175,9 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   std::unique_ptr<workloads::activation_source> src;
   // The resolved source is what rep.config (the .config.json written with the results)
   // records, so re-running that configuration reproduces the run.
+  // The embedded default: the shipped InceptionV3 sample, with dense_1 as dense synthetic data
+  // (the report says how many tensors and what share of the bytes are synthetic).
+  cfg.missing_activations = resolve_missing_activations(cfg);
   cfg.activations = resolve_activations(cfg);
   const std::string path = cfg.activations == "synthetic" ? std::string() : cfg.activations;
   if (!path.empty()) {

@@ -96,6 +96,14 @@ std::string default_activations_path();
 /// touch the file system.
 std::string resolve_activations(const platform_config& cfg);
 
+/// The missing_activations policy `cfg` runs with: "dense" for the embedded default (activations
+/// not given and resolved to the shipped InceptionV3 sample, missing_activations left at
+/// "error"), since that sample holds the 94 conv outputs and not the Dense ReLU output dense_1
+/// that dense_2 offloads (not derivable; the pool outputs are computed); otherwise
+/// cfg.missing_activations. Call it before resolve_activations() replaces an empty
+/// activations. Does not touch the file system.
+std::string resolve_missing_activations(const platform_config& cfg);
+
 /// Traffic of one direction of the link during one step.
 struct pcie_traffic { std::uint64_t payload_bytes = 0, wire_bytes = 0; };
 

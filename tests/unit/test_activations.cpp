@@ -218,7 +218,10 @@ TEST(RealActivations, NameMatchingNoLayerAndWrongShapeAreErrors) {
 
 TEST(RealActivations, DistinctImagesAndRepetition) {
   const std::string npz = std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
-  wl::npz_activation_source s(npz);
+  // The sample holds the 94 conv outputs; dense_1 (a Dense ReLU output) is not derivable.
+  wl::real_activation_options o;
+  o.missing = wl::real_activation_options::missing_policy::dense;
+  wl::npz_activation_source s(npz, o);
   const wl::network net = wl::make_network("inception_v3", 4);
   s.validate(net);
   EXPECT_EQ(s.distinct_images(), 1);
@@ -268,8 +271,12 @@ TEST(RealActivations, FmnistPoolOutputsAreComputedFromTheConvOutputs) {
 }
 
 // MobileNetV2's files hold the 35 ReLU6 outputs; the 17 linear bottleneck outputs
-// (expanded_conv_project_BN, block_1..16_project_BN) that the next expand conv offloads are
-// not in them and cannot be computed: an error naming them, or dense data when asked.
+// (expanded_conv_project_BN, block_1..16_project_BN), the 10 adds' outputs and dense_1 are not
+// in them and cannot be computed (average_pooling2d_1 is: from out_relu): an error naming them,
+// or dense data when asked. /usr/bin/python3 tests/unit/vdnn_tensors.py
+// .../mobilenet_v2.keras-graph.json --missing .../chelsea.npz: offloaded=64 derived=1
+// missing=28 first=['expanded_conv_project_BN', 'block_1_project_BN'] (64 = the inputs of
+// layers 1..64; the last layer's input stays resident).
 TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
   const std::string npz = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
   const wl::network net = wl::make_network("mobilenet_v2", 2);
@@ -281,7 +288,7 @@ TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
     } catch (const wl::activation_error& e) {
       const std::string m = e.what();
       EXPECT_NE(m.find("layer 'block_1_expand' offloads tensor 'expanded_conv_project_BN'"), std::string::npos) << m;
-      EXPECT_NE(m.find("17 of 51 offloaded tensors"), std::string::npos) << m;
+      EXPECT_NE(m.find("28 of 64 offloaded tensors"), std::string::npos) << m;
       EXPECT_NE(m.find("--missing-activations dense"), std::string::npos) << m;
     }
   }
@@ -289,7 +296,9 @@ TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
   o.missing = wl::missing_policy_from_string("dense");
   wl::npz_activation_source s(npz, o);
   ASSERT_NO_THROW(s.validate(net));
-  EXPECT_NE(s.describe(net).find("17 tensors not in the file produced as dense synthetic data"), std::string::npos)
+  EXPECT_NE(s.describe(net).find("28 tensors not in the file produced as dense synthetic data"), std::string::npos)
+      << s.describe(net);
+  EXPECT_NE(s.describe(net).find("computed by pooling tensors of the file: average_pooling2d_1"), std::string::npos)
       << s.describe(net);
   for (const auto& l : net.layers) {
     if (l.offload_key != "block_1_project_BN" && l.offload_key != "block_1_expand_relu") continue;
@@ -301,6 +310,68 @@ TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
     else EXPECT_GT(zeros, v.size() / 10);                               // a real ReLU6 output
   }
   EXPECT_THROW(wl::missing_policy_from_string("synthetic"), wl::activation_error);
+}
+
+// InceptionV3's pools computed from the shipped sample (which holds only activation_1..94):
+// max_pooling2d_2 (3x3/2 valid on activation_5), average_pooling2d_1 (3x3/1 'same' on
+// max_pooling2d_2: a pool of a computed pool) and average_pooling2d_2 (3x3/1 'same' on mixed0 =
+// concat(activation_6, _8, _11, _12)). TensorFlow's 'same' average divides by the elements
+// inside the input (4 at a corner, 6 on an edge). Expected values: /usr/bin/python3, NumPy on
+// the same file (zero words, float64 sum of the float32 results, single elements):
+//   mp2 = max over the 9 strided slices of activation_5
+//   avg: zero-pad by 1, sum the 9 shifted slices in float64, divide by the count of non-padded
+//        elements, round to float32; mixed0 = np.concatenate([...], axis=1)
+// At the corner, dividing by 9 (padding counted) would give 1.1555514 instead of 2.5999906.
+TEST(RealActivations, InceptionV3PoolsIncludingTfSameAverageAreComputedFromTheFile) {
+  const std::string npz = std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
+  wl::real_activation_options o;
+  o.missing = wl::real_activation_options::missing_policy::dense;
+  wl::npz_activation_source s(npz, o);
+  const wl::network net = wl::make_network("inception_v3", 1);
+  ASSERT_NO_THROW(s.validate(net));
+  const std::string d = s.describe(net);
+  EXPECT_NE(d.find("computed by pooling tensors of the file: average_pooling2d_1, average_pooling2d_10, "
+                   "average_pooling2d_2"),
+            std::string::npos)
+      << d;
+  // dense_1 only (dense_2 is the last layer's input, never offloaded).
+  EXPECT_NE(d.find("; 1 tensor not in the file produced as dense synthetic data"), std::string::npos) << d;
+  EXPECT_EQ(s.dense_tensors(), 1u);
+  struct expect {
+    const char* key;
+    std::uint64_t elements, zeros;
+    double sum;
+    float v0000, v0001, v051717;
+  };
+  const expect want[] = {
+      {"max_pooling2d_2", 192ull * 35 * 35, 38083, 314692.25623277348, 2.266465425491333f, 2.5319809913635254f,
+       0.03878924623131752f},
+      {"average_pooling2d_1", 192ull * 35 * 35, 9337, 313190.30272647948, 2.5999906063079834f, 2.6245405673980713f,
+       0.3389942944049835f},
+      {"average_pooling2d_2", 256ull * 35 * 35, 84957, 201216.59241198099, 3.412604331970215f, 3.474963665008545f,
+       1.6104848384857178f}};
+  for (const expect& e : want) {
+    const wl::layer* l = nullptr;
+    for (const auto& x : net.layers)
+      if (x.offload_key == e.key) l = &x;
+    ASSERT_NE(l, nullptr) << e.key;
+    ASSERT_EQ(l->offload.elements(), e.elements) << e.key;
+    std::vector<float> v(e.elements);
+    s.fill(l->offload_key, l->offload, 0, reinterpret_cast<std::uint8_t*>(v.data()), v.size() * 4);
+    std::uint64_t zeros = 0;
+    double sum = 0;
+    for (float f : v) {
+      std::uint32_t b;
+      std::memcpy(&b, &f, 4);
+      zeros += b == 0;
+      sum += f;
+    }
+    EXPECT_EQ(zeros, e.zeros) << e.key;
+    EXPECT_NEAR(sum, e.sum, 1e-9 * e.sum) << e.key;
+    EXPECT_FLOAT_EQ(v[0], e.v0000) << e.key;
+    EXPECT_FLOAT_EQ(v[1], e.v0001) << e.key;
+    EXPECT_FLOAT_EQ(v[(5 * 35 + 17) * 35 + 17], e.v051717) << e.key;
+  }
 }
 
 // A ceil-mode pool whose stride exceeds its kernel keeps (Caffe's output rule) a last window

@@ -76,19 +76,94 @@ TEST(TensorShape, ElementsBytesAndString) {
   EXPECT_EQ(wl::to_string(wl::layer_kind::fc), "fc");
 }
 
-TEST(InceptionV3, Has94ConvBlocksInExecutionOrder) {
+// The conv layers of the vDNN view, in execution order.
+std::vector<const wl::layer*> convs(const wl::network& net) {
+  std::vector<const wl::layer*> v;
+  for (const auto& l : net.layers)
+    if (l.kind == wl::layer_kind::conv) v.push_back(&l);
+  return v;
+}
+
+TEST(InceptionV3, Has111LayersInExecutionOrder) {
   const wl::network net = wl::inception_v3(1);
   EXPECT_EQ(net.name, "inception_v3");
   EXPECT_EQ(net.batch, 1);
-  ASSERT_EQ(net.layers.size(), 94u);
-  // Execution order = activation_1 ... activation_94 (data README); conv2d_k feeds
-  // batch_normalization_k feeds activation_k in this graph. (The layers array of the JSON lists
-  // conv2d_9 before conv2d_6, so the file order is not the execution order.)
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    EXPECT_EQ(net.layers[i].output_key, "activation_" + std::to_string(i + 1));
-    EXPECT_EQ(net.layers[i].name, "conv2d_" + std::to_string(i + 1));
-    EXPECT_EQ(net.layers[i].kind, wl::layer_kind::conv);
+  // /usr/bin/python3 tests/unit/vdnn_tensors.py .../inception_v3.keras-graph.json --order:
+  // layers=111 conv=94 pool=14 fc=3; the non-conv layers sit after these conv layers.
+  ASSERT_EQ(net.layers.size(), 111u);
+  // Conv blocks: execution order = activation_1 ... activation_94 (data README); conv2d_k
+  // feeds batch_normalization_k feeds activation_k in this graph. (The layers array of the
+  // JSON lists conv2d_9 before conv2d_6, so the file order is not the execution order.)
+  const auto c = convs(net);
+  ASSERT_EQ(c.size(), 94u);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(c[i]->output_key, "activation_" + std::to_string(i + 1));
+    EXPECT_EQ(c[i]->name, "conv2d_" + std::to_string(i + 1));
   }
+  const std::pair<const char*, const char*> after[] = {
+      {"max_pooling2d_1", "conv2d_3"},      {"max_pooling2d_2", "conv2d_5"},      {"average_pooling2d_1", "conv2d_11"},
+      {"average_pooling2d_2", "conv2d_18"}, {"average_pooling2d_3", "conv2d_25"}, {"max_pooling2d_3", "conv2d_30"},
+      {"average_pooling2d_4", "conv2d_39"}, {"average_pooling2d_5", "conv2d_49"}, {"average_pooling2d_6", "conv2d_59"},
+      {"average_pooling2d_7", "conv2d_69"}, {"max_pooling2d_4", "conv2d_76"},     {"average_pooling2d_8", "conv2d_84"},
+      {"average_pooling2d_9", "conv2d_93"}, {"average_pooling2d_10", "conv2d_94"}, {"dense_1", "average_pooling2d_10"},
+      {"dense_2", "dense_1"},               {"dense_3", "dense_2"}};
+  for (const auto& [name, prev] : after) {
+    std::size_t i = 0;
+    while (i < net.layers.size() && net.layers[i].name != name) ++i;
+    ASSERT_LT(i, net.layers.size()) << name;
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ(net.layers[i - 1].name, prev) << name;
+    EXPECT_EQ(net.layers[i].output_key, name);
+    EXPECT_EQ(net.layers[i].kind, std::string(name).rfind("dense", 0) == 0 ? wl::layer_kind::fc : wl::layer_kind::pool);
+  }
+}
+
+// The new layers by hand (Keras rules; docs/workloads.md FLOPs and bytes).
+TEST(InceptionV3, PoolAndDenseLayersByHand) {
+  const wl::network net = wl::inception_v3(1);
+  // max_pooling2d_1: 3x3 s2 valid on activation_3 (64x147x147): floor((147 - 3) / 2) + 1 = 73;
+  // 9 FLOPs per output: 9 * 64 * 73 * 73 = 3,069,504; bytes 4 * (64*147*147 + 64*73*73).
+  const auto& m1 = find_layer(net, "max_pooling2d_1");
+  EXPECT_EQ(m1.input_key, "activation_3");
+  EXPECT_EQ(m1.output, (wl::tensor_shape{1, 64, 73, 73}));
+  EXPECT_TRUE(m1.pool.max);
+  EXPECT_TRUE(m1.pool.derivable);
+  EXPECT_DOUBLE_EQ(m1.forward_flops, 3069504.0);
+  EXPECT_EQ(m1.forward_bytes, 4ull * (64 * 147 * 147 + 64 * 73 * 73));
+  EXPECT_EQ(m1.weight_bytes, 0u);
+  // average_pooling2d_1: 3x3 s1 'same' on max_pooling2d_2 (192x35x35): TensorFlow pads
+  // (35 - 1) + 3 - 35 = 2 in total, 1 on top / left; the average excludes padding.
+  const auto& a1 = find_layer(net, "average_pooling2d_1");
+  EXPECT_EQ(a1.input_key, "max_pooling2d_2");
+  EXPECT_EQ(a1.output, (wl::tensor_shape{1, 192, 35, 35}));
+  EXPECT_FALSE(a1.pool.max);
+  EXPECT_EQ(a1.pool.ph, 1);
+  EXPECT_EQ(a1.pool.pw, 1);
+  EXPECT_TRUE(a1.pool.exclude_padding);
+  EXPECT_TRUE(a1.pool.derivable);
+  // average_pooling2d_2 reads mixed0 = concat(activation_6, _8, _11, _12): 64 + 64 + 96 + 32.
+  const auto& a2 = find_layer(net, "average_pooling2d_2");
+  EXPECT_EQ(a2.input_key, "");
+  EXPECT_EQ(a2.input_keys, (std::vector<std::string>{"activation_6", "activation_8", "activation_11", "activation_12"}));
+  EXPECT_EQ(a2.input, (wl::tensor_shape{1, 256, 35, 35}));
+  // average_pooling2d_10: 8x8 s8 valid on mixed10 (2048x8x8) -> 2048x1x1, 64 FLOPs per output.
+  const auto& a10 = find_layer(net, "average_pooling2d_10");
+  EXPECT_EQ(a10.output, (wl::tensor_shape{1, 2048, 1, 1}));
+  EXPECT_DOUBLE_EQ(a10.forward_flops, 64.0 * 2048);
+  // dense_1: Flatten (2048) -> 256 units, ReLU, bias: 2 * 2048 * 256 + 256 = 1,048,832 FLOPs,
+  // 2048 * 256 + 256 = 524,544 parameters.
+  const auto& d1 = find_layer(net, "dense_1");
+  EXPECT_EQ(d1.kind, wl::layer_kind::fc);
+  EXPECT_TRUE(d1.relu);
+  EXPECT_EQ(d1.input_key, "average_pooling2d_10");
+  EXPECT_EQ(d1.output, (wl::tensor_shape{1, 256, 1, 1}));
+  EXPECT_DOUBLE_EQ(d1.forward_flops, 1048832.0);
+  EXPECT_EQ(d1.weight_bytes, 4ull * 524544);
+  EXPECT_EQ(d1.forward_bytes, 4ull * (2048 + 256 + 524544));
+  // dense_2 reads dense_1 through dropout_2; dense_3 (softmax) is not a ReLU output.
+  EXPECT_EQ(find_layer(net, "dense_2").input_key, "dense_1");
+  EXPECT_TRUE(find_layer(net, "dense_2").relu);
+  EXPECT_FALSE(find_layer(net, "dense_3").relu);
 }
 
 TEST(InceptionV3, OutputShapesMatchManifest) {
@@ -97,10 +172,11 @@ TEST(InceptionV3, OutputShapesMatchManifest) {
   const auto manifest = nlohmann::json::parse(in);
   const auto& entries = manifest.at("files").at(0).at("layers");
   const wl::network net = wl::inception_v3(1);
-  ASSERT_EQ(entries.size(), net.layers.size());
+  const auto c = convs(net);
+  ASSERT_EQ(entries.size(), c.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
-    const auto& l = net.layers[i];
+    const auto& l = *c[i];
     EXPECT_EQ(e.at("index").get<std::size_t>(), i);
     EXPECT_EQ(e.at("key").get<std::string>(), l.output_key);
     const auto shape = e.at("shape").get<std::vector<std::int64_t>>();
@@ -114,9 +190,11 @@ TEST(InceptionV3, OutputShapesMatchManifest) {
 TEST(InceptionV3, TotalReluOutputElements) {
   const wl::network net = wl::inception_v3(1);
   std::uint64_t total = 0;
-  for (const auto& l : net.layers) total += l.output.elements();
-  // Data README: "all 94 post-ReLU tensors, 8,967,488 values".
+  for (const auto* l : convs(net)) total += l->output.elements();
+  // Data README: "all 94 post-ReLU tensors, 8,967,488 values" (the conv blocks' outputs).
   EXPECT_EQ(total, 8967488ull);
+  // All ReLU outputs also count the Dense ReLUs dense_1 (256) and dense_2 (128).
+  EXPECT_EQ(wl::relu_output_elements(net), 8967488ull + 256 + 128);
 }
 
 TEST(InceptionV3, ConvFlopsByHand) {
@@ -155,10 +233,10 @@ TEST(InceptionV3, TotalsMatchIndependentScript) {
   const wl::network net = wl::inception_v3(1);
   double flops = 0;
   std::uint64_t wbytes = 0, fbytes = 0;
-  for (const auto& l : net.layers) {
-    flops += l.forward_flops;
-    wbytes += l.weight_bytes;
-    fbytes += l.forward_bytes;
+  for (const auto* l : convs(net)) {
+    flops += l->forward_flops;
+    wbytes += l->weight_bytes;
+    fbytes += l->forward_bytes;
   }
   // /usr/bin/python3 tests/unit/inception_flops.py:
   //   total_forward_conv_flops_batch1 11422336192   (~5.71 G multiply-adds, the usual
@@ -168,6 +246,19 @@ TEST(InceptionV3, TotalsMatchIndependentScript) {
   EXPECT_DOUBLE_EQ(flops, 11422336192.0);
   EXPECT_EQ(wbytes, 87004544ull);
   EXPECT_EQ(fbytes, 179445164ull);
+  // Every vDNN layer (convs, 14 pools, 3 Dense), /usr/bin/python3 tests/unit/vdnn_tensors.py
+  // workloads/data/inception_v3/inception_v3.keras-graph.json:
+  //   fwd_flops=11447982405 fwd_bytes=212777428 weight_bytes=89236884
+  double all_flops = 0;
+  std::uint64_t all_w = 0, all_f = 0;
+  for (const auto& l : net.layers) {
+    all_flops += l.forward_flops;
+    all_w += l.weight_bytes;
+    all_f += l.forward_bytes;
+  }
+  EXPECT_DOUBLE_EQ(all_flops, 11447982405.0);
+  EXPECT_EQ(all_w, 89236884ull);
+  EXPECT_EQ(all_f, 212777428ull);
 }
 
 TEST(InceptionV3, BatchScalesShapesAndFlopsLinearly) {
@@ -203,14 +294,23 @@ TEST(InceptionV3, OffloadChainRule) {
     EXPECT_EQ(net.layers[i].offload_key, net.layers[i - 1].output_key);
     EXPECT_EQ(net.layers[i].offload, net.layers[i - 1].output);
   }
-  // The chain simplification: conv2d_6 (activation_6, first conv of mixed0's 1x1 branch) truly
-  // reads max_pooling2d_2 (192 x 35 x 35) but offloads activation_5 (192 x 71 x 71).
-  EXPECT_EQ(net.layers[5].offload_key, "activation_5");
-  EXPECT_EQ(net.layers[5].offload, (wl::tensor_shape{2, 192, 71, 71}));
-  EXPECT_EQ(net.layers[5].input, (wl::tensor_shape{2, 192, 35, 35}));
-  // Total at batch 1: image 3*299*299 = 268,203 plus all outputs but the last
-  // (8,967,488 - 192*8*8 = 8,955,200) elements, times 4 bytes = 36,893,612.
-  EXPECT_EQ(wl::inception_v3(1).offload_bytes_total(), 36893612ull);
+  // conv2d_4 (index 4) offloads its true input max_pooling2d_1 (64 x 73 x 73), not the
+  // activation_3 (64 x 147 x 147) the pool reads.
+  EXPECT_EQ(net.layers[4].name, "conv2d_4");
+  EXPECT_EQ(net.layers[4].offload_key, "max_pooling2d_1");
+  EXPECT_EQ(net.layers[4].offload, (wl::tensor_shape{2, 64, 73, 73}));
+  EXPECT_EQ(net.layers[4].offload, net.layers[4].input);
+  // The execution-order timing of a branch: conv2d_7 (index 8, first conv of mixed0's 5x5
+  // branch) truly reads max_pooling2d_2 (192 x 35 x 35) but offloads activation_6, the
+  // output of the layer before it (64 x 35 x 35).
+  EXPECT_EQ(net.layers[8].name, "conv2d_7");
+  EXPECT_EQ(net.layers[8].offload_key, "activation_6");
+  EXPECT_EQ(net.layers[8].offload, (wl::tensor_shape{2, 64, 35, 35}));
+  EXPECT_EQ(net.layers[8].input, (wl::tensor_shape{2, 192, 35, 35}));
+  EXPECT_EQ(net.layers[8].input_keys, std::vector<std::string>{"max_pooling2d_2"});
+  // Total at batch 1 (vdnn_tensors.py: offload_all_elements=11949163: the image 3*299*299 =
+  // 268,203 plus every layer output but dense_3's), times 4 bytes = 47,796,652.
+  EXPECT_EQ(wl::inception_v3(1).offload_bytes_total(), 47796652ull);
 }
 
 TEST(Synthetic, ChainShapesFlopsAndOffload) {
@@ -243,8 +343,8 @@ TEST(Synthetic, ChainShapesFlopsAndOffload) {
 }
 
 TEST(MakeNetwork, NamesAndAliases) {
-  EXPECT_EQ(wl::make_network("inception_v3", 1).layers.size(), 94u);
-  EXPECT_EQ(wl::make_network("inceptionv3", 1).layers.size(), 94u);
+  EXPECT_EQ(wl::make_network("inception_v3", 1).layers.size(), 111u);
+  EXPECT_EQ(wl::make_network("inceptionv3", 1).layers.size(), 111u);
   expect_network_error([] { wl::make_network("resnet-9000", 1); },
                        {"resnet-9000", "inception_v3", "inceptionv3", "synthetic"});
   expect_network_error([] { wl::make_network("inception_v3", 0); }, {"batch", ">= 1"});
@@ -309,15 +409,23 @@ TEST(KerasGraph, SmallGraphByHand) {
   ]})");
   const wl::network net = wl::load_keras_graph(path, 3);
   EXPECT_EQ(net.name, "small");
-  ASSERT_EQ(net.layers.size(), 2u);
+  ASSERT_EQ(net.layers.size(), 3u);  // conv_a, pool, conv_b
   EXPECT_EQ(net.layers[0].output_key, "act_a");
   EXPECT_EQ(net.layers[0].output.str(), "3x4x5x5");
-  EXPECT_EQ(net.layers[1].output_key, "act_b");  // no BN: conv -> relu is fused too
-  EXPECT_EQ(net.layers[1].input.str(), "3x4x2x2");
-  EXPECT_EQ(net.layers[1].output.str(), "3x8x2x2");
+  EXPECT_EQ(net.layers[1].output_key, "pool");
+  EXPECT_EQ(net.layers[1].kind, wl::layer_kind::pool);
+  EXPECT_EQ(net.layers[1].output.str(), "3x4x2x2");
+  EXPECT_EQ(net.layers[1].input_key, "act_a");
+  // pool FLOPs: 2*2 per output, 3*4*2*2 = 48 outputs -> 192; bytes 4 * (300 + 48) = 1,392.
+  EXPECT_DOUBLE_EQ(net.layers[1].forward_flops, 192.0);
+  EXPECT_EQ(net.layers[1].forward_bytes, 1392u);
+  EXPECT_EQ(net.layers[2].output_key, "act_b");  // no BN: conv -> relu is fused too
+  EXPECT_EQ(net.layers[2].input.str(), "3x4x2x2");
+  EXPECT_EQ(net.layers[2].output.str(), "3x8x2x2");
   // conv_b FLOPs: 2 * 1*1*4 * (3*8*2*2 = 96 outputs) + 96 bias adds = 864; params 4*8 + 8 = 40.
-  EXPECT_DOUBLE_EQ(net.layers[1].forward_flops, 864.0);
-  EXPECT_EQ(net.layers[1].weight_bytes, 160u);
+  EXPECT_DOUBLE_EQ(net.layers[2].forward_flops, 864.0);
+  EXPECT_EQ(net.layers[2].weight_bytes, 160u);
+  EXPECT_EQ(net.layers[2].offload_key, "pool");
   EXPECT_EQ(net.layers[1].offload_key, "act_a");
 }
 
@@ -408,8 +516,9 @@ TEST(KerasGraph, MobileNetV2ReluShapesMatchManifest) {
     GTEST_SKIP() << "shared data not present: " << graph;
   const wl::network net = wl::load_keras_graph(graph, 1);
   EXPECT_EQ(net.name, "mobilenet_v2");
-  // 35 Conv2D + 17 DepthwiseConv2D in the graph (counted with /usr/bin/python3 over the JSON).
-  EXPECT_EQ(net.layers.size(), 52u);
+  // 35 Conv2D + 17 DepthwiseConv2D + 10 Add + 1 AveragePooling2D + 3 Dense in the graph
+  // (/usr/bin/python3 tests/unit/vdnn_tensors.py: layers=66 conv=52 pool=1 fc=3 eltwise=10).
+  EXPECT_EQ(net.layers.size(), 66u);
   std::ifstream in(manifest_path);
   const auto entries = nlohmann::json::parse(in).at("files").at(0).at("layers");
   ASSERT_EQ(entries.size(), 35u);
@@ -432,7 +541,18 @@ TEST(KerasGraph, MobileNetV2ReluShapesMatchManifest) {
   EXPECT_EQ(dw.output.str(), "1x32x112x112");
   EXPECT_DOUBLE_EQ(dw.forward_flops, 2.0 * 9 * 32 * 112 * 112);
   EXPECT_EQ(dw.weight_bytes, 4u * 9 * 32);
-  EXPECT_EQ(find_layer(net, "Conv1").input.str(), "1x3x225x225");
+  // Conv1_pad is folded into Conv1: it reads (and offloads) the 224x224 image.
+  EXPECT_EQ(find_layer(net, "Conv1").input.str(), "1x3x224x224");
+  EXPECT_DOUBLE_EQ(find_layer(net, "Conv1").forward_flops, 2.0 * 27 * 32 * 112 * 112);
+  // block_2_add: block_1_project_BN + block_2_project_BN (24x56x56 each): one FLOP per output,
+  // both inputs read: bytes 4 * (2 + 1) * 24*56*56.
+  const auto& add = find_layer(net, "block_2_add");
+  EXPECT_EQ(add.kind, wl::layer_kind::eltwise);
+  EXPECT_EQ(add.input_keys, (std::vector<std::string>{"block_1_project_BN", "block_2_project_BN"}));
+  EXPECT_DOUBLE_EQ(add.forward_flops, 24.0 * 56 * 56);
+  EXPECT_EQ(add.forward_bytes, 4ull * 3 * 24 * 56 * 56);
+  // block_3_expand reads the sum.
+  EXPECT_EQ(find_layer(net, "block_3_expand").input_key, "block_2_add");
   // A linear projection conv ends at its BatchNormalization.
   EXPECT_EQ(find_layer(net, "expanded_conv_project").output_key, "expanded_conv_project_BN");
 }

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 
 #include "platform/outputs.h"
@@ -168,6 +169,101 @@ TEST_F(VdnnOnZoo, PrefetchLookBackPolicyAll) {
   ASSERT_EQ(rep.net.layers.size(), 6u);
   EXPECT_EQ(fetched_during(rep), (std::map<std::string, std::string>{
                                      {"c1", "p1"}, {"p1", "c2"}, {"c2", "p2"}, {"p2", "f1"}, {"f1", "f2"}}));
+  EXPECT_TRUE(rep.ok());
+}
+
+// Policy conv on branched networks: the offloaded tensors are exactly those a convolution reads
+// (a concatenation's parts read by the concatenation's consumers). Expected key sets from
+// /usr/bin/python3 tests/unit/vdnn_tensors.py FILE --keys (an independent walk of the layer
+// file / Keras graph; "" = the input image), in execution order.
+std::set<std::string> offloaded_keys(const cdma::platform::run_report& rep, const wl::step_result& r) {
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < rep.net.layers.size(); ++i)
+    if (r.layers[i].offloaded) keys.insert(rep.net.layers[i].offload_key);
+  return keys;
+}
+
+TEST_F(VdnnOnZoo, PolicyConvOnGoogLeNetOffloadsExactlyTheConvInputs) {
+  const std::set<std::string> want = {
+      "", "pool1/3x3_s2", "conv2/3x3_reduce", "pool2/3x3_s2", "inception_3a/1x1",
+      "inception_3a/3x3_reduce", "inception_3a/3x3", "inception_3a/5x5_reduce", "inception_3a/5x5",
+      "inception_3a/pool", "inception_3a/pool_proj", "inception_3b/3x3_reduce", "inception_3b/5x5_reduce",
+      "inception_3b/pool", "pool3/3x3_s2", "inception_4a/1x1", "inception_4a/3x3_reduce",
+      "inception_4a/3x3", "inception_4a/5x5_reduce", "inception_4a/5x5", "inception_4a/pool",
+      "inception_4a/pool_proj", "inception_4b/1x1", "inception_4b/3x3_reduce", "inception_4b/3x3",
+      "inception_4b/5x5_reduce", "inception_4b/5x5", "inception_4b/pool", "inception_4b/pool_proj",
+      "inception_4c/1x1", "inception_4c/3x3_reduce", "inception_4c/3x3", "inception_4c/5x5_reduce",
+      "inception_4c/5x5", "inception_4c/pool", "inception_4c/pool_proj", "inception_4d/1x1",
+      "inception_4d/3x3_reduce", "inception_4d/3x3", "inception_4d/5x5_reduce", "inception_4d/5x5",
+      "inception_4d/pool", "inception_4d/pool_proj", "inception_4e/3x3_reduce", "inception_4e/5x5_reduce",
+      "inception_4e/pool", "pool4/3x3_s2", "inception_5a/1x1", "inception_5a/3x3_reduce",
+      "inception_5a/3x3", "inception_5a/5x5_reduce", "inception_5a/5x5", "inception_5a/pool",
+      "inception_5a/pool_proj", "inception_5b/3x3_reduce", "inception_5b/5x5_reduce", "inception_5b/pool"};
+  ASSERT_EQ(want.size(), 57u);
+  const auto rep = cdma::platform::run(small("googlenet", "conv"));
+  EXPECT_EQ(offloaded_keys(rep, rep.vdnn.result), want);
+  EXPECT_EQ(offloaded_keys(rep, rep.cdma.result), want);
+  // The audit's cases: the 5x5 outputs feed the next module's convs through its concat; the
+  // 1x1 / 3x3 outputs of 3b, 4e and 5b feed only a pool (and 5b's the final pool).
+  for (const char* m : {"3a", "4a", "4b", "4c", "4d", "5a"})
+    EXPECT_EQ(want.count(std::string("inception_") + m + "/5x5"), 1u) << m;
+  for (const char* m : {"3b", "4e", "5b"}) {
+    EXPECT_EQ(want.count(std::string("inception_") + m + "/1x1"), 0u) << m;
+    EXPECT_EQ(want.count(std::string("inception_") + m + "/3x3"), 0u) << m;
+  }
+  // Every offloaded tensor came back and was verified.
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < rep.net.layers.size(); ++i)
+    if (rep.vdnn.result.layers[i].offloaded) {
+      EXPECT_GT(rep.vdnn.result.layers[i].prefetch, 0) << rep.net.layers[i].name;
+      bytes += rep.net.layers[i].offload.bytes();
+    }
+  EXPECT_EQ(rep.vdnn.result.verified_bytes, bytes);
+  EXPECT_TRUE(rep.ok());
+}
+
+TEST_F(VdnnOnZoo, PolicyConvOnInceptionV3OffloadsExactlyTheConvInputs) {
+  const std::set<std::string> want = {
+      "", "activation_1", "activation_2", "max_pooling2d_1", "activation_4", "max_pooling2d_2",
+      "activation_6", "activation_7", "activation_8", "activation_9", "activation_10", "activation_11",
+      "average_pooling2d_1", "activation_12", "activation_13", "activation_14", "activation_15",
+      "activation_16", "activation_17", "activation_18", "average_pooling2d_2", "activation_19",
+      "activation_20", "activation_21", "activation_22", "activation_23", "activation_24",
+      "activation_25", "average_pooling2d_3", "activation_26", "activation_27", "activation_28",
+      "activation_29", "activation_30", "max_pooling2d_3", "activation_31", "activation_32",
+      "activation_33", "activation_34", "activation_35", "activation_36", "activation_37",
+      "activation_38", "activation_39", "average_pooling2d_4", "activation_40", "activation_41",
+      "activation_42", "activation_43", "activation_44", "activation_45", "activation_46",
+      "activation_47", "activation_48", "activation_49", "average_pooling2d_5", "activation_50",
+      "activation_51", "activation_52", "activation_53", "activation_54", "activation_55",
+      "activation_56", "activation_57", "activation_58", "activation_59", "average_pooling2d_6",
+      "activation_60", "activation_61", "activation_62", "activation_63", "activation_64",
+      "activation_65", "activation_66", "activation_67", "activation_68", "activation_69",
+      "average_pooling2d_7", "activation_70", "activation_71", "activation_72", "activation_73",
+      "activation_74", "activation_75", "activation_76", "max_pooling2d_4", "activation_77",
+      "activation_78", "activation_79", "activation_80", "activation_81", "activation_82",
+      "activation_83", "activation_84", "average_pooling2d_8", "activation_85", "activation_87",
+      "activation_90", "activation_91", "average_pooling2d_9"};
+  ASSERT_EQ(want.size(), 100u);
+  auto c = small("inception_v3", "conv");
+  c.steps = "vdnn";
+  const auto rep = cdma::platform::run(c);
+  EXPECT_EQ(offloaded_keys(rep, rep.vdnn.result), want);
+  // activation_3 feeds only max_pooling2d_1; mixed10's parts only the final average pool.
+  EXPECT_EQ(want.count("activation_3"), 0u);
+  EXPECT_EQ(want.count("activation_94"), 0u);
+  EXPECT_TRUE(rep.ok());
+}
+
+// Policy none: no transfers, so the vDNN and cDMA steps take the oracle's time.
+TEST_F(VdnnOnZoo, PolicyNoneEqualsTheOracle) {
+  const auto rep = cdma::platform::run(small("googlenet", "none"));
+  EXPECT_EQ(rep.vdnn.result.step, rep.oracle.result.step);
+  EXPECT_EQ(rep.cdma.result.step, rep.oracle.result.step);
+  for (const auto* r : {&rep.vdnn.result, &rep.cdma.result}) {
+    EXPECT_EQ(r->verified_bytes, 0u);
+    for (const auto& l : r->layers) EXPECT_FALSE(l.offloaded);
+  }
   EXPECT_TRUE(rep.ok());
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -57,14 +58,63 @@ TEST(NetworkZoo, IssueReferenceNumbers) {
 
 TEST(NetworkZoo, KerasGraphsExact) {
   // Shared data README: InceptionV3 94 ReLU tensors, 8,967,488 values; MobileNetV2 35 ReLU6
-  // tensors, 6,105,792 values.
+  // tensors, 6,105,792 values (the conv blocks' outputs, what the .npz files hold). Both
+  // graphs end in Dense(256, relu) -> Dense(128, relu) -> Dense(5, softmax): two more ReLU
+  // outputs, 256 + 128 elements.
   const wl::network inc = wl::make_network("inception_v3", 1);
-  EXPECT_EQ(wl::relu_output_elements(inc), 8967488u);
-  const wl::network mob = wl::make_network("mobilenet_v2", 1);
   int relus = 0;
+  for (const auto& l : inc.layers) relus += l.relu;
+  EXPECT_EQ(relus, 94 + 2);
+  EXPECT_EQ(wl::relu_output_elements(inc), 8967488u + 256 + 128);
+  const wl::network mob = wl::make_network("mobilenet_v2", 1);
+  relus = 0;
   for (const auto& l : mob.layers) relus += l.relu;
-  EXPECT_EQ(relus, 35);
-  EXPECT_EQ(wl::relu_output_elements(mob), 6105792u);
+  EXPECT_EQ(relus, 35 + 2);
+  EXPECT_EQ(wl::relu_output_elements(mob), 6105792u + 256 + 128);
+}
+
+// The vDNN view of the two Keras graphs, against /usr/bin/python3 tests/unit/vdnn_tensors.py
+// FILE.keras-graph.json (an independent walk of the graph JSON):
+//   inception_v3: layers=111 conv=94 pool=14 fc=3 eltwise=0 offload_all_elements=11949163
+//                 fwd_flops=11447982405 conv_tensors=100 conv_offload_elements=9464811
+//   mobilenet_v2: layers=66 conv=52 pool=1 fc=3 eltwise=10 offload_all_elements=7046688
+//                 fwd_flops=599990213 conv_tensors=52 conv_offload_elements=6765920
+// offload_all_elements = the image + every layer output but the last (offload_bytes_total()
+// / 4); conv_offload_elements = the tensors policy conv moves (conv_input_keys() but the last
+// layer's input, which stays resident).
+TEST(NetworkZoo, KerasGraphsVdnnView) {
+  struct keras_case {
+    const char* name;
+    std::size_t layers, conv, pool, fc, eltwise;
+    std::uint64_t offload_elements;
+    double flops;
+    std::size_t conv_tensors;
+    std::uint64_t conv_offload_elements;
+  };
+  const keras_case cases[] = {{"inception_v3", 111, 94, 14, 3, 0, 11949163, 11447982405.0, 100, 9464811},
+                              {"mobilenet_v2", 66, 52, 1, 3, 10, 7046688, 599990213.0, 52, 6765920}};
+  for (const auto& k : cases) {
+    const wl::network net = wl::make_network(k.name, 1);
+    std::size_t n[4] = {0, 0, 0, 0};
+    double flops = 0;
+    for (const auto& l : net.layers) {
+      ++n[static_cast<int>(l.kind)];
+      flops += l.forward_flops;
+    }
+    EXPECT_EQ(net.layers.size(), k.layers) << k.name;
+    EXPECT_EQ(n[static_cast<int>(wl::layer_kind::conv)], k.conv) << k.name;
+    EXPECT_EQ(n[static_cast<int>(wl::layer_kind::pool)], k.pool) << k.name;
+    EXPECT_EQ(n[static_cast<int>(wl::layer_kind::fc)], k.fc) << k.name;
+    EXPECT_EQ(n[static_cast<int>(wl::layer_kind::eltwise)], k.eltwise) << k.name;
+    EXPECT_EQ(net.offload_bytes_total(), 4 * k.offload_elements) << k.name;
+    EXPECT_DOUBLE_EQ(flops, k.flops) << k.name;
+    const std::set<std::string> conv_keys = wl::conv_input_keys(net);
+    EXPECT_EQ(conv_keys.size(), k.conv_tensors) << k.name;
+    std::uint64_t conv_elements = 0;
+    for (std::size_t i = 0; i + 1 < net.layers.size(); ++i)
+      if (conv_keys.count(net.layers[i].offload_key)) conv_elements += net.layers[i].offload.elements();
+    EXPECT_EQ(conv_elements, k.conv_offload_elements) << k.name;
+  }
 }
 
 TEST(NetworkZoo, Vgg16ShapesAndBatch256Size) {

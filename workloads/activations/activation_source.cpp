@@ -191,44 +191,60 @@ real_activation_options::missing_policy missing_policy_from_string(const std::st
 }
 
 npz_activation_source::tensor npz_activation_source::compute_pool(const derived_pool& d, std::uint64_t want) {
-  const tensor& src = load(d.from, want);  // valid until the next load()
-  const std::int64_t images = src.shape[0], C = d.in.c, H = d.in.h, W = d.in.w, OH = d.out.h, OW = d.out.w;
+  // Pooling is per channel: the pool of a concatenation is the concatenation of its parts' pools.
+  const std::int64_t C = d.in.c, H = d.in.h, W = d.in.w, OH = d.out.h, OW = d.out.w;
   const layer::pool_window& p = d.pool;
   tensor t;
-  t.shape = {images, C, OH, OW};
-  t.rows_in_file = src.rows_in_file;
-  t.data.resize(static_cast<std::size_t>(images * C * OH * OW) * 4);
-  const std::uint8_t* in = src.data.data();
-  std::uint8_t* out = t.data.data();
+  std::int64_t images = -1, c0 = 0;
   auto at = [](const std::uint8_t* b, std::int64_t i) {
     float v;
     std::memcpy(&v, b + i * 4, 4);
     return v;
   };
-  for (std::int64_t plane = 0; plane < images * C; ++plane) {
-    const std::uint8_t* ip = in + plane * H * W * 4;
-    for (std::int64_t oy = 0; oy < OH; ++oy)
-      for (std::int64_t ox = 0; ox < OW; ++ox) {
-        const std::int64_t y0 = std::max<std::int64_t>(0, oy * p.sh - p.ph);
-        const std::int64_t y1 = std::min<std::int64_t>(H, oy * p.sh - p.ph + p.kh);
-        const std::int64_t x0 = std::max<std::int64_t>(0, ox * p.sw - p.pw);
-        const std::int64_t x1 = std::min<std::int64_t>(W, ox * p.sw - p.pw + p.kw);
-        if (y0 >= y1 || x0 >= x1)  // layer::pool_window::derivable excludes this; never read outside
-          throw activation_error(path_ + ": pool output '" + d.from + "' -> window (" + std::to_string(oy) + ", " +
-                                 std::to_string(ox) + ") holds no input element; cannot compute it");
-        float v = 0;
-        if (p.max) {
-          v = at(ip, y0 * W + x0);  // a window always holds one input element (window_out)
-          for (std::int64_t y = y0; y < y1; ++y)
-            for (std::int64_t x = x0; x < x1; ++x) v = std::max(v, at(ip, y * W + x));
-        } else {
-          double sum = 0;
-          for (std::int64_t y = y0; y < y1; ++y)
-            for (std::int64_t x = x0; x < x1; ++x) sum += at(ip, y * W + x);
-          v = static_cast<float>(sum / static_cast<double>(p.kh * p.kw));
-        }
-        std::memcpy(out + ((plane * OH + oy) * OW + ox) * 4, &v, 4);
+  for (std::size_t part = 0; part < d.from.size(); ++part) {
+    const tensor& src = load(d.from[part], want);  // valid until the next load()
+    const std::int64_t pc = d.part_c[part];
+    if (images < 0) {
+      images = src.shape[0];
+      t.shape = {images, C, OH, OW};
+      t.rows_in_file = src.rows_in_file;
+      t.data.resize(static_cast<std::size_t>(images * C * OH * OW) * 4);
+    } else if (src.shape[0] != images) {
+      throw activation_error(path_ + ": tensors '" + d.from.front() + "' and '" + d.from[part] +
+                             "' (concatenated into a pool's input) hold different numbers of images");
+    }
+    const std::uint8_t* in = src.data.data();
+    std::uint8_t* out = t.data.data();
+    for (std::int64_t img = 0; img < images; ++img)
+      for (std::int64_t ch = 0; ch < pc; ++ch) {
+        const std::uint8_t* ip = in + (img * pc + ch) * H * W * 4;
+        std::uint8_t* op = out + (img * C + c0 + ch) * OH * OW * 4;
+        for (std::int64_t oy = 0; oy < OH; ++oy)
+          for (std::int64_t ox = 0; ox < OW; ++ox) {
+            const std::int64_t y0 = std::max<std::int64_t>(0, oy * p.sh - p.ph);
+            const std::int64_t y1 = std::min<std::int64_t>(H, oy * p.sh - p.ph + p.kh);
+            const std::int64_t x0 = std::max<std::int64_t>(0, ox * p.sw - p.pw);
+            const std::int64_t x1 = std::min<std::int64_t>(W, ox * p.sw - p.pw + p.kw);
+            if (y0 >= y1 || x0 >= x1)  // layer::pool_window::derivable excludes this; never read outside
+              throw activation_error(path_ + ": pool output '" + d.from[part] + "' -> window (" + std::to_string(oy) +
+                                     ", " + std::to_string(ox) + ") holds no input element; cannot compute it");
+            float v = 0;
+            if (p.max) {
+              v = at(ip, y0 * W + x0);  // a window always holds one input element (window_out)
+              for (std::int64_t y = y0; y < y1; ++y)
+                for (std::int64_t x = x0; x < x1; ++x) v = std::max(v, at(ip, y * W + x));
+            } else {
+              double sum = 0;
+              for (std::int64_t y = y0; y < y1; ++y)
+                for (std::int64_t x = x0; x < x1; ++x) sum += at(ip, y * W + x);
+              // TensorFlow 'same' average pooling: the elements inside the input only.
+              const std::int64_t count = p.exclude_padding ? (y1 - y0) * (x1 - x0) : p.kh * p.kw;
+              v = static_cast<float>(sum / static_cast<double>(count));
+            }
+            std::memcpy(op + (oy * OW + ox) * 4, &v, 4);
+          }
       }
+    c0 += pc;
   }
   return t;
 }
@@ -312,24 +328,38 @@ void npz_activation_source::validate(const network& net) const {
   std::string first_missing_layer;
   std::size_t offloaded = 0;
   for (const layer& l : net.layers) {
-    if (l.offload_key.empty()) continue;
-    ++offloaded;
-    self->offloaded_bytes_ += l.offload.bytes();
+    if (l.offload_key.empty()) continue;  // the input image is synthetic
     const std::string& k = l.offload_key;
+    // The last layer's input stays resident (vdnn_runtime): never offloaded, so never missing;
+    // when the file holds it, it is checked like the others.
+    const bool resident = &l == &net.layers.back();
+    if (!resident) {
+      ++offloaded;
+      self->offloaded_bytes_ += l.offload.bytes();
+    }
     if (files_.count(k)) {
       check_held(k, l.offload, "layer '" + l.name + "'");
       continue;
     }
+    if (resident) continue;
     if (derived_.count(k) || dense_.count(k)) continue;
     // A pool output the file does not hold: computed from the pool's input when that is held
     // (or computed itself).
+    // Its input may be a concatenation: every part must be held or computed.
     auto p = producer.find(k);
     if (p != producer.end() && p->second->kind == layer_kind::pool && p->second->pool.derivable &&
-        !p->second->input_key.empty() &&
-        (files_.count(p->second->input_key) || derived_.count(p->second->input_key))) {
+        !p->second->input_keys.empty() &&
+        std::all_of(p->second->input_keys.begin(), p->second->input_keys.end(), [&](const std::string& in) {
+          return !in.empty() && producer.count(in) && (files_.count(in) || derived_.count(in));
+        })) {
       const layer& pl = *p->second;
-      if (files_.count(pl.input_key)) check_held(pl.input_key, pl.input, "pool layer '" + pl.name + "' (input)");
-      self->derived_[k] = derived_pool{pl.input_key, pl.pool, pl.input, pl.output};
+      derived_pool d{pl.input_keys, {}, pl.pool, pl.input, pl.output};
+      for (const auto& in : pl.input_keys) {
+        const layer& src = *producer.at(in);
+        if (files_.count(in)) check_held(in, src.output, "pool layer '" + pl.name + "' (input)");
+        d.part_c.push_back(src.output.c);
+      }
+      self->derived_[k] = std::move(d);
       continue;
     }
     if (missing.empty()) first_missing_layer = l.name;

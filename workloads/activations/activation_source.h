@@ -78,10 +78,12 @@ std::map<std::string, std::string> load_name_map(const std::string& path);
 /// of N is assembled from the images available: image n of the batch is image n mod images
 /// (repeated when there are fewer images than N); distinct_images() = min(images, N).
 ///
-/// An offloaded tensor the file does not hold: if it is the output of a pool layer of a
-/// layer file (layer::pool.derivable) whose input tensor the file holds (or can itself
-/// compute), it is computed from that input, per image: max pooling exactly; average pooling
-/// summed in double and rounded to float (zeros exact; values within 1 ulp of a framework's).
+/// An offloaded tensor the file does not hold: if it is the output of a pool layer
+/// (layer::pool.derivable) whose input tensors the file holds (or can itself compute; a
+/// concatenation's parts each), it is computed from them, per image and channel: max pooling
+/// exactly; average pooling summed in double and rounded to float (zeros exact; values within
+/// 1 ulp of a framework's), divided by the window's elements inside the input for Keras
+/// (TensorFlow 'same': layer::pool_window::exclude_padding).
 /// (This makes every offloaded tensor of the Fashion-MNIST CNN real: its files hold the conv
 /// and fc outputs, not pool1..pool3.) Otherwise see real_activation_options::missing.
 ///
@@ -100,6 +102,9 @@ public:
   int distinct_images() const override { return distinct_; }
   /// Images per tensor in the file(s) (the smallest over the members used).
   int images_in_file() const { return images_; }
+  /// Offloaded tensors of the validated network that the file neither holds nor can compute,
+  /// produced as dense synthetic data (missing_activations = dense).
+  std::size_t dense_tensors() const { return dense_.size(); }
 
 private:
   /// A tensor as loaded: shape[0] images (at most the batch: rows_in_file may be more).
@@ -109,7 +114,14 @@ private:
     std::uint64_t rows_in_file = 0;
   };
   /// A tensor computed from a held one by a pool layer.
-  struct derived_pool { std::string from; layer::pool_window pool; tensor_shape in, out; };
+  /// `from`: the pool's input tensors (layer::input_keys: a concatenation's parts, channel
+  /// order) with their channel counts `part_c`.
+  struct derived_pool {
+    std::vector<std::string> from;
+    std::vector<std::int64_t> part_c;
+    layer::pool_window pool;
+    tensor_shape in, out;
+  };
   /// Tensor `key` holding at least min(images in the file, `images`) images.
   const tensor& load(const std::string& key, std::uint64_t images);
   tensor compute_pool(const derived_pool& d, std::uint64_t images);

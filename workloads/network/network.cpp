@@ -69,6 +69,55 @@ struct chw {
   std::int64_t c = 0, h = 0, w = 0;
 };
 
+// ---- costs of a vDNN layer: one code path for layer files and Keras graphs -----------------
+// (docs/workloads.md: FLOPs of the forward pass for the whole batch, a multiply-add counting 2;
+// bytes = input + output + weights, fp32.)
+struct layer_cost {
+  double flops = 0;
+  std::uint64_t params = 0;
+};
+
+/// Convolution: 2 kh kw (cin / groups) per output (+ 1 with a bias); kh kw (cin / groups) cout
+/// (+ cout) parameters. `outputs` = N * cout * hout * wout.
+layer_cost conv_cost(std::int64_t kh, std::int64_t kw, std::int64_t cin_per_group, std::int64_t cout,
+                     double outputs, bool bias) {
+  return {2.0 * static_cast<double>(kh * kw * cin_per_group) * outputs + (bias ? outputs : 0.0),
+          static_cast<std::uint64_t>(kh * kw * cin_per_group * cout + (bias ? cout : 0))};
+}
+
+/// Pooling: one FLOP per window element per output (`window` = kh kw; global: H W).
+layer_cost pool_cost(std::int64_t window, double outputs) { return {static_cast<double>(window) * outputs, 0}; }
+
+/// Fully connected: N (2 in units (+ units)); in units (+ units) parameters.
+layer_cost fc_cost(std::int64_t in, std::int64_t units, std::int64_t batch, bool bias) {
+  return {static_cast<double>(batch) *
+              (2.0 * static_cast<double>(in) * static_cast<double>(units) + (bias ? static_cast<double>(units) : 0.0)),
+          static_cast<std::uint64_t>(in * units + (bias ? units : 0))};
+}
+
+/// Element-wise add of `inputs` tensors: inputs - 1 FLOPs per output.
+layer_cost add_cost(std::size_t inputs, double outputs) {
+  return {static_cast<double>(inputs - 1) * outputs, 0};
+}
+
+/// Sets forward_flops, weight_bytes and forward_bytes (input + output + weights) of `l`, whose
+/// input and output shapes are set.
+void set_cost(layer& l, const layer_cost& c) {
+  l.forward_flops = c.flops;
+  l.weight_bytes = c.params * bytes_per_element;
+  l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+}
+
+/// pool_window::derivable for a window (kh, kw, sh, sw, ph, pw, max, global, exclude_padding
+/// set) from input `x` to output `y` (per image).
+void set_derivable(layer::pool_window& p, const chw& x, const chw& y) {
+  // A window that starts beyond the input (ceil mode without padding, stride > kernel: the
+  // Caffe output rule keeps it) holds no input element: not derivable.
+  const bool windows_start_inside = (y.h - 1) * p.sh - p.ph < x.h && (y.w - 1) * p.sw - p.pw < x.w;
+  p.derivable = (windows_start_inside && p.ph < p.kh && p.pw < p.kw && (p.max || p.global || p.exclude_padding)) ||
+                (p.ph == 0 && p.pw == 0 && (y.h - 1) * p.sh + p.kh <= x.h && (y.w - 1) * p.sw + p.kw <= x.w);
+}
+
 struct graph_node {
   std::string name, type;
   json config;
@@ -408,44 +457,143 @@ class graph_loader {
     const std::int64_t N = batch_;
     auto nchw = [N](const chw& s) { return tensor_shape{N, s.c, s.h, s.w}; };
 
+    // What each graph layer's output is in the vDNN view: the stored tensors it consists of
+    // (output keys; "" = the input image; a concatenation's parts in channel order), their
+    // shape as stored (a ZeroPadding2D's input, unpadded), and the vDNN layer that produced
+    // it when it is one layer's output.
+    struct tensor_ref {
+      std::vector<std::string> parts;
+      chw stored;
+      int layer = -1;
+      bool padded = false;  // a ZeroPadding2D output: only a convolution may read it
+    };
+    std::map<std::string, tensor_ref> refs;
+    auto add_layer = [&](layer l, const graph_node& nd, const std::vector<std::string>& in_parts, const chw& out) {
+      l.input_keys = in_parts;
+      if (in_parts.size() == 1 && !in_parts.front().empty() && nd.inputs.size() == 1) l.input_key = in_parts.front();
+      refs[nd.name] = tensor_ref{{l.output_key}, out, static_cast<int>(net.layers.size()), false};
+      net.layers.push_back(std::move(l));
+    };
+
     for (const auto& name : order) {
       const graph_node& nd = node(name);
-      if (nd.type != "Conv2D" && nd.type != "DepthwiseConv2D") continue;
       current_ = &nd;
+      const std::string& t = nd.type;
+      if (t == "InputLayer") {
+        refs[name] = tensor_ref{{""}, shapes_.at(name), -1, false};
+        continue;
+      }
+      if (nd.inputs.empty()) fail_layer(nd, "expected at least one input");
+      const tensor_ref& x = refs.at(nd.inputs.front());
+      const chw& out = shapes_.at(name);
+      if (x.padded && t != "Conv2D" && t != "DepthwiseConv2D")
+        fail_layer(nd, "reads the ZeroPadding2D layer \"" + nd.inputs.front() +
+                           "\"; zero padding is supported only in front of a Conv2D / DepthwiseConv2D (folded "
+                           "into its padding)");
       layer l;
       l.name = nd.name;
-      l.kind = layer_kind::conv;
-      const chw& in = shapes_.at(nd.inputs.at(0));
-      const chw& out = shapes_.at(nd.name);
-      // Fuse [BatchNormalization] -> [Activation | ReLU] sole consumers.
-      std::string key = nd.name;
-      const graph_node* next = sole_consumer(key);
-      if (next && next->type == "BatchNormalization") {
-        key = next->name;
-        next = sole_consumer(key);
+      l.output_key = nd.name;
+      if (t == "Conv2D" || t == "DepthwiseConv2D") {
+        l.kind = layer_kind::conv;
+        const chw& in = shapes_.at(nd.inputs.front());  // padded geometry (same channels)
+        // Fuse [BatchNormalization] -> [Activation | ReLU] sole consumers.
+        std::string key = nd.name;
+        const graph_node* next = sole_consumer(key);
+        if (next && next->type == "BatchNormalization") {
+          key = next->name;
+          next = sole_consumer(key);
+        }
+        if (next && (next->type == "Activation" || next->type == "ReLU")) {
+          key = next->name;
+          l.relu = next->type == "ReLU" || next->config.value("activation", std::string()) == "relu";
+        }
+        l.output_key = key;
+        l.input = nchw(x.stored);  // a ZeroPadding2D in front is folded into the padding
+        l.output = nchw(out);
+        const auto k = cfg_pair(nd, "kernel_size", 1, true);
+        // Depthwise: every input channel is its own group (cout = cin * depth_multiplier).
+        const std::int64_t groups =
+            t == "DepthwiseConv2D" ? in.c : nd.config.value("groups", std::int64_t{1});
+        const bool bias = nd.config.value("use_bias", true);
+        set_cost(l, conv_cost(k.first, k.second, in.c / groups, out.c, static_cast<double>(l.output.elements()), bias));
+        add_layer(std::move(l), nd, x.parts, out);
+      } else if (t == "MaxPooling2D" || t == "AveragePooling2D" || t == "GlobalAveragePooling2D" ||
+                 t == "GlobalMaxPooling2D") {
+        l.kind = layer_kind::pool;
+        const chw& in = x.stored;
+        l.input = nchw(in);
+        l.output = nchw(out);
+        layer::pool_window& p = l.pool;
+        p.max = t == "MaxPooling2D" || t == "GlobalMaxPooling2D";
+        p.global = t == "GlobalAveragePooling2D" || t == "GlobalMaxPooling2D";
+        // Keras / TensorFlow: average pooling divides by the elements inside the input.
+        p.exclude_padding = !p.max;
+        if (p.global) {
+          p.kh = in.h;
+          p.kw = in.w;
+        } else {
+          const auto k = cfg_pair(nd, "pool_size", 2, false);
+          const auto st = nd.config.contains("strides") && !nd.config["strides"].is_null()
+                              ? cfg_pair(nd, "strides", 1, true)
+                              : k;
+          p.kh = k.first;
+          p.kw = k.second;
+          p.sh = st.first;
+          p.sw = st.second;
+          if (cfg_padding(nd) == "same") {
+            // TensorFlow 'same': total padding max((out - 1) s + k - in, 0), the smaller half first.
+            p.ph = std::max<std::int64_t>((out.h - 1) * p.sh + p.kh - in.h, 0) / 2;
+            p.pw = std::max<std::int64_t>((out.w - 1) * p.sw + p.kw - in.w, 0) / 2;
+          }
+        }
+        set_derivable(p, in, out);
+        set_cost(l, pool_cost(p.kh * p.kw, static_cast<double>(l.output.elements())));
+        add_layer(std::move(l), nd, x.parts, out);
+      } else if (t == "Dense") {
+        l.kind = layer_kind::fc;
+        l.input = nchw(x.stored);
+        l.output = nchw(out);
+        l.relu = nd.config.value("activation", std::string()) == "relu";
+        const bool bias = nd.config.value("use_bias", true);
+        set_cost(l, fc_cost(x.stored.c * x.stored.h * x.stored.w, out.c, N, bias));
+        add_layer(std::move(l), nd, x.parts, out);
+      } else if (t == "Add") {
+        l.kind = layer_kind::eltwise;
+        std::vector<std::string> parts;
+        for (const auto& in : nd.inputs) {
+          const tensor_ref& r = refs.at(in);
+          if (r.padded) fail_layer(nd, "reads the ZeroPadding2D layer \"" + in + "\"; expected a computed tensor");
+          parts.insert(parts.end(), r.parts.begin(), r.parts.end());
+        }
+        // Every input is read once.
+        l.input = tensor_shape{N, out.c * static_cast<std::int64_t>(nd.inputs.size()), out.h, out.w};
+        l.output = nchw(out);
+        set_cost(l, add_cost(nd.inputs.size(), static_cast<double>(l.output.elements())));
+        add_layer(std::move(l), nd, parts, out);
+      } else if (t == "Concatenate") {
+        tensor_ref r{{}, out, -1, false};
+        for (const auto& in : nd.inputs) {
+          const tensor_ref& p = refs.at(in);
+          if (p.padded) fail_layer(nd, "reads the ZeroPadding2D layer \"" + in + "\"; expected a computed tensor");
+          r.parts.insert(r.parts.end(), p.parts.begin(), p.parts.end());
+        }
+        refs[name] = std::move(r);
+      } else if (t == "ZeroPadding2D") {
+        tensor_ref r = x;
+        r.padded = true;
+        refs[name] = std::move(r);
+      } else {
+        // In place (BatchNormalization, Activation, ReLU, Dropout) or a view (Flatten): the
+        // input's tensor. A ReLU on a pool / fc / add output marks that layer (a conv's own
+        // BN -> ReLU chain is fused above).
+        tensor_ref r = x;
+        if ((t == "ReLU" || (t == "Activation" && nd.config.value("activation", std::string()) == "relu")) &&
+            r.layer >= 0 && net.layers[static_cast<std::size_t>(r.layer)].kind != layer_kind::conv)
+          net.layers[static_cast<std::size_t>(r.layer)].relu = true;
+        refs[name] = std::move(r);
       }
-      if (next && (next->type == "Activation" || next->type == "ReLU")) {
-        key = next->name;
-        l.relu = next->type == "ReLU" || next->config.value("activation", std::string()) == "relu";
-      }
-      l.output_key = key;
-      l.input = nchw(in);
-      l.output = nchw(out);
-      const auto k = cfg_pair(nd, "kernel_size", 1, true);
-      // Depthwise: every input channel is its own group (cout = cin * depth_multiplier).
-      const std::int64_t groups =
-          nd.type == "DepthwiseConv2D" ? in.c : nd.config.value("groups", std::int64_t{1});
-      const bool bias = nd.config.value("use_bias", true);
-      const double macs_per_out = static_cast<double>(k.first * k.second * (in.c / groups));
-      const double outs = static_cast<double>(l.output.elements());
-      l.forward_flops = 2.0 * macs_per_out * outs + (bias ? outs : 0.0);
-      const std::uint64_t params = static_cast<std::uint64_t>(k.first * k.second * (in.c / groups) * out.c) +
-                                   (bias ? static_cast<std::uint64_t>(out.c) : 0);
-      l.weight_bytes = params * bytes_per_element;
-      l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
-      net.layers.push_back(std::move(l));
     }
-    if (net.layers.empty()) fail("no Conv2D layers (expected a CNN graph)");
+    if (net.layers.empty()) fail("no Conv2D, pooling, Dense or Add layers (expected a CNN graph)");
     const tensor_shape image = nchw(shapes_.at(input_node->name));
     for (std::size_t i = 0; i < net.layers.size(); ++i) {
       if (i == 0) {
@@ -508,10 +656,9 @@ network synthetic_chain(int batch, int layers, int c0, int hw, int in_channels) 
     l.output = tensor_shape{N, c, hw, hw};
     l.offload_key = prev_key;
     l.offload = prev;
-    const std::uint64_t params = static_cast<std::uint64_t>(9 * prev.c * c);
-    l.forward_flops = 2.0 * 9.0 * static_cast<double>(prev.c) * static_cast<double>(l.output.elements());
-    l.weight_bytes = params * bytes_per_element;
-    l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+    l.input_keys = {prev_key};
+    l.input_key = prev_key;
+    set_cost(l, conv_cost(3, 3, prev.c, c, static_cast<double>(l.output.elements()), false));
     prev = l.output;
     prev_key = l.output_key;
     net.layers.push_back(std::move(l));
@@ -566,7 +713,7 @@ class layer_file_loader {
                               ? " (" + doc["source"].get<std::string>() + ")" : std::string());
     const std::int64_t N = batch_;
     const chw image{ji[0].get<std::int64_t>(), ji[1].get<std::int64_t>(), ji[2].get<std::int64_t>()};
-    tensors_["input"] = {image, -1};
+    tensors_["input"] = {image, -1, {""}};
     std::string prev = "input";
     std::size_t idx = 0;
     for (const json& jl : doc["layers"]) {
@@ -609,8 +756,7 @@ class layer_file_loader {
       l.relu = get_bool(jl, "relu", false);
       chw y;
       bool is_layer = true;
-      std::uint64_t params = 0;
-      double flops = 0;
+      layer_cost cost;
       if (type == "conv") {
         l.kind = layer_kind::conv;
         const auto k = get_pair(jl, "kernel", 0, true);
@@ -634,9 +780,8 @@ class layer_file_loader {
         y.h = same ? (x.s.h + s.first - 1) / s.first : window_out(x.s.h, k.first, s.first, p.first, d.first, false);
         y.w = same ? (x.s.w + s.second - 1) / s.second : window_out(x.s.w, k.second, s.second, p.second, d.second, false);
         const bool bias = get_bool(jl, "bias", true);
-        const double outs = static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
-        flops = 2.0 * static_cast<double>(k.first * k.second * (x.s.c / g)) * outs + (bias ? outs : 0.0);
-        params = static_cast<std::uint64_t>(k.first * k.second * (x.s.c / g) * f + (bias ? f : 0));
+        cost = conv_cost(k.first, k.second, x.s.c / g, f, static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w),
+                         bias);
       } else if (type == "pool") {
         l.kind = layer_kind::pool;
         const std::string op = jl.value("op", std::string("max"));
@@ -667,15 +812,8 @@ class layer_file_loader {
           l.pool.kh = x.s.h;
           l.pool.kw = x.s.w;
         }
-        // A window that starts beyond the input (ceil mode without padding, stride > kernel:
-        // the Caffe output rule keeps it) holds no input element: not derivable.
-        const bool windows_start_inside = (y.h - 1) * l.pool.sh - l.pool.ph < x.s.h &&
-                                          (y.w - 1) * l.pool.sw - l.pool.pw < x.s.w;
-        l.pool.derivable = (windows_start_inside && l.pool.ph < l.pool.kh && l.pool.pw < l.pool.kw &&
-                            (l.pool.max || l.pool.global)) ||
-                           (l.pool.ph == 0 && l.pool.pw == 0 && (y.h - 1) * l.pool.sh + l.pool.kh <= x.s.h &&
-                            (y.w - 1) * l.pool.sw + l.pool.kw <= x.s.w);
-        flops = static_cast<double>(window) * static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
+        set_derivable(l.pool, x.s, y);
+        cost = pool_cost(window, static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w));
       } else if (type == "fc") {
         l.kind = layer_kind::fc;
         const std::int64_t units = get_int(jl, "units", 0, true);
@@ -683,9 +821,7 @@ class layer_file_loader {
         const bool bias = get_bool(jl, "bias", true);
         const std::int64_t in = x.s.c * x.s.h * x.s.w;
         y = chw{units, 1, 1};
-        flops = static_cast<double>(N) * (2.0 * static_cast<double>(in) * static_cast<double>(units) +
-                                          (bias ? static_cast<double>(units) : 0.0));
-        params = static_cast<std::uint64_t>(in * units + (bias ? units : 0));
+        cost = fc_cost(in, units, N, bias);
       } else if (type == "add") {
         l.kind = layer_kind::eltwise;
         y = x.s;
@@ -695,7 +831,7 @@ class layer_file_loader {
             fail(where_ + ": input \"" + inputs[i] + "\" is " + chw_str(o) + ", expected " + chw_str(y) +
                  " like \"" + inputs[0] + "\"");
         }
-        flops = static_cast<double>(inputs.size() - 1) * static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w);
+        cost = add_cost(inputs.size(), static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w));
         // Every input is read once.
         l.input = tensor_shape{N, x.s.c * static_cast<std::int64_t>(inputs.size()), x.s.h, x.s.w};
       } else if (type == "concat") {
@@ -715,27 +851,34 @@ class layer_file_loader {
           if (x.layer < 0) fail(where_ + ": a relu entry must follow a conv, pool, fc or add layer");
           net.layers[static_cast<std::size_t>(x.layer)].relu = true;
         }
-        tensors_[name] = {y, x.layer};
+        tensors_[name] = {y, x.layer, x.parts};
         prev = name;
         continue;
       } else {
         fail(where_ + ": unknown type (expected conv, pool, fc, add, concat, relu, lrn, bn or dropout)");
       }
-      if (!is_layer) {
-        tensors_[name] = {y, -1};
+      if (!is_layer) {  // concat: its inputs' parts, in channel order
+        std::vector<std::string> parts;
+        for (const auto& in : inputs) {
+          const auto& p = tensors_.at(in).parts;
+          parts.insert(parts.end(), p.begin(), p.end());
+        }
+        tensors_[name] = {y, -1, std::move(parts)};
         prev = name;
         continue;
       }
       l.output = tensor_shape{N, y.c, y.h, y.w};
-      l.forward_flops = flops;
-      l.weight_bytes = params * bytes_per_element;
-      l.forward_bytes = l.input.bytes() + l.output.bytes() + l.weight_bytes;
+      set_cost(l, cost);
+      for (const auto& in : inputs) {
+        const auto& parts = tensors_.at(in).parts;
+        l.input_keys.insert(l.input_keys.end(), parts.begin(), parts.end());
+      }
       // Two layers with one activation key would share one tensor of a real .npz (and one
       // density of a profile): the second layer's data would be the first's.
       if (auto k = keys_.emplace(l.output_key, where_); !k.second)
         fail(where_ + ": activation key \"" + l.output_key + "\" is already the key of " + k.first->second +
              "; expected each layer's key (\"key\", default its name) once");
-      tensors_[name] = {y, static_cast<int>(net.layers.size())};
+      tensors_[name] = {y, static_cast<int>(net.layers.size()), {l.output_key}};
       net.layers.push_back(std::move(l));
       prev = name;
     }
@@ -756,6 +899,7 @@ class layer_file_loader {
   struct tensor_ref {
     chw s;
     int layer = -1;  // index of the vDNN layer that produced it, -1: none
+    std::vector<std::string> parts;  // the stored tensors it is (layer::input_keys)
   };
 
   [[noreturn]] void fail(const std::string& msg) const {
@@ -841,6 +985,13 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 network load_layer_file(const std::string& path, int batch) { return layer_file_loader(path, batch).load(); }
 
 std::string networks_dir() { return std::string(CDMA_WORKLOADS_DATA_DIR) + "/../networks"; }
+
+std::set<std::string> conv_input_keys(const network& net) {
+  std::set<std::string> keys;
+  for (const auto& l : net.layers)
+    if (l.kind == layer_kind::conv) keys.insert(l.input_keys.begin(), l.input_keys.end());
+  return keys;
+}
 
 std::uint64_t relu_output_elements(const network& net) {
   std::uint64_t n = 0;

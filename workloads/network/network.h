@@ -1,12 +1,14 @@
 // Network zoo: the per-layer shapes, FLOPs and bytes that the vDNN runtime model and the GPU
 // compute model work on. Pure C++ (no SystemC).
 //
-// A network here is the *vDNN view* of a DNN: an ordered chain of layers, each of which produces
-// one stored activation tensor and offloads one tensor (its input X_i) during the forward pass.
-// Shapes are NCHW with N = batch. Every tensor is fp32 (4 bytes per element).
+// A network here is the *vDNN view* of a DNN: its layers (conv, pool, fc, element-wise add) in
+// execution order, each of which produces one stored activation tensor; layer i offloads one
+// tensor (X_i, the output of layer i - 1) during the forward pass. Shapes are NCHW with N =
+// batch. Every tensor is fp32 (4 bytes per element).
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,21 +37,24 @@ enum class layer_kind { conv, pool, fc, eltwise };
 /// "conv", "pool", "fc", "eltwise".
 std::string to_string(layer_kind);
 
-/// One vDNN layer: for InceptionV3 a fused Conv2D + BatchNorm + ReLU block whose output is one
-/// stored activation tensor.
+/// One vDNN layer: a conv (for a Keras graph a fused Conv2D + BatchNorm + ReLU block), a pool, a
+/// fully connected layer or an element-wise add; its output is one stored activation tensor.
 struct layer {
-  std::string name;            ///< the Conv2D layer's name in the graph, e.g. "conv2d_1"
+  std::string name;            ///< the layer's name in the graph / layer file, e.g. "conv2d_1", "max_pooling2d_1"
   layer_kind kind = layer_kind::conv;
   /// True when the layer's output is a ReLU (or ReLU6) output: fused Activation('relu') /
   /// ReLU in a Keras graph, `"relu": true` (or a following `relu` entry) in a layer file.
   bool relu = false;
   std::string output_key;      ///< activation key of the output, e.g. "activation_1" (npz member)
-  tensor_shape input;          ///< the layer's true input shape (shape inference through the graph), N = batch
+  /// The layer's true input shape (shape inference through the graph), N = batch; a
+  /// concatenation's full channel count; an add: its inputs' channels summed (each is read).
+  tensor_shape input;
   tensor_shape output;         ///< output shape, N = batch
-  /// The tensor vDNN offloads for this layer (its input X_i). Branches are simplified to
-  /// execution order: layer i's offloaded tensor is layer i-1's output (key = previous
-  /// output_key, shape = previous output); layer 0's offloaded tensor is the network input image
-  /// (offload_key = "", shape = input image N x 3 x 299 x 299 for InceptionV3).
+  /// The tensor vDNN offloads during this layer's forward pass (X_i). Execution-order timing:
+  /// layer i's offloaded tensor is layer i-1's output (key = previous output_key, shape =
+  /// previous output), whichever layers consume it; layer 0's is the network input image
+  /// (offload_key = "", shape = input image N x 3 x 299 x 299 for InceptionV3). Which of them a
+  /// policy moves: vdnn_runtime (policy conv: those in conv_input_keys()).
   std::string offload_key;
   tensor_shape offload;
   /// FLOPs of the forward pass for the whole batch, a multiply-add counting 2. For a conv:
@@ -63,27 +68,41 @@ struct layer {
   /// fp32 parameter bytes of the layer: conv kernel kh * kw * (cin / groups) * cout (+ cout bias)
   /// times 4. BatchNorm parameters (a few per channel) are not counted.
   std::uint64_t weight_bytes = 0;
-  /// Pooling window of a pool layer read from a layer file (kind == pool; Keras graphs fold
-  /// pooling into the conv blocks and leave this unset): output element (y, x) of a channel
-  /// covers input rows y * sh - ph .. y * sh - ph + kh - 1 and the columns likewise, clipped to
-  /// the input (padding never wins a max; see `derivable`). Lets a real-activation source
-  /// compute a pool output that its file does not hold from the pool's stored input.
+  /// Pooling window of a pool layer (kind == pool; layer file or Keras graph): output element
+  /// (y, x) of a channel covers input rows y * sh - ph .. y * sh - ph + kh - 1 and the columns
+  /// likewise, clipped to the input (padding never wins a max; see `derivable`). Lets a
+  /// real-activation source compute a pool output that its file does not hold from the pool's
+  /// stored input.
   struct pool_window {
     bool max = true;      ///< max pooling; false: average
     bool global = false;  ///< one window over the whole H x W
-    /// Kernel, stride and padding (each side) in elements of H and W, from the layer file's
-    /// "kernel", "stride", "pad" (global: the whole input, stride 1, no padding).
+    /// Kernel, stride and padding (top / left side) in elements of H and W, from the layer
+    /// file's "kernel", "stride", "pad" (global: the whole input, stride 1, no padding). Keras
+    /// 'same' pooling: TensorFlow's padding, total max((out - 1) s + k - in, 0), of which
+    /// floor(total / 2) on the top / left (ph, pw) and the rest on the bottom / right (clipped).
     std::int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
-    /// True when the pooled values follow from the input alone, without a framework
-    /// convention: for max (and global) pooling when every window starts inside the input and
-    /// the padding is smaller than the kernel; for average pooling only without padding and
-    /// with every window inside the input (frameworks differ on counting padded elements).
+    /// Average pooling divides by the number of input elements inside the clipped window
+    /// (TensorFlow / Keras 'same' average pooling never counts padded elements); false: by
+    /// kh * kw (only computed without padding, where the two agree).
+    bool exclude_padding = false;
+    /// True when the pooled values follow from the input alone: for max (and global) pooling
+    /// when every window starts inside the input and the padding is smaller than the kernel;
+    /// for average pooling with exclude_padding (the framework's convention is known: Keras)
+    /// when every window holds an input element; otherwise only without padding and with every
+    /// window inside the input (frameworks differ on counting padded elements).
     bool derivable = false;
   };
   pool_window pool;
   /// output_key of the layer whose output this layer reads, when it reads exactly one layer's
-  /// output ("" = the network input, a concatenation, or unknown: Keras graphs).
+  /// output ("" = the network input, a concatenation, or several inputs).
   std::string input_key;
+  /// Every stored tensor this layer reads, as output keys of the layers that produced them
+  /// ("" = the network input image), in input order; a concatenation is replaced by its parts
+  /// in channel order (branches write into one buffer), an in-place layer (ReLU, BN, dropout,
+  /// flatten, zero padding) by its input. Used by policy conv and to compute pool outputs (the
+  /// loaders and synthetic_chain set it; a network built by hand must too, or policy conv
+  /// offloads nothing).
+  std::vector<std::string> input_keys;
 };
 
 struct network {
@@ -104,7 +123,12 @@ class network_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Builds the chain of conv blocks of a Keras graph file such as
+/// Output keys ("" = the network input image) of the tensors that at least one conv layer
+/// reads (layer::input_keys of the conv layers: a concatenation's parts are read by the
+/// concatenation's consumers). vDNN policy `conv` offloads exactly these (docs/workloads.md).
+std::set<std::string> conv_input_keys(const network& net);
+
+/// Builds the vDNN layers of a Keras graph file such as
 /// workloads/data/inception_v3/inception_v3.keras-graph.json (the format of the project's
 /// topology files: {"input_layers", "output_layers", "layers": [{"name", "type", "config",
 /// "inputs": [names]}]}).
@@ -116,22 +140,32 @@ class network_error : public std::runtime_error {
 ///   GlobalMaxPooling2D, Concatenate (channel axis), Add, Flatten, Dense. Keras rules:
 ///   valid -> floor((in - dilation * (k - 1) - 1) / stride) + 1, same -> ceil(in / stride).
 ///   The input size comes from the InputLayer's batch_input_shape (299x299x3 for InceptionV3).
-/// * Blocks: every Conv2D / DepthwiseConv2D is one layer, fused with the chain of sole consumers
-///   [BatchNormalization] -> [Activation / ReLU] that follows it; the block's output_key is the
-///   last layer of that chain (for InceptionV3 the Activation('relu') "activation_k"; a conv
-///   without ReLU, like MobileNetV2's linear projections, ends at its BatchNormalization).
+/// * Layers (the vDNN view, as load_layer_file builds it): every Conv2D / DepthwiseConv2D is a
+///   conv layer, fused with the chain of sole consumers [BatchNormalization] -> [Activation /
+///   ReLU] that follows it; its output_key is the last layer of that chain (for InceptionV3 the
+///   Activation('relu') "activation_k"; a conv without ReLU, like MobileNetV2's linear
+///   projections, ends at its BatchNormalization). MaxPooling2D / AveragePooling2D /
+///   GlobalAveragePooling2D / GlobalMaxPooling2D are pool layers (pool window set; Keras
+///   'same' average pooling excludes padding: pool_window::exclude_padding), Dense is fc (relu
+///   when its activation is "relu"), Add is eltwise; their output_key is the Keras layer name
+///   ("max_pooling2d_1", "block_2_add", "dense_1"). ZeroPadding2D is folded into the next
+///   conv (the conv reads the unpadded tensor; FLOPs from the padded geometry), Flatten,
+///   Dropout, BatchNormalization and Activation / ReLU elsewhere are in place, Concatenate is
+///   free. FLOPs and bytes as load_layer_file computes them (one code path). InceptionV3: 94
+///   conv + 14 pool + 3 fc = 111 layers; MobileNetV2: 52 conv + 1 pool + 3 fc + 10 add = 66.
 /// * Order: execution order = post-order walk of the graph from output_layers visiting each
-///   layer's inputs in listed order (the order of the shipped .npz files; for InceptionV3 it is
-///   activation_1 ... activation_94). Note: this is *not* the order of the layers array, which
-///   for InceptionV3 lists some branches out of order (conv2d_9 before conv2d_6).
+///   layer's inputs in listed order (the order of the shipped .npz files; for InceptionV3 the
+///   convs are activation_1 ... activation_94). Note: this is *not* the order of the layers
+///   array, which for InceptionV3 lists some branches out of order (conv2d_9 before conv2d_6).
 /// Throws network_error naming the file and layer. `batch` must be >= 1.
 network load_keras_graph(const std::string& path, int batch);
 
 /// InceptionV3 at the given batch from the shipped graph
 /// (CDMA_WORKLOADS_DATA_DIR "/inception_v3/inception_v3.keras-graph.json"; the macro
 /// CDMA_WORKLOADS_DATA_DIR is defined by the build as the path of workloads/data).
-/// 94 conv blocks; at batch 1 the outputs total 8,967,488 elements and the convs 11,422,336,192
-/// forward FLOPs (tests/unit/inception_flops.py).
+/// 111 vDNN layers (94 conv blocks, 14 pools, 3 fc); at batch 1 the 94 conv outputs total
+/// 8,967,488 elements and the convs 11,422,336,192 forward FLOPs (tests/unit/inception_flops.py);
+/// all layers 11,447,982,405 FLOPs (tests/unit/vdnn_tensors.py).
 network inception_v3(int batch);
 
 /// A small synthetic conv chain for tests: `layers` 3x3 same-padding convs (stride 1, no bias)
@@ -151,7 +185,7 @@ network synthetic_chain(int batch, int layers, int c0 = 16, int hw = 32, int in_
 /// previous entry; "input" is the network input); "key" overrides the activation key (npz
 /// member name, default: name). vDNN layers: conv, pool, fc, add (in file order, which must be
 /// an execution order); concat is free (branches write into one buffer) and the in-place types
-/// are fused into the layer that produced their input. Offload rule as for load_keras_graph.
+/// are fused into the layer that produced their input. Offload rule: layer::offload_key.
 /// Throws network_error naming the file, the entry and the expected form.
 network load_layer_file(const std::string& path, int batch);
 
@@ -169,7 +203,8 @@ std::uint64_t relu_output_elements(const network& net);
 network make_network(const std::string& name, int batch);
 
 /// MobileNetV2 (alpha 1.0, 224x224) from workloads/data/mobilenet_v2/mobilenet_v2.keras-graph.json:
-/// 52 conv blocks, 35 of them ending in ReLU6 (6,105,792 ReLU output elements at batch 1).
+/// 66 vDNN layers: 52 conv blocks (35 of them ending in ReLU6: 6,105,792 ReLU6 output elements
+/// at batch 1), 10 adds, 1 pool, 3 fc (dense_1 and dense_2 ReLU).
 network mobilenet_v2(int batch);
 
 /// Names make_network() accepts (canonical names, then aliases).

@@ -33,7 +33,8 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
                            std::vector<layer_time> times, activation_source& source,
                            mem::region_host& gpu_regions, const vdnn_runtime_params& p)
     : sc_module(name), regs("regs"), gpu_mem("gpu_mem"), irq("irq"), net_(net),
-      times_(std::move(times)), source_(source), gpu_regions_(gpu_regions), p_(p) {
+      times_(std::move(times)), source_(source), gpu_regions_(gpu_regions), p_(p),
+      conv_inputs_(conv_input_keys(net_)) {
   if (times_.size() != net_.layers.size())
     throw std::invalid_argument(std::string(this->name()) + ": " +
                                 std::to_string(times_.size()) + " layer times for " +
@@ -79,7 +80,9 @@ bool vdnn_runtime::offloaded(std::size_t i, vdnn_policy p) const {
   switch (p) {
     case vdnn_policy::none: return false;
     case vdnn_policy::all: return true;
-    case vdnn_policy::conv: return net_.layers[i].kind == layer_kind::conv;
+    // Exactly the tensors a convolution reads (a concatenation's parts included), each at its
+    // execution-order slot (the forward pass of the layer after its producer).
+    case vdnn_policy::conv: return conv_inputs_.count(net_.layers[i].offload_key) > 0;
   }
   return false;
 }

@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 #include <systemc>
@@ -32,6 +33,9 @@
 
 namespace cdma::workloads {
 
+/// none: no transfers (the oracle); all: every tensor X_i but the last layer's input; conv:
+/// the X_i that a convolution reads (conv_input_keys(): for a branched network the tensors
+/// with a conv consumer, a concatenation's parts read by the concatenation's consumers).
 enum class vdnn_policy { none, all, conv };
 std::string to_string(vdnn_policy p);
 /// "none" | "all" | "conv"; throws std::invalid_argument naming the value otherwise.
@@ -189,6 +193,7 @@ private:
   activation_source& source_;
   mem::region_host& gpu_regions_;
   vdnn_runtime_params p_;
+  std::set<std::string> conv_inputs_;  ///< conv_input_keys(net_): what policy conv offloads
   std::shared_ptr<chunk_producer> producer_;             ///< shared by the step's records
   std::vector<std::shared_ptr<tensor_record>> records_;  ///< per layer, current step
   bool slot_mapped_[3] = {false, false, false};
