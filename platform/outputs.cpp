@@ -255,7 +255,7 @@ void add_config_options(po::options_description& d, config_options& o) {
       ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv (only tensors a convolution reads) | none (no transfers: the vDNN and cDMA steps equal the oracle)")
       ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
       ("name-map", po::value<std::string>(), "FILE.json: path of a JSON object {\"name in file\": \"layer key\", ...} renaming the tensors of --activations (= --param name_map=)")
-      ("missing-activations", po::value<std::string>(), "error (default) | dense: offloaded tensors that --activations neither holds nor can compute (pool outputs are computed from their input) are an error, or dense synthetic data (= --param missing_activations=)")
+      ("missing-activations", po::value<std::string>(), "auto (default: dense for the embedded default's shipped sample, else error) | error | dense: offloaded tensors that --activations neither holds nor can compute (pool outputs are computed from their input) are an error, or dense synthetic data (= --param missing_activations=)")
       ("zero-run", po::value<std::string>(), "synthetic activations: mean zero-run length in elements (clustered zeros); 0 = independent")
       ("density-profile", po::value<std::string>(), "synthetic per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)")
       ("training-progress", po::value<std::string>(), "0..1: point of --density-profile to use (default: end of training)")

@@ -47,11 +47,12 @@ std::string resolve_activations(const platform_config& cfg) {
 }
 
 std::string resolve_missing_activations(const platform_config& cfg) {
-  if (!cfg.activations.empty() || cfg.missing_activations != "error") return cfg.missing_activations;
+  if (cfg.missing_activations != "auto") return cfg.missing_activations;
+  if (!cfg.activations.empty()) return "error";
   try {
-    return resolve_activations(cfg) == default_activations_path() ? "dense" : cfg.missing_activations;
+    return resolve_activations(cfg) == default_activations_path() ? "dense" : "error";
   } catch (const std::exception&) {
-    return cfg.missing_activations;  // resolve_activations() reports the conflict
+    return "error";  // resolve_activations() reports the conflict
   }
 }
 

@@ -40,9 +40,10 @@ struct platform_config {
   // Workload options (issue 8; docs/workloads.md).
   std::string name_map;                   ///< JSON {"name in file": "layer key"} for `activations`
   /// Offloaded tensors that the activations file neither holds nor can compute (pool outputs
-  /// are computed from their input): "error" (default) or "dense" (dense synthetic data; the
-  /// report says how many tensors and bytes). workloads::real_activation_options::missing.
-  std::string missing_activations = "error";
+  /// are computed from their input): "error", "dense" (dense synthetic data; the report says
+  /// how many tensors and bytes) or "auto" (default: resolve_missing_activations()).
+  /// workloads::real_activation_options::missing.
+  std::string missing_activations = "auto";
   double mean_zero_run = 0;               ///< synthetic clustering: mean zero-run length (elements), 0 = independent
   std::string density_profile;            ///< CSV density over training (iteration,epoch,layer,zero_fraction,...)
   double training_progress = -1;          ///< 0..1: point of density_profile to use; < 0: profile unused
@@ -96,11 +97,11 @@ std::string default_activations_path();
 /// touch the file system.
 std::string resolve_activations(const platform_config& cfg);
 
-/// The missing_activations policy `cfg` runs with: "dense" for the embedded default (activations
-/// not given and resolved to the shipped InceptionV3 sample, missing_activations left at
-/// "error"), since that sample holds the 94 conv outputs and not the Dense ReLU output dense_1
-/// that dense_2 offloads (not derivable; the pool outputs are computed); otherwise
-/// cfg.missing_activations. Call it before resolve_activations() replaces an empty
+/// The missing_activations policy `cfg` runs with ("error" or "dense"): an explicit "error" or
+/// "dense" as given; "auto" (the default) is "dense" for the embedded default (activations not
+/// given and resolved to the shipped InceptionV3 sample), since that sample holds the 94 conv
+/// outputs and not the Dense ReLU output dense_1 that dense_2 offloads (not derivable; the
+/// pool outputs are computed), and "error" otherwise. Call it before resolve_activations() replaces an empty
 /// activations. Does not touch the file system.
 std::string resolve_missing_activations(const platform_config& cfg);
 

@@ -900,7 +900,7 @@ TEST(bad_input, command_line_numbers_are_decimal_and_messages_say_the_real_rule)
             "--param: host_mem.spill_cache = \"100 KiB\": expected a size such as \"1 MiB\", from 1 MiB to 1024 TiB");
   // A shortcut option is named as given, not as --param.
   expect_cli_error("run --missing-activations bogus", 2,
-                   "cdma-vp: --missing-activations: missing_activations = \"bogus\": expected one of error dense");
+                   "cdma-vp: --missing-activations: missing_activations = \"bogus\": expected one of auto error dense");
   expect_cli_error("run --batch 0", 2, "cdma-vp: --batch: batch = \"0\": expected an integer in [1, 1048576]");
   expect_cli_error("run --zero-run 0x10", 2, "cdma-vp: --zero-run: zero_run = \"0x10\": hexadecimal is not accepted");
   // --batch and --density are read by the same parser as --param (they were typed options whose

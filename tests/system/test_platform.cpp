@@ -309,6 +309,31 @@ TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_the
   EXPECT_NE(m.find("missing_activations"), std::string::npos) << m;
 }
 
+// The embedded default (InceptionV3 on the shipped sample, activations not given): the sample
+// lacks dense_1 (the Dense(256) ReLU output dense_2 offloads; not derivable), so
+// missing_activations "auto" (the default) makes it dense synthetic data, one tensor of
+// 256 floats per image; an explicit "error" is kept and the run stops naming it; with an
+// activations file named by the user, "auto" means "error".
+TEST_F(platform_test, embedded_default_makes_dense_1_dense_only_when_missing_activations_is_auto) {
+  platform_config cfg;  // inception_v3, activations not given
+  cfg.batch = 1;
+  cfg.steps = "cdma";
+  EXPECT_EQ(cdma::platform::resolve_missing_activations(cfg), "dense");
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_NE(rep.activations.find("1 tensor not in the file produced as dense synthetic data"), std::string::npos)
+      << rep.activations;
+  EXPECT_EQ(rep.config.missing_activations, "dense");  // recorded as resolved
+  platform_config strict = cfg;
+  strict.missing_activations = "error";
+  EXPECT_EQ(cdma::platform::resolve_missing_activations(strict), "error");
+  const std::string m = run_error(strict);
+  EXPECT_NE(m.find("'dense_1'"), std::string::npos) << m;
+  platform_config named = cfg;
+  named.activations = cdma::platform::default_activations_path();
+  EXPECT_EQ(cdma::platform::resolve_missing_activations(named), "error");
+}
+
 TEST_F(platform_test, shipped_mobilenet_activations_run_with_dense_missing_tensors) {
   platform_config cfg = mobilenet_on_shipped_data();
   cfg.missing_activations = "dense";
