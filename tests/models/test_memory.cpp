@@ -12,6 +12,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tests/support/payload.h"
 #include "tests/support/sc_fixture.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/memory/backing_store.h"
@@ -69,14 +70,7 @@ struct driver : sc_module {
 
 void setup(tlm_generic_payload& gp, tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
            unsigned len) {
-  gp.set_command(cmd);
-  gp.set_address(addr);
-  gp.set_data_ptr(data);
-  gp.set_data_length(len);
-  gp.set_streaming_width(len);
-  gp.set_byte_enable_ptr(nullptr);
-  gp.set_dmi_allowed(false);
-  gp.set_response_status(TLM_INCOMPLETE_RESPONSE);
+  cdma::test::setup_payload(gp, cmd, addr, data, len);
 }
 
 // 1 MiB memory, 10 GB/s, 50 ns latency, 64 KiB pages: 4096 B take 4096 / 10e9 s = 409.6 ns.

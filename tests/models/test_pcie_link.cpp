@@ -13,6 +13,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tests/support/payload.h"
 #include "tests/support/sc_fixture.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/memory/host_memory.h"
@@ -30,13 +31,7 @@ constexpr std::uint64_t buf_addr = 0x10000000;  // 256 MiB: 4 KiB- and MPS-align
 
 void setup(tlm_generic_payload& gp, tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
            std::uint64_t len) {
-  gp.set_command(cmd);
-  gp.set_address(addr);
-  gp.set_data_ptr(data);
-  gp.set_data_length(static_cast<unsigned>(len));
-  gp.set_streaming_width(static_cast<unsigned>(len));
-  gp.set_byte_enable_ptr(nullptr);
-  gp.set_response_status(TLM_INCOMPLETE_RESPONSE);
+  cdma::test::setup_payload(gp, cmd, addr, data, len);
 }
 
 struct xfer {

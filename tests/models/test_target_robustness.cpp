@@ -19,6 +19,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tests/support/report_log.h"
+#include "tests/support/payload.h"
 #include "tests/support/sc_fixture.h"
 #include "tlm/cdma/cdma_engine.h"
 #include "tlm/cdma/descriptor.h"
@@ -91,15 +92,7 @@ struct driver : sc_module {
   }
   static void set(tlm_generic_payload& gp, tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                   unsigned len) {
-    gp.set_command(cmd);
-    gp.set_address(addr);
-    gp.set_data_ptr(data);
-    gp.set_data_length(len);
-    gp.set_streaming_width(len);
-    gp.set_byte_enable_ptr(nullptr);
-    gp.set_byte_enable_length(0);
-    gp.set_dmi_allowed(false);
-    gp.set_response_status(TLM_INCOMPLETE_RESPONSE);
+    cdma::test::setup_payload(gp, cmd, addr, data, len);
   }
 };
 

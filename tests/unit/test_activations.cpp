@@ -25,6 +25,33 @@ std::vector<std::uint32_t> draw(wl::activation_source& s, const std::string& key
   return v;
 }
 
+/// The offloaded tensor `key` of `net` as `s` produces it (whole), its zero words and its sum
+/// in float64; `found` false when no layer offloads `key`.
+struct produced_tensor {
+  bool found = false;
+  std::uint64_t elements = 0, zeros = 0;
+  double sum = 0;
+  std::vector<float> v;
+};
+produced_tensor produce(wl::activation_source& s, const wl::network& net, const std::string& key) {
+  produced_tensor t;
+  const wl::layer* l = nullptr;
+  for (const auto& x : net.layers)
+    if (x.offload_key == key) l = &x;
+  if (l == nullptr) return t;
+  t.found = true;
+  t.elements = l->offload.elements();
+  t.v.resize(t.elements);
+  s.fill(l->offload_key, l->offload, 0, reinterpret_cast<std::uint8_t*>(t.v.data()), t.v.size() * 4);
+  for (float f : t.v) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, 4);
+    t.zeros += b == 0;
+    t.sum += f;
+  }
+  return t;
+}
+
 double density(const std::vector<std::uint32_t>& v) {
   std::size_t nz = 0;
   for (auto x : v) nz += x != 0;
@@ -73,7 +100,9 @@ TEST(SyntheticActivations, ClusteredDensityAndRunLength) {
       EXPECT_NEAR(density(draw(s, "conv3")), d, 0.01 * d) << d << " " << L;  // the first 2^20 elements
       // Runs longer than a few hundred elements are cut by the segments (16384 elements) and
       // the density band: L = 10^9 gives runs of at most a segment.
-      if (L <= 256) EXPECT_NEAR(mean_zero_run(v), L, 0.1 * L) << "density " << d << ", L " << L;
+      if (L <= 256) {
+        EXPECT_NEAR(mean_zero_run(v), L, 0.1 * L) << "density " << d << ", L " << L;
+      }
     }
   // Short runs: L = 4 (density 0.4 needs L >= 1.5).
   wl::synthetic_params p;
@@ -250,23 +279,11 @@ TEST(RealActivations, FmnistPoolOutputsAreComputedFromTheConvOutputs) {
                          {"pool2", 16ull * 128 * 7 * 7, 46318, 34493.366792171437},
                          {"pool3", 16ull * 256 * 3 * 3, 21960, 9504.1182013218058}};
   for (const expect& e : want) {
-    const wl::layer* l = nullptr;
-    for (const auto& x : net.layers)
-      if (x.offload_key == e.key) l = &x;
-    ASSERT_NE(l, nullptr) << e.key;
-    ASSERT_EQ(l->offload.elements(), e.elements) << e.key;
-    std::vector<float> v(e.elements);
-    s.fill(l->offload_key, l->offload, 0, reinterpret_cast<std::uint8_t*>(v.data()), v.size() * 4);
-    std::uint64_t zeros = 0;
-    double sum = 0;
-    for (float f : v) {
-      std::uint32_t b;
-      std::memcpy(&b, &f, 4);
-      zeros += b == 0;
-      sum += f;
-    }
-    EXPECT_EQ(zeros, e.zeros) << e.key;
-    EXPECT_NEAR(sum, e.sum, 1e-9 * e.sum) << e.key;
+    const produced_tensor t = produce(s, net, e.key);
+    ASSERT_TRUE(t.found) << e.key;
+    ASSERT_EQ(t.elements, e.elements) << e.key;
+    EXPECT_EQ(t.zeros, e.zeros) << e.key;
+    EXPECT_NEAR(t.sum, e.sum, 1e-9 * e.sum) << e.key;
   }
 }
 
@@ -351,26 +368,14 @@ TEST(RealActivations, InceptionV3PoolsIncludingTfSameAverageAreComputedFromTheFi
       {"average_pooling2d_2", 256ull * 35 * 35, 84957, 201216.59241198099, 3.412604331970215f, 3.474963665008545f,
        1.6104848384857178f}};
   for (const expect& e : want) {
-    const wl::layer* l = nullptr;
-    for (const auto& x : net.layers)
-      if (x.offload_key == e.key) l = &x;
-    ASSERT_NE(l, nullptr) << e.key;
-    ASSERT_EQ(l->offload.elements(), e.elements) << e.key;
-    std::vector<float> v(e.elements);
-    s.fill(l->offload_key, l->offload, 0, reinterpret_cast<std::uint8_t*>(v.data()), v.size() * 4);
-    std::uint64_t zeros = 0;
-    double sum = 0;
-    for (float f : v) {
-      std::uint32_t b;
-      std::memcpy(&b, &f, 4);
-      zeros += b == 0;
-      sum += f;
-    }
-    EXPECT_EQ(zeros, e.zeros) << e.key;
-    EXPECT_NEAR(sum, e.sum, 1e-9 * e.sum) << e.key;
-    EXPECT_FLOAT_EQ(v[0], e.v0000) << e.key;
-    EXPECT_FLOAT_EQ(v[1], e.v0001) << e.key;
-    EXPECT_FLOAT_EQ(v[(5 * 35 + 17) * 35 + 17], e.v051717) << e.key;
+    const produced_tensor t = produce(s, net, e.key);
+    ASSERT_TRUE(t.found) << e.key;
+    ASSERT_EQ(t.elements, e.elements) << e.key;
+    EXPECT_EQ(t.zeros, e.zeros) << e.key;
+    EXPECT_NEAR(t.sum, e.sum, 1e-9 * e.sum) << e.key;
+    EXPECT_FLOAT_EQ(t.v[0], e.v0000) << e.key;
+    EXPECT_FLOAT_EQ(t.v[1], e.v0001) << e.key;
+    EXPECT_FLOAT_EQ(t.v[(5 * 35 + 17) * 35 + 17], e.v051717) << e.key;
   }
 }
 
