@@ -346,6 +346,26 @@ TEST_F(TargetRobustness, MemoryParamsRefuseNaNInfiniteNegativeAndTinyBandwidth) 
   EXPECT_THROW(host_memory("h", hp), std::invalid_argument);
 }
 
+// gpu_memory_params has the same floor, on peak x efficiency (the rate the bus model uses):
+// 2e6 B/s x 0.5 = 1e6 B/s is accepted, 1.9e6 x 0.5 is not.
+TEST_F(TargetRobustness, GpuMemoryParamsRefuseNaNInfiniteAndTinyBandwidth) {
+  gpu_memory_params p;
+  p.model = gpu_memory_model::bus;
+  p.efficiency = 0.5;
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), 1e-300, 1.9e6}) {
+    p.peak_bandwidth_Bps = bad;
+    try {
+      p.validate();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(has(e.what(), "gpu_memory_params.peak_bandwidth_Bps")) << e.what();
+      EXPECT_TRUE(has(e.what(), ">= 1e+06 B/s")) << e.what();
+    }
+  }
+  p.peak_bandwidth_Bps = 2e6;
+  EXPECT_NO_THROW(p.validate());
+}
+
 TEST_F(TargetRobustness, EngineParamsAreValidatedNamingTheField) {
   EXPECT_NO_THROW(cdma_engine_params{}.validate());
   struct bad_case {

@@ -20,8 +20,15 @@ void gpu_memory_params::validate() const {
     throw std::invalid_argument("gpu_memory_params.efficiency must be in (0, 1]");
   if (channels == 0 && model == gpu_memory_model::bus)
     throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
-  if (!(peak_bandwidth_Bps > 0.0))
-    throw std::invalid_argument("gpu_memory_params.peak_bandwidth_Bps must be > 0");
+  // The same floor as memory_params (memory_params::min_bandwidth_Bps: below it one access's
+  // service time leaves the 64-bit ps timeline), applied to the rate actually used.
+  if (!std::isfinite(peak_bandwidth_Bps) || !(effective_bandwidth_Bps() >= memory_params::min_bandwidth_Bps)) {
+    std::ostringstream os;
+    os << "gpu_memory_params.peak_bandwidth_Bps = " << peak_bandwidth_Bps << " B/s (x efficiency "
+       << efficiency << "): expected a finite rate with peak x efficiency >= "
+       << memory_params::min_bandwidth_Bps << " B/s";
+    throw std::invalid_argument(os.str());
+  }
   if (page_bytes == 0) throw std::invalid_argument("gpu_memory_params.page_bytes must be > 0");
   if (model == gpu_memory_model::dram) {
     if (channels == 0)
