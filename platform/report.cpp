@@ -90,7 +90,9 @@ void print_summary(std::ostream& os, const run_report& r) {
      << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
      << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s), PCIe Gen"
      << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B)\n"
-     << "  runtime    : vDNN policy " << r.config.policy << ", codec " << r.config.codec
+     << "  runtime    : " << (r.config.mode == "at" ? "AT (approximately timed" : "LT (loosely timed")
+     << (r.config.check_protocol ? ", base-protocol checkers)" : ")") << ", vDNN policy " << r.config.policy
+     << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
      << " compression units x " << r.config.engine.unit_bytes_per_cycle << " B/cycle at "
      << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"

@@ -336,4 +336,7 @@ TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerSte
   const std::string text = os.str();
   EXPECT_NE(text.find("fell behind the kernels"), std::string::npos) << text;
   EXPECT_NE(text.find("raise gpu.kernel_outstanding"), std::string::npos) << text;
+  // The header says which timing mode ran, and that the protocol checkers were on.
+  EXPECT_NE(text.find("runtime    : AT (approximately timed, base-protocol checkers), vDNN policy all"),
+            std::string::npos) << text;
 }

@@ -324,6 +324,10 @@ TEST_F(platform_test, embedded_default_makes_dense_1_dense_only_when_missing_act
   EXPECT_NE(rep.activations.find("1 tensor not in the file produced as dense synthetic data"), std::string::npos)
       << rep.activations;
   EXPECT_EQ(rep.config.missing_activations, "dense");  // recorded as resolved
+  std::ostringstream os;
+  cdma::platform::print_summary(os, rep);
+  EXPECT_NE(os.str().find("runtime    : LT (loosely timed), vDNN policy all, codec zvc"), std::string::npos)
+      << os.str();
   platform_config strict = cfg;
   strict.missing_activations = "error";
   EXPECT_EQ(cdma::platform::resolve_missing_activations(strict), "error");
