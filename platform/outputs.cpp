@@ -11,6 +11,7 @@
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -982,22 +983,33 @@ nlohmann::json chrome_trace(const run_report& r) {
                     {"args", {{"GB/s", kernel_GBps}}}});
       if (l.offloaded) {
         const std::uint64_t moved = l.moved_data_bytes + l.meta_bytes;
-        ev.push_back({{"ph", "X"}, {"name", name + " offload"}, {"cat", "dma"}, {"pid", pid}, {"tid", 2},
-                      {"ts", ps_to_s(l.forward_start) * us}, {"dur", ps_to_s(l.offload) * us},
-                      {"args", {{"bytes", l.bytes}, {"moved_bytes", moved}}}});
-        ev.push_back({{"ph", "C"}, {"name", "PCIe d2h GB/s"}, {"pid", pid}, {"ts", ps_to_s(l.forward_start) * us},
+        // X_i (the output of layer i - 1) moves during the forward pass of its first consumer
+        // (offload_during: layer i on a chain). It is named after layer i when layer i reads it
+        // (always on a chain: "conv5_3 offload" is conv5_3's input), else after its producer
+        // ("inception_3a/5x5 output offload"); "tensor" gives its key ("" = the input image).
+        const std::size_t f = l.offload_during < res.layers.size() ? l.offload_during : i;
+        const auto& keys = r.net.layers[i].input_keys;
+        const std::string& key = r.net.layers[i].offload_key;
+        const std::string tensor = std::find(keys.begin(), keys.end(), key) != keys.end() ? name
+                                   : key.empty() ? std::string("input image") : key + " output";
+        ev.push_back({{"ph", "X"}, {"name", tensor + " offload"}, {"cat", "dma"}, {"pid", pid}, {"tid", 2},
+                      {"ts", ps_to_s(l.offload_start) * us}, {"dur", ps_to_s(l.offload) * us},
+                      {"args", {{"bytes", l.bytes}, {"moved_bytes", moved}, {"tensor", r.net.layers[i].offload_key},
+                                {"during", r.net.layers[f].name + " fwd"}}}});
+        ev.push_back({{"ph", "C"}, {"name", "PCIe d2h GB/s"}, {"pid", pid}, {"ts", ps_to_s(l.offload_start) * us},
                       {"args", {{"GB/s", l.offload ? moved / ps_to_s(l.offload) / 1e9 : 0.0}}}});
         ev.push_back({{"ph", "C"}, {"name", "PCIe d2h GB/s"}, {"pid", pid},
-                      {"ts", ps_to_s(l.forward_start + l.offload) * us}, {"args", {{"GB/s", 0.0}}}});
+                      {"ts", ps_to_s(l.offload_start + l.offload) * us}, {"args", {{"GB/s", 0.0}}}});
         // X_i comes back when the runtime issued its fetch: a prefetch during the backward pass of
-        // the layer it chose (vDNN rule: usually i+1, but e.g. VGG-16 under `conv` prefetches
-        // conv5_3's input during fc8's), or on demand before layer i's own kernel.
+        // the layer it chose (vDNN rule: usually i+1 on a chain, but e.g. VGG-16 under `conv`
+        // prefetches conv5_3's input during fc8's), or on demand before the backward kernel of
+        // its last consumer (the layer it was fetched during).
         if (l.prefetch_during < res.layers.size() && l.prefetch) {
           const ps_t t0 = l.prefetch_start;
-          const bool on_demand = l.prefetch_during == i;
-          ev.push_back({{"ph", "X"}, {"name", name + (on_demand ? " on-demand fetch" : " prefetch")}, {"cat", "dma"},
+          const bool on_demand = l.on_demand;
+          ev.push_back({{"ph", "X"}, {"name", tensor + (on_demand ? " on-demand fetch" : " prefetch")}, {"cat", "dma"},
                         {"pid", pid}, {"tid", 3}, {"ts", ps_to_s(t0) * us}, {"dur", ps_to_s(l.prefetch) * us},
-                        {"args", {{"bytes", l.bytes}, {"moved_bytes", moved},
+                        {"args", {{"bytes", l.bytes}, {"moved_bytes", moved}, {"tensor", r.net.layers[i].offload_key},
                                   {"during", r.net.layers[l.prefetch_during].name + " bwd"}}}});
           ev.push_back({{"ph", "C"}, {"name", "PCIe h2d GB/s"}, {"pid", pid}, {"ts", ps_to_s(t0) * us},
                         {"args", {{"GB/s", moved / ps_to_s(l.prefetch) / 1e9}}}});

@@ -283,13 +283,14 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     cfg.host_mem.spill = cfg.host_spill == "on" || (cfg.host_spill == "auto" && offloaded > (2ull << 30));
   }
 
-  // Kernel traffic: a scratch region at the top of GPU memory, above the runtime's three
-  // activation slots and its descriptor ring (vdnn_runtime.cpp: slots from gpu_base = 0).
+  // Kernel traffic: a scratch region at the top of GPU memory, above the runtime's activation
+  // slots (vdnn_runtime::gpu_slots: 3 on a chain) and its descriptor ring (slots from
+  // gpu_base = 0).
   cfg.kernel.approximately_timed = cfg.mode == "at";
   if (cfg.kernel_traffic) {
     std::uint64_t slot = 0;
     for (const auto& l : rep.net.layers) slot = std::max(slot, (l.offload.elements() * 4 + 4095) / 4096 * 4096);
-    const std::uint64_t used = 3 * slot + (1u << 20);  // + ring and alignment, generously
+    const std::uint64_t used = workloads::vdnn_runtime::gpu_slots(rep.net) * slot + (1u << 20);  // + ring and alignment, generously
     cfg.kernel.span_bytes = std::max<std::uint64_t>(cfg.kernel.span_bytes, 2 * cfg.kernel.request_bytes);
     if (cfg.kernel.span_bytes > cfg.gpu_mem.size_bytes || cfg.gpu_mem.size_bytes - cfg.kernel.span_bytes < used)
       throw std::invalid_argument("gpu.kernel_traffic: GPU memory (gpu_mem.size = " +
@@ -305,15 +306,16 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     }
   }
   {
-    // The runtime's three activation slots and its descriptor ring (vdnn_runtime.cpp) must fit
-    // in GPU memory: refuse before simulating anything.
+    // The runtime's activation slots and its descriptor ring (vdnn_runtime.cpp) must fit in
+    // GPU memory: refuse before simulating anything.
     std::uint64_t slot = 0;
     for (const auto& l : rep.net.layers) slot = std::max(slot, (l.offload.bytes() + 4095) / 4096 * 4096);
-    const std::uint64_t need = 3 * slot + 64 * 1024 + 4096;
+    const std::size_t slots = workloads::vdnn_runtime::gpu_slots(rep.net);
+    const std::uint64_t need = slots * slot + 64 * 1024 + 4096;
     if (need > cfg.gpu_mem.size_bytes)
       throw std::invalid_argument("gpu_mem.size = " + std::to_string(cfg.gpu_mem.size_bytes) + " B is too small for " +
                                   rep.net.name + " at batch " + std::to_string(rep.net.batch) +
-                                  ": the runtime needs three activation slots of " + std::to_string(slot) +
+                                  ": the runtime needs " + std::to_string(slots) + " activation slots of " + std::to_string(slot) +
                                   " B plus its descriptor ring (" + std::to_string(need) + " B)");
   }
   {

@@ -73,7 +73,14 @@ double ratio(const workloads::layer_result& l) {
 double cdma_read_Bps(const step_report& s, std::size_t i) {
   if (i >= s.dram_layers.size() || i >= s.result.layers.size()) return 0.0;
   const auto& l = s.result.layers[i];
-  return l.offloaded && l.offload ? static_cast<double>(s.dram_layers[i].fwd_cdma_read) / ps_to_s(l.offload) : 0.0;
+  const std::size_t f = l.offload_during;  // i on a chain
+  if (!l.offloaded || !l.offload || f >= s.dram_layers.size()) return 0.0;
+  // Several tensors offloaded in layer f's forward pass (a branched network) share its reads:
+  // bytes read during the layer / until the last of them completed.
+  ps_t t = 0;
+  for (const auto& o : s.result.layers)
+    if (o.offloaded && o.offload_during == f) t = std::max(t, o.offload);
+  return static_cast<double>(s.dram_layers[f].fwd_cdma_read) / ps_to_s(t);
 }
 
 bool offloaded_in(const step_report& s, std::size_t i) {

@@ -13,9 +13,11 @@ namespace cdma::platform {
 /// reason (e.g. "No space left on device") if anything failed to be written.
 void close_checked(std::ofstream& f, const std::string& path, const char* option);
 
-/// The engine's achieved GPU-DRAM read bandwidth while step `s` offloaded layer i, B/s: bytes
-/// it read during the layer's forward interval / the offload time; 0 where the layer was not
-/// offloaded (callers show "-" / null / an empty cell there: offloaded_in()).
+/// The engine's achieved GPU-DRAM read bandwidth while step `s` offloaded layer i's X_i, B/s:
+/// bytes it read during the forward interval of the layer that offloaded X_i
+/// (layer_result::offload_during; i on a chain) / the time until the last tensor offloaded in
+/// that layer completed; 0 where X_i was not offloaded (callers show "-" / null / an empty cell
+/// there: offloaded_in()).
 double cdma_read_Bps(const step_report& s, std::size_t i);
 /// True iff step `s` ran and offloaded layer i (not the resident last layer, not a layer its
 /// policy keeps): the rule for which per-layer transfer figures the text, JSON and CSV show.

@@ -300,9 +300,10 @@ TEST(InceptionV3, OffloadChainRule) {
   EXPECT_EQ(net.layers[4].offload_key, "max_pooling2d_1");
   EXPECT_EQ(net.layers[4].offload, (wl::tensor_shape{2, 64, 73, 73}));
   EXPECT_EQ(net.layers[4].offload, net.layers[4].input);
-  // The execution-order timing of a branch: conv2d_7 (index 8, first conv of mixed0's 5x5
-  // branch) truly reads max_pooling2d_2 (192 x 35 x 35) but offloads activation_6, the
-  // output of the layer before it (64 x 35 x 35).
+  // X_8, the tensor indexed by conv2d_7 (index 8, first conv of mixed0's 5x5 branch), is
+  // activation_6, the output of the layer before it (64 x 35 x 35), although conv2d_7 reads
+  // max_pooling2d_2 (192 x 35 x 35); activation_6 moves during its first consumer's forward
+  // pass (tensor_use_layers()), not conv2d_7's.
   EXPECT_EQ(net.layers[8].name, "conv2d_7");
   EXPECT_EQ(net.layers[8].offload_key, "activation_6");
   EXPECT_EQ(net.layers[8].offload, (wl::tensor_shape{2, 64, 35, 35}));

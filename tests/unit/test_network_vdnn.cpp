@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "platform/outputs.h"
 #include "platform/platform.h"
@@ -253,6 +254,214 @@ TEST_F(VdnnOnZoo, PolicyConvOnInceptionV3OffloadsExactlyTheConvInputs) {
   EXPECT_EQ(want.count("activation_3"), 0u);
   EXPECT_EQ(want.count("activation_94"), 0u);
   EXPECT_TRUE(rep.ok());
+}
+
+/// A branched net: c0's output is read by three branches (a; b1 -> b2; the pool p), whose
+/// outputs a, b2, p are concatenated and read by c3; then a pool q and an fc f. vDNN layers
+/// (the concat is free): 0 c0 1 a 2 b1 3 b2 4 p 5 c3 6 q 7 f; X_i = the output of layer i - 1:
+/// X_0 "" (image), X_1 c0, X_2 a, X_3 b1, X_4 b2, X_5 p, X_6 c3, X_7 q (f's input, resident).
+std::string branched_net() {
+  const std::string path = ::testing::TempDir() + "branched_net.json";
+  std::ofstream f(path);
+  f << R"({"name": "branched", "input": [3, 16, 16], "layers": [
+    {"name": "c0", "type": "conv", "filters": 8, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "a", "type": "conv", "filters": 4, "kernel": 1, "relu": true, "inputs": ["c0"]},
+    {"name": "b1", "type": "conv", "filters": 4, "kernel": 3, "pad": 1, "relu": true, "inputs": ["c0"]},
+    {"name": "b2", "type": "conv", "filters": 4, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "p", "type": "pool", "kernel": 3, "stride": 1, "pad": 1, "inputs": ["c0"]},
+    {"name": "cat", "type": "concat", "inputs": ["a", "b2", "p"]},
+    {"name": "c3", "type": "conv", "filters": 8, "kernel": 1, "relu": true},
+    {"name": "q", "type": "pool", "kernel": 2},
+    {"name": "f", "type": "fc", "units": 10}]})";
+  return path;
+}
+
+/// Tensor key -> {layer during whose forward pass it was offloaded, layer during whose
+/// backward pass it came back (+ " on demand" if fetched so)}; both steps equal.
+std::map<std::string, std::pair<std::string, std::string>> tensor_timing(const cdma::platform::run_report& rep) {
+  std::map<std::string, std::pair<std::string, std::string>> m;
+  const auto& layers = rep.net.layers;
+  for (const auto* s : {&rep.vdnn, &rep.cdma}) {
+    std::map<std::string, std::pair<std::string, std::string>> one;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const auto& r = s->result.layers[i];
+      if (!r.offloaded) {
+        EXPECT_EQ(r.offload_during, wl::layer_result::no_layer) << layers[i].name;
+        EXPECT_EQ(r.prefetch_during, wl::layer_result::no_layer) << layers[i].name;
+        continue;
+      }
+      auto name = [&](std::size_t k) { return k < layers.size() ? layers[k].name : std::string("(never)"); };
+      EXPECT_EQ(r.offload_start, s->result.layers[r.offload_during].forward_start) << layers[i].offload_key;
+      one[layers[i].offload_key] = {name(r.offload_during), name(r.prefetch_during) + (r.on_demand ? " on demand" : "")};
+    }
+    if (s == &rep.vdnn) m = one;
+    else EXPECT_EQ(one, m) << "the cDMA step moved tensors in other layers than the vDNN step";
+  }
+  return m;
+}
+
+TEST_F(VdnnOnZoo, BranchedTensorFirstAndLastConsumers) {
+  // Worked by hand from the layer file: c0's output (X_1) is read by a (1), b1 (2) and p (4);
+  // the concat's parts a, b2, p (X_2, X_4, X_5) by c3 (5); every other tensor by one layer.
+  const auto net = wl::load_layer_file(branched_net(), 1);
+  ASSERT_EQ(net.layers.size(), 8u);
+  const auto u = wl::tensor_use_layers(net);
+  const std::vector<std::pair<std::size_t, std::size_t>> want = {{0, 0}, {1, 4}, {5, 5}, {3, 3},
+                                                                  {5, 5}, {5, 5}, {6, 6}, {7, 7}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(u[i].first, want[i].first) << "X_" << i;
+    EXPECT_EQ(u[i].last, want[i].second) << "X_" << i;
+  }
+  // c3 offloads three tensors in one forward pass and needs the same three back in its
+  // backward pass: three GPU slots, as on a chain.
+  EXPECT_EQ(wl::vdnn_runtime::gpu_slots(net), 3u);
+}
+
+// First and last consumers on the zoo's branched networks, from the independent walk
+// /usr/bin/python3 tests/unit/vdnn_tensors.py FILE --uses (KEY:FIRST:LAST per tensor with a
+// consumer): InceptionV3 has 45 tensors whose first and last consumers differ, GoogLeNet 27.
+TEST(TensorUses, BranchedZooFromTheIndependentWalk) {
+  struct use { const char* key; const char* first; const char* last; };
+  auto check = [](const wl::network& net, std::size_t differing, const std::vector<use>& want) {
+    const auto u = wl::tensor_use_layers(net);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < net.layers.size(); ++i) n += u[i].first != u[i].last;
+    EXPECT_EQ(n, differing) << net.name;
+    for (const use& w : want) {
+      bool found = false;
+      for (std::size_t i = 0; i < net.layers.size(); ++i)
+        if (net.layers[i].offload_key == w.key) {
+          found = true;
+          EXPECT_EQ(net.layers[u[i].first].name, w.first) << w.key;
+          EXPECT_EQ(net.layers[u[i].last].name, w.last) << w.key;
+        }
+      EXPECT_TRUE(found) << w.key;
+    }
+  };
+  check(wl::inception_v3(1), 45,
+        {{"", "conv2d_1", "conv2d_1"},
+         {"max_pooling2d_2", "conv2d_6", "average_pooling2d_1"},
+         {"activation_6", "conv2d_13", "average_pooling2d_2"},
+         {"average_pooling2d_1", "conv2d_12", "conv2d_12"},
+         {"activation_77", "conv2d_86", "average_pooling2d_9"},
+         {"activation_85", "conv2d_86", "average_pooling2d_9"}});
+  check(wl::make_network("googlenet", 1), 27,
+        {{"pool2/3x3_s2", "inception_3a/1x1", "inception_3a/pool"},
+         {"inception_3a/1x1", "inception_3b/1x1", "inception_3b/pool"},
+         {"inception_3a/5x5", "inception_3b/1x1", "inception_3b/pool"},
+         {"inception_3a/3x3_reduce", "inception_3a/3x3", "inception_3a/3x3"}});
+}
+
+TEST_F(VdnnOnZoo, BranchedOffloadAtFirstConsumerBackBeforeLastConsumerPolicyAll) {
+  // Policy all: X_0..X_6. Forward: each tensor leaves during its first consumer: "" in c0, c0
+  // in a (b1 and p read it later), b1 in b2, a + b2 + p together in c3, c3 in q; b1 and p
+  // offload nothing. Backward (needed by: "" c0, c0 p, b1 b2, a/b2/p c3, c3 q): f looks back to
+  // q and prefetches c3; q prefetches c3's inputs a, b2, p; c3 looks back to p, the last
+  // consumer of c0, and prefetches c0; p reaches b2 and prefetches b1; b2 and b1 find nothing
+  // before a convolution (b1, a) stops them; a prefetches "" (c0). Nothing on demand.
+  const auto rep = cdma::platform::run(small(branched_net(), "all"));
+  ASSERT_EQ(rep.net.layers.size(), 8u);
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(tensor_timing(rep), (std::map<std::string, P>{{"", {"c0", "a"}},
+                                                          {"c0", {"a", "c3"}},
+                                                          {"a", {"c3", "q"}},
+                                                          {"b1", {"b2", "p"}},
+                                                          {"b2", {"c3", "q"}},
+                                                          {"p", {"c3", "q"}},
+                                                          {"c3", {"q", "f"}}}));
+  // Each tensor once: the bytes verified are those of X_0..X_6.
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i) bytes += rep.net.layers[i].offload.bytes();
+  EXPECT_EQ(rep.vdnn.result.verified_bytes, bytes);
+  EXPECT_EQ(rep.cdma.result.verified_bytes, bytes);
+  EXPECT_TRUE(rep.ok());
+  // The trace draws c0's output (X_1, read by a: "a offload") during a's forward pass and
+  // a's output (X_2, not read by b1: named after its producer) during c3's forward pass; its
+  // prefetch during q's backward pass.
+  const auto t = cdma::platform::chrome_trace(rep);
+  std::map<std::string, double> ts;
+  std::string during;
+  for (const auto& e : t["traceEvents"]) {
+    if (e.value("pid", 0) != 2 || e.value("ph", "") != "X") continue;  // pid 2: the vDNN step
+    const std::string n = e.value("name", "");
+    ts[n] = e["ts"].get<double>();
+    if (n == "a output prefetch") during = e["args"]["during"].get<std::string>();
+  }
+  ASSERT_EQ(ts.count("a offload"), 1u);
+  ASSERT_EQ(ts.count("a output offload"), 1u);
+  ASSERT_EQ(ts.count("a output prefetch"), 1u);
+  EXPECT_EQ(ts["a offload"], ts["a fwd"]);
+  EXPECT_EQ(ts["a output offload"], ts["c3 fwd"]);
+  EXPECT_EQ(ts["a output prefetch"], ts["q bwd"]);
+  EXPECT_EQ(during, "q bwd");
+}
+
+TEST_F(VdnnOnZoo, BranchedOffloadAtFirstConsumerBackBeforeLastConsumerPolicyConv) {
+  // Policy conv: the conv inputs "", c0, a, b1, b2, p (c3's output feeds only the pool q).
+  // Forward as under all, without c3 in q. Backward: f looks past q (its input c3 not
+  // offloaded) to c3 and prefetches a, b2, p; q reaches c3 (back, a convolution: stop) and
+  // prefetches nothing; the rest as under all.
+  const auto rep = cdma::platform::run(small(branched_net(), "conv"));
+  ASSERT_EQ(rep.net.layers.size(), 8u);
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(tensor_timing(rep), (std::map<std::string, P>{{"", {"c0", "a"}},
+                                                          {"c0", {"a", "c3"}},
+                                                          {"a", {"c3", "f"}},
+                                                          {"b1", {"b2", "p"}},
+                                                          {"b2", {"c3", "f"}},
+                                                          {"p", {"c3", "f"}}}));
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i + 2 < rep.net.layers.size(); ++i) bytes += rep.net.layers[i].offload.bytes();
+  EXPECT_EQ(rep.vdnn.result.verified_bytes, bytes);
+  EXPECT_TRUE(rep.ok());
+}
+
+TEST_F(VdnnOnZoo, OneLayerMovesMoreTensorsThanTheDescriptorRingHolds) {
+  // 20 1x1 convs read the image; their outputs, concatenated, are read by conv "m": m offloads
+  // 20 tensors in its forward pass and needs them back in its backward pass, more than the
+  // 16-entry ring holds (15 outstanding): 20 GPU slots; every tensor moves once, verified.
+  const std::string path = ::testing::TempDir() + "wide_net.json";
+  {
+    std::ofstream f(path);
+    f << R"({"name": "wide", "input": [3, 8, 8], "layers": [)";
+    std::string parts;
+    for (int k = 0; k < 20; ++k) {
+      f << R"({"name": "b)" << k << R"(", "type": "conv", "filters": 2, "kernel": 1, "inputs": ["input"]},)";
+      parts += std::string(k ? ", " : "") + "\"b" + std::to_string(k) + "\"";
+    }
+    f << R"({"name": "cat", "type": "concat", "inputs": [)" << parts << R"(]},
+      {"name": "m", "type": "conv", "filters": 4, "kernel": 1},
+      {"name": "f", "type": "fc", "units": 10}]})";
+  }
+  const auto rep = cdma::platform::run(small(path, "all"));
+  ASSERT_EQ(rep.net.layers.size(), 22u);
+  EXPECT_EQ(wl::vdnn_runtime::gpu_slots(rep.net), 20u);
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i) {
+    bytes += rep.net.layers[i].offload.bytes();
+    if (i >= 1) {  // b0..b19's outputs: offloaded during m (20), prefetched during f (21)
+      EXPECT_EQ(rep.vdnn.result.layers[i].offload_during, 20u) << i;
+      EXPECT_EQ(rep.vdnn.result.layers[i].prefetch_during, 21u) << i;
+    }
+  }
+  // The image: offloaded during b0 (its first consumer), needed by b19 (its last); m's backward
+  // pass looks back to b19 and prefetches it.
+  EXPECT_EQ(rep.vdnn.result.layers[0].offload_during, 0u);
+  EXPECT_EQ(rep.vdnn.result.layers[0].prefetch_during, 20u);
+  EXPECT_EQ(rep.vdnn.result.verified_bytes, bytes);
+  EXPECT_EQ(rep.cdma.result.verified_bytes, bytes);
+  EXPECT_TRUE(rep.ok());
+}
+
+TEST_F(VdnnOnZoo, ChainTensorsMoveDuringTheirOwnLayer) {
+  // On a chain X_i's only consumer is layer i: offloaded during layer i's forward pass.
+  const auto rep = cdma::platform::run(small("alexnet", "all"));
+  for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i) {
+    EXPECT_EQ(rep.vdnn.result.layers[i].offload_during, i) << rep.net.layers[i].name;
+    EXPECT_EQ(rep.vdnn.result.layers[i].offload_start, rep.vdnn.result.layers[i].forward_start);
+    EXPECT_FALSE(rep.vdnn.result.layers[i].on_demand);
+  }
+  EXPECT_EQ(wl::vdnn_runtime::gpu_slots(rep.net), 3u);
 }
 
 // Policy none: no transfers, so the vDNN and cDMA steps take the oracle's time.

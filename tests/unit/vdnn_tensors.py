@@ -17,7 +17,10 @@ Prints, at batch 1:
   conv_tensors=<how many tensors (layer outputs or the image) have a conv consumer,
                 a concatenation's parts being consumed by the concatenation's consumers>
   conv_offload_elements=<elements of those tensors, except the last layer's input>
-and with --keys, the conv-consumed keys in execution order ("" printed as <input>).
+and with --keys, the conv-consumed keys in execution order ("" printed as <input>); with
+--uses, per stored tensor with a consumer, KEY:FIRST:LAST, its first and last consuming
+layers in execution order (vDNN offloads it during FIRST's forward pass and needs it back
+before LAST's backward pass).
 Usage: /usr/bin/python3 tests/unit/vdnn_tensors.py FILE.json [--keys]"""
 import json, sys
 
@@ -196,5 +199,10 @@ if "--missing" in sys.argv:  # --missing NPZ: offloaded keys (layers 1..n-2's in
         miss.append(k)
     print(f"offloaded={len(offl)} derived={len(derived)} missing={len(miss)} first={miss[:2]}")
     print("derived:", " ".join(derived))
+if "--uses" in sys.argv:  # per stored tensor (image, then every layer output): first:last consumer
+    for k in [""] + [l[2] for l in layers]:
+        users = [l[0] for l in layers if k in l[3]]
+        if users:
+            print(f"{k if k else '<input>'}:{users[0]}:{users[-1]}")
 if "--keys" in sys.argv:
     print(" ".join(k if k else "<input>" for k in conv_keys))

@@ -993,6 +993,28 @@ std::set<std::string> conv_input_keys(const network& net) {
   return keys;
 }
 
+std::vector<tensor_uses> tensor_use_layers(const network& net) {
+  const std::size_t n = net.layers.size();
+  std::vector<tensor_uses> u(n);
+  std::map<std::string, std::size_t> tensor_of;  // offload_key -> i (X_i)
+  for (std::size_t i = 0; i < n; ++i) {
+    u[i].first = u[i].last = i;  // no consumer listed: the layer after the producer
+    tensor_of.emplace(net.layers[i].offload_key, i);
+  }
+  std::vector<bool> seen(n, false);
+  for (std::size_t j = 0; j < n; ++j)
+    for (const std::string& key : net.layers[j].input_keys) {
+      const auto it = tensor_of.find(key);
+      if (it == tensor_of.end()) continue;
+      tensor_uses& t = u[it->second];
+      if (!seen[it->second]) t.first = t.last = j;
+      seen[it->second] = true;
+      t.first = std::min(t.first, j);
+      t.last = std::max(t.last, j);
+    }
+  return u;
+}
+
 std::uint64_t relu_output_elements(const network& net) {
   std::uint64_t n = 0;
   for (const auto& l : net.layers)

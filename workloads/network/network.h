@@ -2,9 +2,10 @@
 // compute model work on. Pure C++ (no SystemC).
 //
 // A network here is the *vDNN view* of a DNN: its layers (conv, pool, fc, element-wise add) in
-// execution order, each of which produces one stored activation tensor; layer i offloads one
-// tensor (X_i, the output of layer i - 1) during the forward pass. Shapes are NCHW with N =
-// batch. Every tensor is fp32 (4 bytes per element).
+// execution order, each of which produces one stored activation tensor; X_i, the output of
+// layer i - 1 (X_0: the input image), is the tensor vDNN may offload, during the forward pass of
+// its first consumer (tensor_use_layers()). Shapes are NCHW with N = batch. Every tensor is
+// fp32 (4 bytes per element).
 #pragma once
 
 #include <cstdint>
@@ -50,11 +51,13 @@ struct layer {
   /// concatenation's full channel count; an add: its inputs' channels summed (each is read).
   tensor_shape input;
   tensor_shape output;         ///< output shape, N = batch
-  /// The tensor vDNN offloads during this layer's forward pass (X_i). Execution-order timing:
-  /// layer i's offloaded tensor is layer i-1's output (key = previous output_key, shape =
-  /// previous output), whichever layers consume it; layer 0's is the network input image
-  /// (offload_key = "", shape = input image N x 3 x 299 x 299 for InceptionV3). Which of them a
-  /// policy moves: vdnn_runtime (policy conv: those in conv_input_keys()).
+  /// X_i, the stored tensor indexed by this layer: layer i-1's output (key = previous
+  /// output_key, shape = previous output); layer 0's is the network input image (offload_key =
+  /// "", shape = input image N x 3 x 299 x 299 for InceptionV3). Every tensor vDNN may offload
+  /// is exactly one X_i. When it moves: tensor_use_layers() (offloaded during its first
+  /// consumer's forward pass, back before its last consumer's backward pass; on a chain both
+  /// are layer i). Which of them a policy moves: vdnn_runtime (policy conv: those in
+  /// conv_input_keys()).
   std::string offload_key;
   tensor_shape offload;
   /// FLOPs of the forward pass for the whole batch, a multiply-add counting 2. For a conv:
@@ -127,6 +130,21 @@ class network_error : public std::runtime_error {
 /// reads (layer::input_keys of the conv layers: a concatenation's parts are read by the
 /// concatenation's consumers). vDNN policy `conv` offloads exactly these (docs/workloads.md).
 std::set<std::string> conv_input_keys(const network& net);
+
+/// The layers that read X_i (layer::offload_key of layer i) in execution order: vDNN on a
+/// branched network (Rhu et al., MICRO 2016, §III) offloads a layer's input tensors while the
+/// layer, their first consumer, computes its forward pass, and needs them back in GPU memory
+/// before the backward pass of their last consumer (the first of them to run backward).
+struct tensor_uses {
+  std::size_t first = 0;  ///< index of the first layer whose input_keys hold X_i
+  std::size_t last = 0;   ///< index of the last such layer (>= first)
+};
+
+/// For every i (X_i), its first and last consumers: the layers whose input_keys name
+/// layers[i].offload_key (a concatenation's parts are read by the concatenation's consumers).
+/// On a chain first = last = i. A tensor that no layer lists (a network built by hand without
+/// input_keys, a dangling output) gets first = last = i. Same size as net.layers.
+std::vector<tensor_uses> tensor_use_layers(const network& net);
 
 /// Builds the vDNN layers of a Keras graph file such as
 /// workloads/data/inception_v3/inception_v3.keras-graph.json (the format of the project's

@@ -34,7 +34,7 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
                            mem::region_host& gpu_regions, const vdnn_runtime_params& p)
     : sc_module(name), regs("regs"), gpu_mem("gpu_mem"), irq("irq"), net_(net),
       times_(std::move(times)), source_(source), gpu_regions_(gpu_regions), p_(p),
-      conv_inputs_(conv_input_keys(net_)) {
+      conv_inputs_(conv_input_keys(net_)), uses_(tensor_use_layers(net_)) {
   if (times_.size() != net_.layers.size())
     throw std::invalid_argument(std::string(this->name()) + ": " +
                                 std::to_string(times_.size()) + " layer times for " +
@@ -43,8 +43,18 @@ vdnn_runtime::vdnn_runtime(sc_core::sc_module_name name, const network& net,
   regs.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   gpu_mem.register_nb_transport_bw(this, &vdnn_runtime::nb_transport_bw);
   // Host buffers: one data region and one metadata table per layer, never reused within a
-  // step (all offloaded tensors are held until backward). GPU: three rotating slots.
+  // step (all offloaded tensors are held until backward). GPU: gpu_slots() slots, used by
+  // the transfers in flight.
   for (const layer& l : net_.layers) slot_bytes_ = std::max(slot_bytes_, align_up(l.offload.elements() * 4, 4096));
+  const std::size_t n = net_.layers.size();
+  offloads_at_.assign(n, {});
+  needed_at_.assign(n, {});
+  for (std::size_t i = 0; i < n; ++i) {
+    offloads_at_[uses_[i].first].push_back(i);
+    needed_at_[uses_[i].last].push_back(i);
+  }
+  slot_of_.assign(n, 0);
+  slot_mapped_.assign(gpu_slots(net_), false);
   host_layout(net_, p_.window_bytes, p_.host_base, &host_data_, &host_meta_);
   SC_HAS_PROCESS(vdnn_runtime);
   SC_THREAD(run);
@@ -64,12 +74,56 @@ std::uint64_t vdnn_runtime::host_layout(const network& net, std::size_t window_b
   return host;
 }
 
+std::size_t vdnn_runtime::gpu_slots(const network& net) {
+  // The most tensors one layer moves under policy all (every X_i but the last layer's input):
+  // in its forward pass (first consumer) or its backward pass (last consumer).
+  const std::vector<tensor_uses> u = tensor_use_layers(net);
+  const std::size_t n = net.layers.size();
+  std::vector<std::size_t> out(n, 0), back(n, 0);
+  std::size_t most = 3;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    most = std::max(most, ++out[u[i].first]);
+    most = std::max(most, ++back[u[i].last]);
+  }
+  return most;
+}
+
+void vdnn_runtime::assign_slots(const std::vector<std::size_t>& tensors) {
+  std::vector<bool> used(slot_mapped_.size(), false);
+  std::vector<std::size_t> rest;
+  for (std::size_t j : tensors) {
+    if (!used[j % 3]) {
+      slot_of_[j] = j % 3;
+      used[j % 3] = true;
+    } else {
+      rest.push_back(j);
+    }
+  }
+  for (std::size_t j : rest) {
+    std::size_t k = 0;
+    while (used[k]) ++k;  // gpu_slots() >= the tensors one layer moves
+    slot_of_[j] = k;
+    used[k] = true;
+  }
+}
+
+std::vector<std::size_t> vdnn_runtime::not_back(std::size_t k, const step_result& r,
+                                                const std::vector<bool>& prefetched) const {
+  std::vector<std::size_t> v;
+  for (std::size_t j : needed_at_[k])
+    if (r.layers[j].offloaded && !prefetched[j]) v.push_back(j);
+  return v;
+}
+
 std::size_t vdnn_runtime::prefetch_target(std::size_t i, const step_result& r,
                                           const std::vector<bool>& prefetched) const {
-  // vDNN (MICRO 2016, §III-C): the nearest earlier layer whose input was offloaded and is not
-  // back yet, searching no further back than the closest convolution layer.
+  // vDNN (MICRO 2016, §III-C): the nearest earlier layer with an input that was offloaded and
+  // is not back yet, searching no further back than the closest convolution layer. A layer's
+  // inputs that are not back are exactly those it is the last consumer of (a tensor with a
+  // later consumer L came back before L's backward pass, or L lies between and is found
+  // first), so needed_at_ is searched.
   for (std::size_t k = i; k-- > 0;) {
-    if (r.layers[k].offloaded && !prefetched[k]) return k;
+    if (!not_back(k, r, prefetched).empty()) return k;
     if (net_.layers[k].kind == layer_kind::conv) break;
   }
   return net_.layers.size();
@@ -80,8 +134,7 @@ bool vdnn_runtime::offloaded(std::size_t i, vdnn_policy p) const {
   switch (p) {
     case vdnn_policy::none: return false;
     case vdnn_policy::all: return true;
-    // Exactly the tensors a convolution reads (a concatenation's parts included), each at its
-    // execution-order slot (the forward pass of the layer after its producer).
+    // Exactly the tensors a convolution reads (a concatenation's parts included).
     case vdnn_policy::conv: return conv_inputs_.count(net_.layers[i].offload_key) > 0;
   }
   return false;
@@ -153,7 +206,13 @@ std::uint64_t vdnn_runtime::submit(dma_direction dir, std::uint64_t src, std::ui
   // As a driver does: wait for a free ring slot, write the descriptor into the ring in GPU
   // memory (the CPU's own store, modelled by debug transport), then ring the tail doorbell.
   const std::uint32_t next = (ring_tail_ + 1) % ring_size_;
-  while (read_reg(reg::RING_HEAD) == next) wait(irq.posedge_event());
+  // A full ring (a layer of a branched network moving more tensors than the ring holds): the
+  // completions it waits for are acknowledged here, so that each raises the interrupt again
+  // (overlap() counts them by DONE_COUNT and each descriptor's write-back).
+  while (read_reg(reg::RING_HEAD) == next) {
+    if (irq.read()) write_reg(reg::IRQ_STATUS, read_reg(reg::IRQ_STATUS));
+    else wait(irq.posedge_event());
+  }
   dma_descriptor d;
   d.direction = dir;
   d.src = src;
@@ -171,45 +230,51 @@ std::uint64_t vdnn_runtime::submit(dma_direction dir, std::uint64_t src, std::ui
   return ++submitted_;
 }
 
-ps_t vdnn_runtime::overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result& r,
-                           const std::string& what) {
+void vdnn_runtime::overlap(ps_t t0, ps_t compute, std::vector<transfer>& transfers, step_result& r) {
   const ps_t compute_end = t0 + compute;
-  bool done = seq == 0;
-  ps_t done_at = t0;
+  std::size_t next = 0;  // the first descriptor not seen completed
+  const std::size_t count = transfers.size();
+  for (transfer& t : transfers) t.done_at = t0;
   compute_busy.write(compute > 0);
-  transfer_busy.write(!done);
+  transfer_busy.write(count > 0);
   for (;;) {
-    if (!done && (irq.read() || read_reg(reg::DONE_COUNT) >= seq)) {
-      if (read_reg(reg::DONE_COUNT) >= seq) {
-        done = true;
-        done_at = now_ps();
-        transfer_busy.write(false);
-        const std::uint32_t status = read_reg(reg::IRQ_STATUS);
-        write_reg(reg::IRQ_STATUS, status);
-        // The descriptor's own write-back status says whether *it* failed.
-        std::uint8_t wb[desc::WRITEBACK_BYTES];
-        const std::uint32_t index = static_cast<std::uint32_t>((seq - 1) % ring_size_);
-        dbg(tlm::TLM_READ_COMMAND, ring_base_ + std::uint64_t(index) * desc::SIZE + desc::STATUS,
-            wb, sizeof wb);
-        const std::uint32_t ds = load_le32(wb);
-        if (ds & desc::STATUS_ERROR) {
-          const auto code = static_cast<dma_error>((ds >> 8) & 0xFFu);
-          std::ostringstream m;
-          m << what << ": " << to_string(code) << " (descriptor " << index << ", address 0x"
-            << std::hex << ((std::uint64_t(read_reg(reg::ERROR_ADDR_HI)) << 32) |
-                            read_reg(reg::ERROR_ADDR_LO))
-            << ")";
-          r.errors.push_back(m.str());
-          SC_REPORT_WARNING(name(), m.str().c_str());
-        }
+    // The descriptors complete in ring order; each completion is acknowledged (IRQ_STATUS
+    // cleared) so that the next one raises the interrupt again.
+    while (next < count && (irq.read() || read_reg(reg::DONE_COUNT) >= transfers[next].seq)) {
+      if (read_reg(reg::DONE_COUNT) < transfers[next].seq) break;
+      transfer& t = transfers[next++];
+      t.done_at = now_ps();
+      if (next == count) transfer_busy.write(false);
+      const std::uint32_t status = read_reg(reg::IRQ_STATUS);
+      write_reg(reg::IRQ_STATUS, status);
+      // The descriptor's own write-back status says whether *it* failed.
+      std::uint8_t wb[desc::WRITEBACK_BYTES];
+      const std::uint32_t index = static_cast<std::uint32_t>((t.seq - 1) % ring_size_);
+      dbg(tlm::TLM_READ_COMMAND, ring_base_ + std::uint64_t(index) * desc::SIZE + desc::STATUS,
+          wb, sizeof wb);
+      const std::uint32_t ds = load_le32(wb);
+      std::uint64_t out = 0;
+      for (std::size_t b = 0; b < 8; ++b)
+        out |= std::uint64_t(wb[desc::OUT_BYTES - desc::STATUS + b]) << (8 * b);
+      t.out_bytes = out;
+      if (ds & desc::STATUS_ERROR) {
+        const auto code = static_cast<dma_error>((ds >> 8) & 0xFFu);
+        std::ostringstream m;
+        m << t.what << ": " << to_string(code) << " (descriptor " << index << ", address 0x"
+          << std::hex << ((std::uint64_t(read_reg(reg::ERROR_ADDR_HI)) << 32) |
+                          read_reg(reg::ERROR_ADDR_LO))
+          << ")";
+        r.errors.push_back(m.str());
+        SC_REPORT_WARNING(name(), m.str().c_str());
       }
     }
+    const bool done = next == count;
     const ps_t now = now_ps();
     if (now >= compute_end) compute_busy.write(false);
     if (done) {
       if (now < compute_end) wait(to_sc(compute_end - now));
       compute_busy.write(false);
-      return done_at;
+      return;
     }
     if (now < compute_end)
       wait(to_sc(compute_end - now), irq.posedge_event());
@@ -239,10 +304,10 @@ void vdnn_runtime::dbg(tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* d
 // the runtime; the worker must not call the source beyond this point.
 vdnn_runtime::~vdnn_runtime() { producer_->stop(); }
 
-std::uint64_t vdnn_runtime::slot(std::size_t i) const { return p_.gpu_base + (i % 3) * slot_bytes_; }
+std::uint64_t vdnn_runtime::slot(std::size_t i) const { return p_.gpu_base + slot_of_[i] * slot_bytes_; }
 
 void vdnn_runtime::map_slot(std::size_t i, std::shared_ptr<mem::content_region> region) {
-  const std::size_t k = i % 3;
+  const std::size_t k = slot_of_[i];
   if (slot_mapped_[k]) gpu_regions_.unmap_region(slot(i));
   slot_mapped_[k] = false;
   const std::uint64_t bytes = net_.layers[i].offload.elements() * 4;
@@ -252,7 +317,7 @@ void vdnn_runtime::map_slot(std::size_t i, std::shared_ptr<mem::content_region> 
 }
 
 void vdnn_runtime::release_slots() {
-  for (std::size_t k = 0; k < 3; ++k)
+  for (std::size_t k = 0; k < slot_mapped_.size(); ++k)
     if (slot_mapped_[k]) {
       gpu_regions_.unmap_region(p_.gpu_base + k * slot_bytes_);
       slot_mapped_[k] = false;
@@ -262,6 +327,9 @@ void vdnn_runtime::release_slots() {
 void vdnn_runtime::produce(std::size_t i) {
   const layer& l = net_.layers[i];
   records_[i] = std::make_shared<tensor_record>(producer_, l.offload_key, l.offload);
+}
+
+void vdnn_runtime::expect_offload(std::size_t i) {
   map_slot(i, std::make_shared<tensor_source_region>(records_[i]));
 }
 
@@ -294,14 +362,26 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
   const std::size_t n = net_.layers.size();
   r.config = cfg;
   r.layers.assign(n, layer_result{});
-  const bool transfers = cfg.policy != vdnn_policy::none;
   const ps_t t_start = now_ps();
   r.start = t_start;
   records_.assign(n, nullptr);
+  for (std::size_t i = 0; i < n; ++i) {
+    r.layers[i].bytes = net_.layers[i].offload.elements() * 4;
+    r.layers[i].offloaded = offloaded(i, cfg.policy);
+  }
+  // A tensor's record (its chunks produced ahead by the workers) is created when the layer
+  // before its offload starts (X_{f+1}, the layer's output, on a chain): not earlier, so a
+  // tensor waiting for a later first consumer holds no produced chunks (wall time and memory).
+  auto produce_for = [&](std::size_t f) {
+    if (f < n)
+      for (std::size_t i : offloads_at_[f])
+        if (r.layers[i].offloaded && !records_[i]) produce(i);
+  };
+  produce_for(0);
 
-  if (transfers && n > 0) produce(0);
-  // The driver's bookkeeping reads (LAST_OUT) of layer i's offload happen while layer i+1's
-  // kernel runs, so they never extend a layer (with a fast link vDNN equals the oracle).
+  // The driver's bookkeeping reads (LAST_OUT) of layer f's last offload happen while layer
+  // f+1's kernel runs, so they never extend a layer (with a fast link vDNN equals the oracle);
+  // the other offloads of layer f take OUT_BYTES from their descriptors' write-back.
   std::size_t pending_out = n;
   auto collect_out = [&] {
     if (pending_out >= n) return;
@@ -309,33 +389,45 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
         (static_cast<std::uint64_t>(read_reg(reg::LAST_OUT_HI)) << 32) | read_reg(reg::LAST_OUT_LO);
     pending_out = n;
   };
-  for (std::size_t i = 0; i < n; ++i) {
-    const layer& l = net_.layers[i];
-    layer_result& lr = r.layers[i];
-    lr.bytes = l.offload.elements() * 4;
-    lr.forward = times_[i].forward;
-    lr.backward = times_[i].backward;
-    lr.offloaded = offloaded(i, cfg.policy);
+  std::vector<transfer> transfers;
+  for (std::size_t f = 0; f < n; ++f) {
+    const layer& l = net_.layers[f];
+    layer_result& lf = r.layers[f];
+    lf.forward = times_[f].forward;
+    lf.backward = times_[f].backward;
     const ps_t t0 = now_ps();
-    lr.forward_start = t0;
-    if (on_layer) on_layer(cfg.label, true, i, n);
-    if (on_kernel) on_kernel(true, i);
+    lf.forward_start = t0;
+    if (on_layer) on_layer(cfg.label, true, f, n);
+    if (on_kernel) on_kernel(true, f);
     collect_out();
-    // The layer's output is the next layer's input X_{i+1}: written where the kernel puts it.
-    if (transfers && i + 1 < n) produce(i + 1);
-    std::uint64_t seq = 0;
-    if (lr.offloaded)
-      seq = submit(cfg.compress ? dma_direction::offload : dma_direction::copy_d2h, slot(i),
-                   host_data_[i], lr.bytes, host_meta_[i], cfg);
-    const ps_t done = overlap(t0, lr.forward, seq, r, "offload of " + l.name + "'s input");
-    if (seq) {
-      lr.offload = done - t0;
-      lr.zeros = records_[i]->zeros();
-      pending_out = i;  // LAST_OUT is read at the next layer's start, hidden by its kernel
-      if (cfg.compress)
-        lr.meta_bytes = codec::window_count(lr.bytes, p_.window_bytes) * codec::window_entry_bytes;
+    produce_for(f + 1);
+    // The input tensors layer f is the first consumer of (X_f on a chain), mapped where the
+    // engine reads them, offloaded in index order.
+    std::vector<std::size_t> out;
+    for (std::size_t i : offloads_at_[f])
+      if (r.layers[i].offloaded) out.push_back(i);
+    assign_slots(out);
+    transfers.clear();
+    for (std::size_t i : out) {
+      expect_offload(i);
+      transfers.push_back({submit(cfg.compress ? dma_direction::offload : dma_direction::copy_d2h, slot(i),
+                                  host_data_[i], r.layers[i].bytes, host_meta_[i], cfg),
+                           "offload of " + (i == f ? l.name + "'s input" : "X_" + std::to_string(i) + " (" +
+                                            net_.layers[i].offload_key + ") during " + l.name)});
     }
-    lr.forward_stall = now_ps() - t0 - lr.forward;
+    overlap(t0, lf.forward, transfers, r);
+    for (std::size_t t = 0; t < out.size(); ++t) {
+      layer_result& li = r.layers[out[t]];
+      li.offload = transfers[t].done_at - t0;
+      li.offload_during = f;
+      li.offload_start = t0;
+      li.zeros = records_[out[t]]->zeros();
+      li.moved_data_bytes = transfers[t].out_bytes;
+      if (cfg.compress)
+        li.meta_bytes = codec::window_count(li.bytes, p_.window_bytes) * codec::window_entry_bytes;
+    }
+    if (!out.empty()) pending_out = out.back();  // LAST_OUT is read at the next layer's start, hidden by its kernel
+    lf.forward_stall = now_ps() - t0 - lf.forward;
   }
   const ps_t t_mid = now_ps();
   std::vector<bool> prefetched(n, false);
@@ -344,35 +436,47 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     r.layers[i].backward_start = t0;
     if (on_layer) on_layer(cfg.label, false, i, n);
     collect_out();
-    auto fetch = [&](std::size_t j) {
-      expect_prefetch(j);
-      prefetched[j] = true;
-      return submit(cfg.compress ? dma_direction::prefetch : dma_direction::copy_h2d,
-                    host_data_[j], slot(j), r.layers[j].bytes, host_meta_[j], cfg);
+    // Fetches (one layer's worth, each tensor in its own slot) in index order.
+    auto fetch = [&](const std::vector<std::size_t>& js, const std::string& what) {
+      assign_slots(js);
+      transfers.clear();
+      for (std::size_t j : js) {
+        expect_prefetch(j);
+        prefetched[j] = true;
+        transfers.push_back({submit(cfg.compress ? dma_direction::prefetch : dma_direction::copy_h2d,
+                                    host_data_[j], slot(j), r.layers[j].bytes, host_meta_[j], cfg),
+                             what + " of " + (j == i || js.size() == 1 ? net_.layers[j].name + "'s input"
+                                                                       : "X_" + std::to_string(j) + " (" +
+                                                                             net_.layers[j].offload_key + ")")});
+      }
     };
-    // X_i itself offloaded and not prefetched yet: fetched on demand before the kernel runs.
-    if (r.layers[i].offloaded && !prefetched[i]) {
-      const std::uint64_t s_on_demand = fetch(i);
-      const ps_t d = overlap(t0, 0, s_on_demand, r, "on-demand fetch of " + net_.layers[i].name + "'s input");
-      r.layers[i].prefetch = d - t0;
-      r.layers[i].prefetch_during = i;
-      r.layers[i].prefetch_start = t0;
-      if (p_.verify) verify(i, r);
-      release_host(i);
+    auto fetched = [&](const std::vector<std::size_t>& js, ps_t from, bool on_demand) {
+      for (std::size_t t = 0; t < js.size(); ++t) {
+        layer_result& lj = r.layers[js[t]];
+        lj.on_demand = on_demand;
+        lj.prefetch = transfers[t].done_at - from;
+        lj.prefetch_during = i;
+        lj.prefetch_start = from;
+        if (p_.verify) verify(js[t], r);
+        release_host(js[t]);
+      }
+    };
+    // The tensors layer i is the last consumer of (X_i on a chain), offloaded and not back yet:
+    // fetched on demand before the kernel runs.
+    const std::vector<std::size_t> on_demand = not_back(i, r, prefetched);
+    if (!on_demand.empty()) {
+      fetch(on_demand, "on-demand fetch");
+      overlap(t0, 0, transfers, r);
+      fetched(on_demand, t0, true);
     }
     const ps_t tc = now_ps();
-    if (on_kernel) on_kernel(false, i);  // after an on-demand fetch of X_i, if there was one
-    const std::size_t j = prefetch_target(i, r, prefetched);
-    const std::uint64_t seq = j < n ? fetch(j) : 0;
-    const ps_t done = overlap(tc, r.layers[i].backward, seq, r,
-                              "prefetch of " + net_.layers[j < n ? j : i].name + "'s input");
-    if (seq) {
-      r.layers[j].prefetch = done - tc;
-      r.layers[j].prefetch_during = i;
-      r.layers[j].prefetch_start = tc;
-      if (p_.verify) verify(j, r);
-      release_host(j);
-    }
+    if (on_kernel) on_kernel(false, i);  // after an on-demand fetch, if there was one
+    const std::size_t k = prefetch_target(i, r, prefetched);
+    const std::vector<std::size_t> ahead = k < n ? not_back(k, r, prefetched) : std::vector<std::size_t>{};
+    if (!ahead.empty()) fetch(ahead, "prefetch");
+    else transfers.clear();
+    overlap(tc, r.layers[i].backward, transfers, r);
+    fetched(ahead, tc, false);
     r.layers[i].backward_stall = now_ps() - t0 - r.layers[i].backward;
   }
   release_slots();
@@ -383,9 +487,9 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
 }
 
 void vdnn_runtime::run() {
-  // Driver init: a 16-entry descriptor ring in GPU memory after the three activation slots,
+  // Driver init: a 16-entry descriptor ring in GPU memory after the activation slots,
   // interrupts on every completion and on errors, engine enabled.
-  ring_base_ = align_up(p_.gpu_base + 3 * slot_bytes_, 4096);
+  ring_base_ = align_up(p_.gpu_base + slot_mapped_.size() * slot_bytes_, 4096);
   ring_size_ = std::min<std::uint32_t>(16, read_reg(reg::RING_MAX));
   ring_tail_ = 0;
   write_reg(reg::RING_BASE_LO, static_cast<std::uint32_t>(ring_base_));

@@ -2,11 +2,16 @@
 // programs the cDMA engine only through its registers (socket `regs`) and waits for its
 // interrupt (`irq`), exactly as a CPU model would.
 //
-// Per training step, forward: layer i's input X_i is offloaded while layer i computes; the
-// streams synchronise at the end of every layer (vDNN §III), so a layer lasts
-// max(compute, offload). Backward (layers in reverse): while layer i computes its backward
-// pass, X_{i-1} is prefetched (the nearest earlier offloaded layer); the last layer's input
-// stays resident. Every prefetched byte is checked against the bytes that were offloaded.
+// Per training step, forward: a layer's input tensors are offloaded while the layer, their
+// first consumer in execution order, computes (tensor_use_layers()); the streams synchronise
+// at the end of every layer (vDNN §III), so a layer lasts max(compute, its offloads).
+// Backward (layers in reverse): a tensor must be back before the backward pass of its last
+// consumer; while layer i computes its backward pass, the runtime prefetches the input
+// tensors not back yet of the nearest earlier layer that has any, looking back no further
+// than the closest convolution (vDNN §III-C). On a chain X_i (the output of layer i - 1) is
+// offloaded during layer i and needed by layer i, so X_{i-1} is prefetched during layer i.
+// The last layer's input stays resident. Every prefetched byte is checked against the bytes
+// that were offloaded.
 //
 // The GPU compute itself is modelled by time only (from the roofline). The tensors it produces
 // are not written into GPU memory: each activation slot is mapped as a content region of the
@@ -75,26 +80,43 @@ struct vdnn_runtime_params {
   unsigned produce_threads = 2;
 };
 
-/// Results of one layer in one step. Times in ps; 0 where the layer did no transfer.
+/// Results of one layer in one step. Times in ps; 0 where the layer did no transfer. The
+/// compute fields (forward, backward, *_stall, *_start) are layer i's; the transfer fields are
+/// those of X_i (layer::offload_key: the output of layer i - 1), which moves during the
+/// forward pass of its first consumer (offload_during; i on a chain) and comes back during the
+/// backward pass of prefetch_during.
 struct layer_result {
-  bool offloaded = false;
+  bool offloaded = false;             ///< X_i was offloaded (policy; not the last layer's input)
   std::uint64_t bytes = 0;            ///< uncompressed bytes of the offloaded tensor X_i
   std::uint64_t zeros = 0;            ///< zero elements (bit pattern all 0x00) in X_i; counted
                                       ///< as the engine reads X_i, so 0 if not offloaded
   std::uint64_t moved_data_bytes = 0; ///< data bytes written to host (compressed or not)
   std::uint64_t meta_bytes = 0;       ///< metadata table bytes
   ps_t forward = 0, backward = 0;     ///< compute time
-  ps_t offload = 0, prefetch = 0;     ///< transfer time (doorbell to completion)
+  /// Transfer times of X_i: offload from offload_start (the start of layer offload_during's
+  /// forward pass, before the driver writes the descriptors) to the completion of X_i's
+  /// descriptor; prefetch from prefetch_start to the completion of its fetch. Several tensors
+  /// moved in one layer (a branched network) are submitted in index order on one ring: each
+  /// one's time includes those submitted before it.
+  ps_t offload = 0, prefetch = 0;
   ps_t forward_stall = 0, backward_stall = 0;
   ps_t forward_start = 0, backward_start = 0;  ///< absolute simulated times the layer began (ps)
   static constexpr std::size_t no_layer = static_cast<std::size_t>(-1);
+  /// Layer during whose forward pass X_i was offloaded: its first consumer
+  /// (tensor_uses::first; i on a chain). no_layer if X_i was not offloaded.
+  std::size_t offload_during = no_layer;
+  ps_t offload_start = 0;             ///< absolute simulated time layer offload_during began (ps)
   /// Layer during whose backward pass X_i was brought back (for an offloaded X_i): the layer
-  /// whose kernel its prefetch overlapped (vDNN rule: the nearest earlier offloaded layer, no
-  /// further back than the closest convolution; usually i + 1, not always: VGG-16 under
-  /// `conv` prefetches conv5_3's input during fc8), or i itself if X_i was fetched on demand
-  /// before layer i's kernel. no_layer if X_i was not brought back.
+  /// whose kernel its prefetch overlapped (vDNN rule: the nearest earlier layer with an input
+  /// offloaded and not back, no further back than the closest convolution; on a chain usually
+  /// i + 1, not always: VGG-16 under `conv` prefetches conv5_3's input during fc8), or its last
+  /// consumer L (tensor_uses::last) if it was fetched on demand before L's backward kernel.
+  /// no_layer if X_i was not brought back.
   std::size_t prefetch_during = no_layer;
   ps_t prefetch_start = 0;            ///< absolute simulated time X_i's fetch was issued (ps)
+  /// X_i was fetched on demand (before prefetch_during's backward kernel, which needed it),
+  /// not prefetched during it.
+  bool on_demand = false;
 };
 
 struct step_result {
@@ -126,6 +148,13 @@ public:
   /// within a step (every offloaded tensor is held until backward). Fills `data` / `meta`
   /// (if given) with their addresses and returns the end address (bytes): host memory must
   /// reach it.
+  /// Activation slots in GPU memory (each as large as the largest X_i, from gpu_base): the
+  /// tensors moved in one layer (offloaded in one forward pass, fetched on demand or prefetched
+  /// in one backward pass) each need their own while in flight; X_i takes slot i mod 3 unless
+  /// another tensor of its layer has it. max(3, the most tensors one layer moves under policy
+  /// `all`): 3 on a chain. The descriptor ring follows the slots.
+  static std::size_t gpu_slots(const network& net);
+
   static std::uint64_t host_layout(const network& net, std::size_t window_bytes, std::uint64_t host_base,
                                    std::vector<std::uint64_t>* data = nullptr,
                                    std::vector<std::uint64_t>* meta = nullptr);
@@ -163,21 +192,38 @@ private:
   void run();
   void step(const vdnn_step_config& cfg, step_result& r);
   bool offloaded(std::size_t i, vdnn_policy p) const;
-  /// Layer whose input is prefetched during layer i's backward pass (vDNN rule), or
-  /// layers.size() for none.
+  /// Layer whose input tensors (those not back yet) are prefetched during layer i's backward
+  /// pass (vDNN rule), or layers.size() for none.
   std::size_t prefetch_target(std::size_t i, const step_result& r, const std::vector<bool>& prefetched) const;
+  /// The offloaded X_j of needed_at_[k] not fetched yet, in index order.
+  std::vector<std::size_t> not_back(std::size_t k, const step_result& r, const std::vector<bool>& prefetched) const;
+  /// Gives each tensor of one layer's transfers its own slot (slot_of_): j mod 3 if free, else
+  /// the lowest free one.
+  void assign_slots(const std::vector<std::size_t>& tensors);
   std::uint64_t submit(dma_direction dir, std::uint64_t src, std::uint64_t dst,
                        std::uint64_t len, std::uint64_t meta, const vdnn_step_config& cfg);
-  /// Waits until compute of `compute` ps from t0 has elapsed and descriptor `seq` (if any) has
-  /// completed; returns the observed transfer completion time (ps).
-  ps_t overlap(ps_t t0, ps_t compute, std::uint64_t seq, step_result& r, const std::string& what);
+  /// One descriptor overlap() waits for: its sequence number and, for error messages, what it
+  /// moves; overlap() fills in when its completion was observed (ps) and its write-back
+  /// OUT_BYTES (data bytes written to the destination).
+  struct transfer {
+    std::uint64_t seq = 0;
+    std::string what;
+    ps_t done_at = 0;
+    std::uint64_t out_bytes = 0;
+  };
+  /// Waits until compute of `compute` ps from t0 has elapsed and every descriptor of
+  /// `transfers` (submitted in this order) has completed.
+  void overlap(ps_t t0, ps_t compute, std::vector<transfer>& transfers, step_result& r);
   void write_reg(std::uint32_t off, std::uint32_t v);
   std::uint32_t read_reg(std::uint32_t off);
   /// One register access, blocking (LT) or 4-phase (AT); reports a failed access as an error.
   void reg_access(tlm::tlm_command cmd, std::uint32_t off, std::uint32_t& v);
   std::uint64_t slot(std::size_t i) const;
-  /// Maps X_i into its slot as produced by the kernel (a new tensor_record for this step).
+  /// X_i as produced by the kernel: a new tensor_record for this step (its chunks may be
+  /// produced ahead from now on).
   void produce(std::size_t i);
+  /// Maps X_i into its slot (slot_of_) as the offload source, reading X_i's record.
+  void expect_offload(std::size_t i);
   /// Maps X_i's slot as the prefetch destination, checked against X_i's record.
   void expect_prefetch(std::size_t i);
   void map_slot(std::size_t i, std::shared_ptr<mem::content_region> region);
@@ -196,7 +242,11 @@ private:
   std::set<std::string> conv_inputs_;  ///< conv_input_keys(net_): what policy conv offloads
   std::shared_ptr<chunk_producer> producer_;             ///< shared by the step's records
   std::vector<std::shared_ptr<tensor_record>> records_;  ///< per layer, current step
-  bool slot_mapped_[3] = {false, false, false};
+  std::vector<tensor_uses> uses_;                     ///< tensor_use_layers(net_)
+  std::vector<std::vector<std::size_t>> offloads_at_;  ///< per layer f: the X_i with uses_[i].first == f
+  std::vector<std::vector<std::size_t>> needed_at_;    ///< per layer k: the X_i with uses_[i].last == k
+  std::vector<std::size_t> slot_of_;                   ///< per X_i: its slot in the current transfer
+  std::vector<bool> slot_mapped_;                      ///< per slot (gpu_slots(net_))
   std::vector<std::uint64_t> host_data_, host_meta_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t submitted_ = 0;
