@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,15 @@ std::vector<std::uint32_t> draw(wl::activation_source& s, const std::string& key
   s.fill(key, wl::tensor_shape{1, 1, 1, static_cast<std::int64_t>(n)}, offset,
          reinterpret_cast<std::uint8_t*>(v.data()), n * 4);
   return v;
+}
+
+/// The shipped InceptionV3 sample (workloads/data, photo "chelsea"), with the tensors it cannot
+/// give (dense_1, a Dense ReLU output, and the input image) produced as dense synthetic data.
+std::unique_ptr<wl::npz_activation_source> shipped_inception_sample() {
+  wl::real_activation_options o;
+  o.missing = wl::real_activation_options::missing_policy::dense;
+  return std::make_unique<wl::npz_activation_source>(
+      std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz", o);
 }
 
 /// The offloaded tensor `key` of `net` as `s` produces it (whole), its zero words and its sum
@@ -246,11 +256,9 @@ TEST(RealActivations, NameMatchingNoLayerAndWrongShapeAreErrors) {
 }
 
 TEST(RealActivations, DistinctImagesAndRepetition) {
-  const std::string npz = std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
   // The sample holds the 94 conv outputs; dense_1 (a Dense ReLU output) is not derivable.
-  wl::real_activation_options o;
-  o.missing = wl::real_activation_options::missing_policy::dense;
-  wl::npz_activation_source s(npz, o);
+  const auto src = shipped_inception_sample();
+  wl::npz_activation_source& s = *src;
   const wl::network net = wl::make_network("inception_v3", 4);
   s.validate(net);
   EXPECT_EQ(s.distinct_images(), 1);
@@ -340,10 +348,8 @@ TEST(RealActivations, MissingTensorsAreAnErrorOrDenseWhenAsked) {
 //        elements, round to float32; mixed0 = np.concatenate([...], axis=1)
 // At the corner, dividing by 9 (padding counted) would give 1.1555514 instead of 2.5999906.
 TEST(RealActivations, InceptionV3PoolsIncludingTfSameAverageAreComputedFromTheFile) {
-  const std::string npz = std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
-  wl::real_activation_options o;
-  o.missing = wl::real_activation_options::missing_policy::dense;
-  wl::npz_activation_source s(npz, o);
+  const auto src = shipped_inception_sample();
+  wl::npz_activation_source& s = *src;
   const wl::network net = wl::make_network("inception_v3", 1);
   ASSERT_NO_THROW(s.validate(net));
   const std::string d = s.describe(net);
