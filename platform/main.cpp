@@ -47,18 +47,14 @@ int sc_main(int argc, char** argv) {
     if (c.name == name) {
       const int rc = c.run(args);
       // Standard output of every sub-command (--help included; compare prints with printf):
-      // a write that failed (a full disk, /dev/full, a closed pipe) is exit 3 naming it, never
-      // a silent 0. A command that reported it already (3) or refused its input (2) keeps its
+      // a write that failed (a full disk, /dev/full, a closed pipe) is exit 3, never a silent
+      // 0, with a message naming it (except a closed pipe: `| head -1` is not an error to show). A command that reported it already (3) or refused its input (2) keeps its
       // status.
       if (rc == 0 || rc == 1) {
         errno = 0;
         const bool c_stdio_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
         const int e = errno;
-        if (c_stdio_failed) {
-          std::cerr << "cdma-vp: error: standard output: write failed" << (e ? std::string(": ") + std::strerror(e) : "")
-                    << "\n";
-          return 3;
-        }
+        if (c_stdio_failed) return stdout_write_failed(e);
         if (check_stdout()) return 3;
       }
       return rc;

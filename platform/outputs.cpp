@@ -193,9 +193,15 @@ int check_stdout(const std::string& note) {
   if (std::cout) errno = 0;
   std::cout.flush();
   if (std::cout) return 0;
-  const int e = errno;
-  std::cerr << "cdma-vp: error: standard output: write failed" << (e ? std::string(": ") + std::strerror(e) : "")
-            << (note.empty() ? "" : " (" + note + ")") << "\n";
+  return stdout_write_failed(errno, note);
+}
+
+int stdout_write_failed(int e, const std::string& note) {
+  // A reader that closed the pipe early (`cdma-vp config --list | head -1`) took what it
+  // wanted: no message (tools killed by SIGPIPE are silent too), but still status 3.
+  if (e != EPIPE)
+    std::cerr << "cdma-vp: error: standard output: write failed" << (e ? std::string(": ") + std::strerror(e) : "")
+              << (note.empty() ? "" : " (" + note + ")") << "\n";
   return 3;
 }
 
@@ -925,8 +931,8 @@ void write_csv(const std::string& path, const run_report& r) {
     const std::uint64_t moved = c.moved_data_bytes + c.meta_bytes;
     f << csv_field(l.name) << "," << csv_field(l.offload_key) << "," << l.offload.n << "," << l.offload.c << ","
       << l.offload.h << "," << l.offload.w << "," << lf.bytes << ",";
-    if (r.cdma.simulated || r.vdnn.simulated)  // else unknown: the oracle moves no data, counts no zeros
-      f << (lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);
+    // Empty when unknown: the oracle moves no data, counts no zeros; a layer not offloaded.
+    if (const double zf = zero_fraction(r, i); zf >= 0) f << zf;
     f << ",";
     // Empty for a layer the cDMA step did not offload (the resident last layer; policy conv).
     if (offloaded_in(r.cdma, i)) f << moved << "," << (moved ? static_cast<double>(c.bytes) / moved : 0.0);

@@ -71,6 +71,10 @@ std::string run_program(const std::vector<std::string>& argv, bool quiet_stdout,
 /// right after printing (before other system calls), so that the reason of a write that failed
 /// before the flush is still in errno.
 int check_stdout(const std::string& note = "");
+/// Reports a failed write to standard output with reason `e` (an errno value; 0: unknown)
+/// and returns 3: "cdma-vp: error: standard output: write failed: <strerror>[ (<note>)]" on
+/// stderr, except for EPIPE (the reader closed the pipe, e.g. `| head -1`), which is silent.
+int stdout_write_failed(int e, const std::string& note = "");
 
 /// Fails (std::runtime_error naming the option, the path and strerror) if `path` cannot be
 /// opened for writing, leaving nothing behind: an existing file is checked with access()

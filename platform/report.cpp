@@ -87,6 +87,13 @@ bool offloaded_in(const step_report& s, std::size_t i) {
   return s.simulated && i < s.result.layers.size() && s.result.layers[i].offloaded;
 }
 
+double zero_fraction(const run_report& r, std::size_t i) {
+  const step_report& s = r.cdma.simulated ? r.cdma : r.vdnn;
+  if (!offloaded_in(s, i)) return -1.0;
+  const auto& l = s.result.layers[i];
+  return l.bytes ? static_cast<double>(l.zeros) * 4 / static_cast<double>(l.bytes) : 0.0;
+}
+
 void print_summary(std::ostream& os, const run_report& r) {
   const auto& net = r.net;
   const auto& v = r.vdnn.result;
@@ -128,10 +135,11 @@ void print_summary(std::ostream& os, const run_report& r) {
     const auto& lv = v.layers[i];
     const auto& lc = c.layers[i];
     const auto& lf = facts[i];
-    const double zf = lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0;
-    // Zeros are counted where data moves: without a vDNN or cDMA step they are unknown ("-").
+    // Zeros are counted where data moves: without a vDNN or cDMA step, or for a layer not
+    // offloaded, they are unknown ("-").
+    const double zf = zero_fraction(r, i);
     std::vector<std::string> row = {printable(l.name), l.offload.str(), fmt("%.2f", MB(lf.bytes)),
-                                    r.cdma.simulated || r.vdnn.simulated ? fmt("%.1f", zf * 100) : "-"};
+                                    ran_fmt(zf >= 0, "%.1f", zf * 100)};
     if (lc.offloaded) {
       row.push_back(fmt("%.2f", MB(lc.moved_data_bytes + lc.meta_bytes)));
       row.push_back(fmt("%.2f", ratio(lc)));
@@ -467,10 +475,18 @@ nlohmann::json to_json(const run_report& r) {
     o["offload_key"] = l.offload_key;
     o["shape"] = {l.offload.n, l.offload.c, l.offload.h, l.offload.w};
     o["bytes"] = lf.bytes;
-    // null when only the oracle ran (it moves no data, so it counts no zeros; was 0)
-    o["zero_fraction"] = !(r.cdma.simulated || r.vdnn.simulated) ? json()
-                         : json(lf.bytes ? static_cast<double>(lf.zeros) * 4 / lf.bytes : 0.0);
+    // null when no step counted the zeros (only the oracle ran; the layer was not offloaded)
+    const double zf = zero_fraction(r, i);
+    o["zero_fraction"] = ran_json(zf >= 0, zf);
     o["offloaded"] = lf.offloaded;
+    // Where the transfers of X_i happen (null when not offloaded): offloaded during the
+    // forward pass of its first consumer, prefetched during the backward pass of
+    // prefetch_during (docs/workloads.md "Offload rule"); the same in the vDNN and cDMA steps.
+    const std::size_t nl = r.net.layers.size();
+    o["offload_during"] = ran_json(lf.offloaded && lf.offload_during < nl,
+                                   lf.offload_during < nl ? r.net.layers[lf.offload_during].name : std::string());
+    o["prefetch_during"] = ran_json(lf.offloaded && lf.prefetch_during < nl,
+                                    lf.prefetch_during < nl ? r.net.layers[lf.prefetch_during].name : std::string());
     // Transfer figures of a step that did not run are null (the keys stay), never 0; so are
     // the offload figures of a layer the step did not offload (the resident last layer, the
     // non-convolution layers under policy conv: a ratio 0.0 read as a very bad ratio).

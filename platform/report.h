@@ -23,6 +23,13 @@ double cdma_read_Bps(const step_report& s, std::size_t i);
 /// policy keeps): the rule for which per-layer transfer figures the text, JSON and CSV show.
 bool offloaded_in(const step_report& s, std::size_t i);
 
+/// Zero fraction of layer i's X_i (zero 4-byte words x 4 / bytes, 0..1) as counted by the
+/// step whose per-layer facts the outputs show (cDMA, else vDNN), or a negative value when no
+/// step counted it: only the oracle ran (it moves no data), or the layer was not offloaded
+/// (the resident last layer; under policy conv a tensor no convolution reads). The text shows
+/// "-", the JSON null and the CSV an empty cell there.
+double zero_fraction(const run_report& r, std::size_t i);
+
 /// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
 /// A figure of a step that did not run (--steps, or an I/O error) is "-", never 0.
 void print_summary(std::ostream& os, const run_report& r);
@@ -44,7 +51,8 @@ nlohmann::json transfer_histograms(const run_report& r);
 /// Results as JSON. Keys (times in seconds, sizes in bytes): network, batch, activations,
 /// step_time_s.{oracle,vdnn,cdma}, speedup_cdma_over_vdnn, compression_ratio, verified_bytes,
 /// mismatched_bytes, pcie.{vdnn,cdma}.{d2h,h2d}.{payload_bytes,wire_bytes}, errors, and
-/// layers[] with name, offload_key, shape [N,C,H,W], bytes, zero_fraction, compressed_bytes,
+/// layers[] with name, offload_key, shape [N,C,H,W], bytes, zero_fraction (null for a layer
+/// not offloaded), offloaded, offload_during / prefetch_during (layer names), compressed_bytes,
 /// ratio, forward_s, backward_s, offload_s, prefetch_s, stall_s (cDMA step) and vdnn.{offload_s,
 /// prefetch_s, stall_s}. A step not simulated (--steps) has a null step time; without the cDMA
 /// step compression_ratio and layers[].{compressed_bytes, ratio} are null (the keys stay) and

@@ -572,3 +572,34 @@ TEST(OutputInput, ConfigDumpOutputMessagesNameTheOptionAsGiven) {
   EXPECT_EQ(cli("config --dump /proc/x", nullptr, &err), 2) << err;
   EXPECT_NE(err.find("cdma-vp: config --dump /proc/x: cannot open for writing"), std::string::npos) << err;
 }
+
+// Standard output a pipe whose reader is gone (`cdma-vp config --list | head -1` once head has
+// exited): the write fails with EPIPE (SIGPIPE is ignored so that the other outputs are still
+// written); exit 3 as for any failed write, but no message (the reader took what it wanted).
+// /dev/full, by contrast, is still reported (ConfigDumpOutputMessagesNameTheOptionAsGiven).
+TEST(OutputInput, ClosedPipeOnStandardOutputIsExit3WithoutAMessage) {
+  int out[2], err[2];
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_EQ(::pipe(err), 0);
+  ::close(out[0]);  // the reader is gone before anything is written: EPIPE, no race
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::close(err[0]);
+    ::execl(CDMA_VP_EXE, CDMA_VP_EXE, "config", "--list", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  std::string msg;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<std::size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_EQ(msg, "");
+}

@@ -13,6 +13,7 @@
 
 #include "platform/outputs.h"
 #include "platform/platform.h"
+#include "platform/report.h"
 #include "support/sc_fixture.h"
 
 namespace wl = cdma::workloads;
@@ -369,6 +370,24 @@ TEST_F(VdnnOnZoo, BranchedOffloadAtFirstConsumerBackBeforeLastConsumerPolicyAll)
                                                           {"b2", {"c3", "q"}},
                                                           {"p", {"c3", "q"}},
                                                           {"c3", {"q", "f"}}}));
+  // The JSON names the same layers; the resident last layer f (X_7 = q's output) has null
+  // transfer layers and a null zero fraction (its zeros are not counted).
+  const auto j = cdma::platform::to_json(rep);
+  ASSERT_EQ(j["layers"].size(), 8u);
+  std::map<std::string, P> from_json;
+  for (const auto& l : j["layers"]) {
+    if (!l["offloaded"].get<bool>()) {
+      EXPECT_EQ(l["name"], "f");
+      EXPECT_TRUE(l["offload_during"].is_null());
+      EXPECT_TRUE(l["prefetch_during"].is_null());
+      EXPECT_TRUE(l["zero_fraction"].is_null());
+      continue;
+    }
+    EXPECT_TRUE(l["zero_fraction"].is_number()) << l["name"];
+    from_json[l["offload_key"].get<std::string>()] = {l["offload_during"].get<std::string>(),
+                                                      l["prefetch_during"].get<std::string>()};
+  }
+  EXPECT_EQ(from_json, tensor_timing(rep));
   // Each tensor once: the bytes verified are those of X_0..X_6.
   std::uint64_t bytes = 0;
   for (std::size_t i = 0; i + 1 < rep.net.layers.size(); ++i) bytes += rep.net.layers[i].offload.bytes();
