@@ -206,7 +206,7 @@ platform_config lt_config(const std::string& network, int b, double density, std
   c.batch = b;
   // Synthetic data at the reference's density (and seed), whatever the network: the
   // shipped real sample of inception_v3 made the ratios differ (1.83 vs 2.04).
-  c.activations = "synthetic";
+  c.activations = {"synthetic"};
   c.synthetic_density = density;
   c.produce_threads = produce_threads;
   if (!full) c.steps = "cdma";

@@ -121,11 +121,12 @@ std::string read_status(const std::string& path, std::string& status) {
 }
 
 /// Checks every combination's configuration in-process, so a bad key fails before any run;
-/// returns it (activations as given, not resolved; `resolved_activations`: the source the run
-/// will use, a path or synthetic).
+/// returns it (activations as given, not resolved; `resolved_activations`: the sources the
+/// run will use, paths or {"synthetic"}).
 /// `outputs`: the output options the arguments set (none but -q may be, the sweep sets them
 /// per run); `config_file`: the --config file they name, if any.
-platform_config check_config(const std::vector<std::string>& args, std::string* resolved_activations = nullptr,
+platform_config check_config(const std::vector<std::string>& args,
+                             std::vector<std::string>* resolved_activations = nullptr,
                              output_options* outputs = nullptr, std::string* config_file = nullptr) {
   config_options o;
   output_options out;
@@ -141,7 +142,7 @@ platform_config check_config(const std::vector<std::string>& args, std::string* 
   if (config_file) *config_file = o.config_file;
   o.resolve(vm);
   // A file combined with synthetic-data options: refused now.
-  const std::string acts = resolve_activations(o.config);
+  const std::vector<std::string> acts = resolve_activations(o.config);
   if (resolved_activations) *resolved_activations = acts;
   return o.config;
 }
@@ -192,7 +193,8 @@ json setting_of(const platform_config& base, const std::string& name, const std:
     c.activations = resolve_activations(c);
   } catch (const std::exception&) {
   }
-  if (c.activations != "synthetic") c.activations = same_path(c.activations);
+  if (!synthetic_activations(c.activations))
+    for (auto& a : c.activations) a = same_path(a);
   c.density_profile = same_path(c.density_profile);
   c.layer_times = same_path(c.layer_times);
   c.name_map = same_path(c.name_map);
@@ -296,7 +298,7 @@ std::string plan_mismatch(const json& recorded, const std::vector<std::string>& 
   } catch (const std::exception& e) {
     return std::string("a configuration that cannot be read (") + e.what() + ")";
   }
-  std::string acts;
+  std::vector<std::string> acts;
   platform_config want = check_config(args, &acts);
   want.missing_activations = resolve_missing_activations(want);  // before activations is resolved
   want.activations = acts;
@@ -569,8 +571,12 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     };
     const auto& st = r["step_time_s"];
     const json& rc = r.value("config", json::object());
-    const std::string acts = rc.is_object() && rc.value("activations", json()).is_string()
-                                 ? rc["activations"].get<std::string>() : std::string();
+    // One source: its path (or synthetic); several (an array): the paths joined by " + ".
+    std::string acts;
+    if (rc.is_object() && rc.value("activations", json()).is_string()) acts = rc["activations"].get<std::string>();
+    else if (rc.is_object() && rc.value("activations", json()).is_array())
+      for (const auto& a : rc["activations"])
+        if (a.is_string()) acts += (acts.empty() ? "" : " + ") + a.get<std::string>();
     csv << ",ok," << csv_field(r["network"].get<std::string>()) << "," << r["batch"] << "," << csv_field(acts) << ","
         << num(st.value("oracle", nlohmann::json()))
         << "," << num(st.value("vdnn", nlohmann::json())) << "," << num(st.value("cdma", nlohmann::json())) << ","
@@ -630,7 +636,8 @@ int sweep_command(const std::vector<std::string>& args) {
                      "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n"
                      "Runs are numbered from 0 (run_K.json, the column run, the progress on stderr).\n"
                      "DIR must be a folder without a sweep (a new one; not a file, not another sweep's folder).\n"
-                     "The column activations names each run's source (a path, or synthetic). A grid over a\n"
+                     "The column activations names each run's sources (a path, paths joined by \" + \", or\n"
+                     "synthetic; a grid over activations gives one path per row). A grid over a\n"
                      "synthetic-data key (density, zero_run, density_profile, training_progress, seed) runs\n"
                      "every row on synthetic data (activations=synthetic; with an activations file: an error).\n"
                      "Exit status: 0 ok, 1 a run failed, 2 bad input (nothing run), 3 a file of the sweep\n"
@@ -767,16 +774,18 @@ int sweep_command(const std::vector<std::string>& args) {
     std::vector<named_file> inputs;  // the files the runs read, for the check below
     for (auto& r : plan["runs"]) {
       auto a = r["args"].get<std::vector<std::string>>();
-      std::string acts, config_file;
+      std::vector<std::string> acts;
+      std::string config_file;
       const platform_config c = check_config(a, &acts, nullptr, &config_file);
       for (auto& f : config_inputs(c, config_file))
         if (std::none_of(inputs.begin(), inputs.end(), [&f](const named_file& g) { return g.path == f.path; }))
           inputs.push_back(std::move(f));
       // What the run is asked for, for sweep.csv even when the run fails.
-      r["resolved"] = {{"network", c.network}, {"batch", c.batch}, {"activations", acts}};
-      if (synthetic_grid.empty() || c.activations == "synthetic") continue;
+      r["resolved"] = {{"network", c.network}, {"batch", c.batch}, {"activations", activations_text(acts)}};
+      if (synthetic_grid.empty() || synthetic_activations(c.activations)) continue;
       if (!c.activations.empty())  // even in a row where the grid value equals the default
-        throw config_error("activations \"" + c.activations + "\" (real activations) cannot be combined with --grid " +
+        throw config_error("activations \"" + activations_text(c.activations) +
+                           "\" (real activations) cannot be combined with --grid " +
                            synthetic_grid + " (an option of synthetic activations); drop one of them, or use "
                            "activations=synthetic");
       a.push_back("--param");

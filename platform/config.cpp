@@ -210,6 +210,48 @@ param string(const std::string& name, std::string& ref, std::vector<std::string>
           [&ref] { return json(ref); }};
 }
 
+/// The activation sources (platform_config::activations): in a file a string (one path,
+/// "synthetic", or "" for the default) or an array of paths; on the command line one path, or
+/// a JSON array literal (--param 'activations=["a.npz","b.npz"]'). Written back as a string
+/// for none or one, an array for several.
+param activation_sources(const std::string& name, std::vector<std::string>& ref, const std::string& doc) {
+  return {name, "paths", doc,
+          [&ref, name](const json& v, const std::string& where) {
+            const std::string exp = "a path (a .npz, a .npy or a directory of .npy files), \"synthetic\", \"\" (the "
+                                    "default), or an array of paths [\"A.npz\", \"B.npz\"] (their images concatenated "
+                                    "in that order)";
+            json list = v;
+            if (v.is_string() && from_command_line(where)) {
+              const std::string s = v.get<std::string>();
+              const std::size_t first = s.find_first_not_of(" \t");
+              if (first != std::string::npos && s[first] == '[') {
+                try {
+                  list = json::parse(s);
+                } catch (const json::exception& e) {
+                  throw config_error(where + ": " + name + " = " + v.dump() + ": not a JSON array of strings (" +
+                                     e.what() + "); expected " + exp);
+                }
+              }
+            }
+            std::vector<std::string> out;
+            if (list.is_string()) {
+              if (!list.get<std::string>().empty()) out.push_back(list.get<std::string>());
+            } else if (list.is_array()) {
+              for (const auto& e : list) {
+                if (!e.is_string() || e.get<std::string>().empty())
+                  fail(where, name, v, exp + ", every element a non-empty path");
+                out.push_back(e.get<std::string>());
+              }
+            } else {
+              fail(where, name, v, exp);
+            }
+            if (out.size() > 1 && std::find(out.begin(), out.end(), "synthetic") != out.end())
+              fail(where, name, v, exp + "; \"synthetic\" stands alone, not beside files");
+            ref = out;
+          },
+          [&ref] { return ref.empty() ? json("") : ref.size() == 1 ? json(ref.front()) : json(ref); }};
+}
+
 /// The training steps to simulate: a comma-separated subset of oracle,vdnn,cdma in that order
 /// (each once, lower case). Checked where the value is given, so the message names the option
 /// or file ("--steps: steps = \"CDMA\": expected ..."), not only when the run starts.
@@ -360,9 +402,10 @@ std::vector<param> table(platform_config& c) {
       string("codec", c.codec, codecs, "codec of the cDMA step"),
       string("policy", c.policy, {"none", "all", "conv"},
              "vDNN offload policy of the vDNN and cDMA steps (none: no transfers, both equal the oracle)"),
-      string("activations", c.activations, {},
-             "real activations (.npz, .npy or a directory of .npy), or synthetic; empty: the shipped sample "
-             "for inception_v3, synthetic otherwise (a synthetic-data option away from its default: synthetic)"),
+      activation_sources("activations", c.activations,
+             "real activations (.npz, .npy or a directory of .npy; several: an array, images concatenated in "
+             "order), or synthetic; empty: the shipped sample (chelsea + coffee) for inception_v3, synthetic "
+             "otherwise (a synthetic-data option away from its default: synthetic)"),
       number("density", c.synthetic_density, 0.0, 1.0, "nonzero fraction of synthetic activations"),
       boolean("verify", c.verify, "compare every prefetched byte with what was offloaded"),
       string("name_map", c.name_map, {}, "JSON {\"name in file\": \"layer key\"} renaming the tensors of activations"),
@@ -548,7 +591,8 @@ platform_config with_absolute_paths(platform_config c) {
            });
   };
   if (json_file(c.network)) c.network = absolute_path(c.network);
-  if (c.activations != "synthetic") c.activations = absolute_path(c.activations);
+  if (!synthetic_activations(c.activations))
+    for (auto& a : c.activations) a = absolute_path(a);
   c.density_profile = absolute_path(c.density_profile);
   c.layer_times = absolute_path(c.layer_times);
   c.name_map = absolute_path(c.name_map);
@@ -712,6 +756,14 @@ void apply_override(platform_config& cfg, const std::string& a, bool check_rules
   const std::string key = a.substr(0, eq), val = a.substr(eq + 1);
   apply_leaf(t, key, json(val), from_command_line(option) ? option : "--param");
   if (check_rules) validate(next);
+  cfg = next;
+}
+
+void apply_activations(platform_config& cfg, const std::vector<std::string>& sources, const std::string& option) {
+  platform_config next = cfg;  // all or nothing
+  auto t = table(next);
+  // An array, so that a path starting with '[' stays a path; one empty value: the default.
+  apply_leaf(t, "activations", sources.size() == 1 && sources.front().empty() ? json("") : json(sources), option);
   cfg = next;
 }
 

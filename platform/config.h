@@ -41,6 +41,10 @@ platform_config load_config_file(const std::string& path);
 /// errors ("--param", or a shortcut such as "--missing-activations").
 void apply_override(platform_config& cfg, const std::string& assignment, bool check_rules = true,
                     const std::string& option = "--param");
+/// Sets `activations` from an option given once per source (`--activations A --activations B`):
+/// each value one path as typed (never read as a JSON array), or "synthetic" alone; one empty
+/// value is the default. Refused as the `activations` key is, naming `option`.
+void apply_activations(platform_config& cfg, const std::vector<std::string>& sources, const std::string& option);
 /// The rules across parameters; throws config_error naming the keys.
 void validate(const platform_config& cfg);
 /// The effective configuration as nested JSON with units, loadable by load_config_file.
@@ -52,7 +56,7 @@ std::string param_name(const std::string& key, const std::string& where);
 /// `p` as an absolute path (relative to the current directory), lexically normal, without a
 /// trailing '/'; "" stays "".
 std::string absolute_path(const std::string& p);
-/// `c` with every file or folder path absolute (network PATH.json, activations, density_profile,
+/// `c` with every file or folder path absolute (network PATH.json, every activations file, density_profile,
 /// layer_times, name_map, host_mem.spill_dir): the dumped configuration reproduces the run from
 /// any directory.
 platform_config with_absolute_paths(platform_config c);

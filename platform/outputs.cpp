@@ -252,12 +252,15 @@ void add_config_options(po::options_description& d, config_options& o) {
       ("network", po::value(&o.network), "network: inception_v3 (default), alexnet, overfeat, nin, vgg16, squeezenet, googlenet, resnet50, mobilenet_v2, fmnist_cnn, synthetic, or a layer file PATH.json (docs/workloads.md)")
       ("batch", po::value(&o.batch), "batch size >= 1 (default 32)")
       ("codec", po::value(&o.codec), "codec of the cDMA step: zvc (default) | rle | zlib | lz4 | zstd | none")
-      ("activations", po::value(&o.activations),
+      ("activations", po::value(&o.activations)->composing(),
        "PATH: real activations, a .npz with one NCHW float32 member per layer output (or a .npy / a "
-       "directory of .npy); or 'synthetic': always synthetic data. Default (empty): the shipped "
-       "chelsea.npz for inception_v3, synthetic for other networks, and synthetic whenever a "
+       "directory of .npy); repeated (--activations A --activations B): several sources holding the same "
+       "tensors, their images concatenated along N in that order and repeated to fill the batch; or "
+       "'synthetic': always synthetic data. Default (empty): the shipped chelsea.npz + coffee.npz for "
+       "inception_v3 (2 distinct images), synthetic for other networks, and synthetic whenever a "
        "synthetic-data option (--density, --zero-run, --density-profile, --training-progress, --seed) "
-       "is set away from its default. The resolved source is recorded in the outputs")
+       "is set away from its default. The resolved sources are recorded in the outputs (= --param "
+       "activations=PATH, or a JSON array --param 'activations=[\"A.npz\",\"B.npz\"]')")
       ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5; -0 is read as 0)")
       ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv (only tensors a convolution reads) | none (no transfers: the vDNN and cDMA steps equal the oracle)")
       ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
@@ -282,7 +285,7 @@ void config_options::resolve(const po::variables_map& vm) {
   if (vm.count("network")) apply_override(config, "network=" + network, false, "--network");
   if (vm.count("batch")) apply_override(config, "batch=" + batch, false, "--batch");
   if (vm.count("codec")) apply_override(config, "codec=" + codec, false, "--codec");
-  if (vm.count("activations")) apply_override(config, "activations=" + activations, false, "--activations");
+  if (vm.count("activations")) apply_activations(config, activations, "--activations");
   if (vm.count("density")) apply_override(config, "density=" + density, false, "--density");
   if (vm.count("policy")) apply_override(config, "policy=" + policy, false, "--policy");
   if (vm.count("no-verify")) config.verify = false;
@@ -725,21 +728,22 @@ std::vector<named_file> config_inputs(const platform_config& c, const std::strin
   add(c.layer_times, "--layer-times");
   add(c.density_profile, "--density-profile");
   add(c.name_map, "--name-map");
-  std::string acts = c.activations;
+  std::vector<std::string> acts = c.activations;
   try {
-    acts = resolve_activations(c);  // the source the run reads (the shipped sample by default)
-  } catch (const std::exception&) {  // refused elsewhere; the path as given
+    acts = resolve_activations(c);  // the sources the run reads (the shipped sample by default)
+  } catch (const std::exception&) {  // refused elsewhere; the paths as given
   }
-  if (!acts.empty() && acts != "synthetic") {
+  if (synthetic_activations(acts)) acts.clear();
+  for (const std::string& a : acts) {
     struct ::stat st {};
-    if (::stat(acts.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (::stat(a.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
       // A folder: the .npy files the run reads (workloads/activations).
       try {
-        for (const auto& f : workloads::npy_files_in(acts)) add(acts + "/" + f, "--activations");
+        for (const auto& f : workloads::npy_files_in(a)) add(a + "/" + f, "--activations");
       } catch (const std::exception&) {  // an unreadable folder: refused when the run reads it
       }
     } else {
-      add(acts, "--activations");
+      add(a, "--activations");
     }
   }
   return in;

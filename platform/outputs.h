@@ -176,7 +176,9 @@ struct config_options {
   std::string preset, config_file;
   std::vector<std::string> params;
   /// Shortcut values as typed: checked by the same parser as --param (message names the option).
-  std::string network, codec, activations, policy, batch, density;
+  std::string network, codec, policy, batch, density;
+  /// --activations, once per source (the option repeated appends: images concatenated in order).
+  std::vector<std::string> activations;
   platform_config config;  ///< filled by resolve()
   /// Builds `config`: preset or config file, then shortcuts, then --param in order.
   /// Throws config_error naming the key / file.

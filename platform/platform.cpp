@@ -18,12 +18,23 @@
 
 namespace cdma::platform {
 
-std::string default_activations_path() {
-  return std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/chelsea.npz";
+std::vector<std::string> default_activations() {
+  const std::string dir = std::string(CDMA_WORKLOADS_DATA_DIR) + "/inception_v3/";
+  return {dir + "chelsea.npz", dir + "coffee.npz"};
 }
 
-std::string resolve_activations(const platform_config& cfg) {
-  if (cfg.activations == "synthetic") return cfg.activations;
+std::string default_activations_path() { return default_activations().front(); }
+
+bool synthetic_activations(const std::vector<std::string>& a) { return a.size() == 1 && a.front() == "synthetic"; }
+
+std::string activations_text(const std::vector<std::string>& a) {
+  std::string t;
+  for (const auto& p : a) t += (t.empty() ? "" : " + ") + p;
+  return t;
+}
+
+std::vector<std::string> resolve_activations(const platform_config& cfg) {
+  if (synthetic_activations(cfg.activations)) return cfg.activations;
   // A synthetic-data option set away from its default asks for synthetic activations: it
   // replaces the shipped InceptionV3 sample, and contradicts an explicit activations file.
   const platform_config defaults;
@@ -37,20 +48,21 @@ std::string resolve_activations(const platform_config& cfg) {
     if (synthetic_keys.empty()) return cfg.activations;
     std::string keys;
     for (const auto& k : synthetic_keys) keys += (keys.empty() ? "" : ", ") + k;
-    throw std::invalid_argument("activations \"" + cfg.activations + "\" (real activations) cannot be combined with " +
-                                keys + " (options of synthetic activations); drop one of them, or use "
+    throw std::invalid_argument("activations \"" + activations_text(cfg.activations) +
+                                "\" (real activations) cannot be combined with " + keys +
+                                " (options of synthetic activations); drop one of them, or use "
                                 "activations=synthetic");
   }
   if (synthetic_keys.empty() && (cfg.network == "inception_v3" || cfg.network == "inceptionv3"))
-    return default_activations_path();
-  return "synthetic";
+    return default_activations();
+  return {"synthetic"};
 }
 
 std::string resolve_missing_activations(const platform_config& cfg) {
   if (cfg.missing_activations != "auto") return cfg.missing_activations;
   if (!cfg.activations.empty()) return "error";
   try {
-    return resolve_activations(cfg) == default_activations_path() ? "dense" : "error";
+    return resolve_activations(cfg) == default_activations() ? "dense" : "error";
   } catch (const std::exception&) {
     return "error";  // resolve_activations() reports the conflict
   }
@@ -180,12 +192,11 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   // (the report says how many tensors and what share of the bytes are synthetic).
   cfg.missing_activations = resolve_missing_activations(cfg);
   cfg.activations = resolve_activations(cfg);
-  const std::string path = cfg.activations == "synthetic" ? std::string() : cfg.activations;
-  if (!path.empty()) {
+  if (!synthetic_activations(cfg.activations)) {
     workloads::real_activation_options ro;
     if (!cfg.name_map.empty()) ro.name_map = workloads::load_name_map(cfg.name_map);
     ro.missing = workloads::missing_policy_from_string(cfg.missing_activations);
-    src = std::make_unique<workloads::npz_activation_source>(path, ro);
+    src = std::make_unique<workloads::npz_activation_source>(cfg.activations, ro);
   } else {
     // Options of real activations have no meaning here: refuse them rather than ignore them.
     if (!cfg.name_map.empty() || cfg.missing_activations != "error")

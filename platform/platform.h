@@ -30,11 +30,14 @@ struct platform_config {
   std::string network = "inception_v3";
   int batch = 32;
   std::string codec = "zvc";              ///< codec of the cDMA step: "zvc" or "none" (raw)
-  /// Activation source: a .npz / .npy / directory path, "synthetic" (always synthetic data), or
-  /// empty: the shipped sample for inception_v3, synthetic otherwise; a synthetic-data option
-  /// (density, zero_run, density_profile, training_progress, seed) away from its default also
-  /// selects synthetic data. run() records the resolved value (resolve_activations()).
-  std::string activations;
+  /// Activation source: one or several .npz / .npy / directory paths (their images concatenated
+  /// along N in this order, then repeated to fill the batch: workloads::npz_activation_source),
+  /// {"synthetic"} (always synthetic data), or empty: the shipped sample for inception_v3
+  /// (default_activations()), synthetic otherwise; a synthetic-data option (density, zero_run,
+  /// density_profile, training_progress, seed) away from its default also selects synthetic
+  /// data. run() records the resolved value (resolve_activations()). Key `activations`: a
+  /// string (one path, "synthetic" or "") or an array of strings.
+  std::vector<std::string> activations;
   double synthetic_density = 0.5;         ///< nonzero fraction when activations are synthetic
   std::string policy = "all";             ///< vDNN policy of the vDNN and cDMA steps
   // Workload options (issue 8; docs/workloads.md).
@@ -88,14 +91,22 @@ struct platform_config {
   cdma_engine_params engine;
 };
 
-/// Path of the shipped InceptionV3 sample activations (workloads/data).
+/// The shipped InceptionV3 sample activations (workloads/data/inception_v3): chelsea.npz and
+/// coffee.npz, one photo each (the embedded default's 2 distinct images).
+std::vector<std::string> default_activations();
+/// The first of them, chelsea.npz (one real activations file, e.g. for `cdma-vp analyze`).
 std::string default_activations_path();
 
-/// The activation source `cfg` selects: the file path, or "synthetic" (see
-/// platform_config::activations). Throws std::invalid_argument naming the file and the keys
+/// The activation sources `cfg` selects: the file paths, or {"synthetic"} (see
+/// platform_config::activations). Throws std::invalid_argument naming the files and the keys
 /// when a file is combined with synthetic-data options away from their defaults. Does not
 /// touch the file system.
-std::string resolve_activations(const platform_config& cfg);
+std::vector<std::string> resolve_activations(const platform_config& cfg);
+
+/// True for activations {"synthetic"}.
+bool synthetic_activations(const std::vector<std::string>& activations);
+/// The sources as one text, for messages and CSV cells: the paths joined by " + " ("" for none).
+std::string activations_text(const std::vector<std::string>& activations);
 
 /// The missing_activations policy `cfg` runs with ("error" or "dense"): an explicit "error" or
 /// "dense" as given; "auto" (the default) is "dense" for the embedded default (activations not

@@ -111,19 +111,20 @@ class bad_input_run : public cdma::test::sc_fixture {};
 
 TEST(bad_input, activations_synthetic_is_explicit_and_the_default_rule_is_unchanged) {
   platform_config c = preset("titanx-gen3");  // inception_v3
-  EXPECT_EQ(resolve_activations(c), default_activations_path());
+  const std::vector<std::string> synthetic{"synthetic"};
+  EXPECT_EQ(resolve_activations(c), default_activations());
   c.synthetic_density = 0.5;  // exactly its default: still the shipped sample (documented rule)
-  EXPECT_EQ(resolve_activations(c), default_activations_path());
+  EXPECT_EQ(resolve_activations(c), default_activations());
   c.synthetic_density = 0.3;
-  EXPECT_EQ(resolve_activations(c), "synthetic");
+  EXPECT_EQ(resolve_activations(c), synthetic);
   apply_override(c, "activations=synthetic");
   c.synthetic_density = 0.5;
-  EXPECT_EQ(resolve_activations(c), "synthetic");
-  c.activations = "";
+  EXPECT_EQ(resolve_activations(c), synthetic);
+  c.activations.clear();
   c.network = "synthetic";
-  EXPECT_EQ(resolve_activations(c), "synthetic");
-  c.activations = "/data/acts.npz";
-  EXPECT_EQ(resolve_activations(c), "/data/acts.npz");
+  EXPECT_EQ(resolve_activations(c), synthetic);
+  c.activations = {"/data/acts.npz"};
+  EXPECT_EQ(resolve_activations(c), std::vector<std::string>{"/data/acts.npz"});
   c.seed = 7;
   try {
     resolve_activations(c);
@@ -140,9 +141,10 @@ TEST(bad_input, outputs_record_the_resolved_source_and_a_dump_reproduces_the_run
   // Default InceptionV3: the shipped sample; the effective config names its path.
   ASSERT_EQ(cli("run --batch 1 --steps oracle -q --json " + j), 0);
   const json r = json::parse(std::ifstream(j));
-  EXPECT_EQ(r["config"]["activations"], default_activations_path());
-  EXPECT_EQ(json::parse(std::ifstream(cj))["activations"], default_activations_path());
-  EXPECT_EQ(r["activations"].get<std::string>().rfind("real: chelsea.npz", 0), 0u) << r["activations"];
+  EXPECT_EQ(r["config"]["activations"], json(default_activations()));
+  EXPECT_EQ(json::parse(std::ifstream(cj))["activations"], json(default_activations()));
+  EXPECT_EQ(r["activations"].get<std::string>().rfind("real: chelsea.npz + coffee.npz (1 distinct image); ", 0), 0u)
+      << r["activations"];
   // Re-running the written configuration uses the same source.
   ASSERT_EQ(cli("run --config " + cj + " -q --json " + k), 0);
   EXPECT_EQ(json::parse(std::ifstream(k))["activations"], r["activations"]);
@@ -156,7 +158,7 @@ TEST(bad_input, outputs_record_the_resolved_source_and_a_dump_reproduces_the_run
   ASSERT_EQ(cli("config --dump --density 0.3", &out), 0);
   EXPECT_EQ(json::parse(out)["activations"], "synthetic");
   ASSERT_EQ(cli("config --dump", &out), 0);
-  EXPECT_EQ(json::parse(out)["activations"], default_activations_path());
+  EXPECT_EQ(json::parse(out)["activations"], json(default_activations()));
 }
 
 TEST(bad_input, a_sweep_over_a_synthetic_key_runs_every_row_on_synthetic_data) {
@@ -184,7 +186,7 @@ TEST(bad_input, a_sweep_over_a_synthetic_key_runs_every_row_on_synthetic_data) {
   std::ifstream csv2(dir2 + "/sweep.csv");
   std::getline(csv2, header);
   std::getline(csv2, r0);
-  EXPECT_EQ(r0.rfind("0,zvc,ok,inception_v3,1," + default_activations_path() + ",", 0), 0u) << r0;
+  EXPECT_EQ(r0.rfind("0,zvc,ok,inception_v3,1," + activations_text(default_activations()) + ",", 0), 0u) << r0;
   // With an activations file given, a density grid is the conflict error, before any run.
   const std::string dir3 = tmp("sweep_conflict");
   std::system(("rm -rf " + dir3).c_str());
@@ -350,7 +352,7 @@ TEST_F(bad_input_run, a_tensor_with_a_zero_dimension_is_named_as_such) {
   platform_config cfg;
   cfg.network = "synthetic";
   cfg.batch = 1;
-  cfg.activations = dir;
+  cfg.activations = {dir};
   const std::string m = run_error(cfg, "an empty tensor");
   EXPECT_NE(m.find("shape 0x16x32x32 has a zero dimension"), std::string::npos) << m;
   EXPECT_EQ(m.find("not NCHW"), std::string::npos) << m;
@@ -1470,7 +1472,7 @@ TEST(bad_input, s9_config_list_matches_the_rules_and_separates_columns) {
   std::string out;
   ASSERT_EQ(cli("config --list", &out), 0);
   EXPECT_NE(out.find("(unit rate x cdma.clock: at least 100 MB/s)"), std::string::npos);
-  EXPECT_NE(out.find(default_activations_path() + " real activations"), std::string::npos) << out;
+  EXPECT_NE(out.find(json(default_activations()).dump() + " real activations"), std::string::npos) << out;
 }
 
 // #20: compare with times that print as 0.000 s gives no ratio.

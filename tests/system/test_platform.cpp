@@ -174,7 +174,7 @@ TEST_F(platform_test, bad_inputs_name_the_problem) {
   cfg.codec = "lzw";
   EXPECT_THROW(cdma::platform::run(cfg), std::exception);
   cfg.codec = "zvc";
-  cfg.activations = "/nonexistent/acts.npz";
+  cfg.activations = {"/nonexistent/acts.npz"};
   {
     const std::string m = run_error(cfg);
     EXPECT_NE(m.find("/nonexistent/acts.npz"), std::string::npos) << m;
@@ -184,7 +184,7 @@ TEST_F(platform_test, bad_inputs_name_the_problem) {
 TEST_F(platform_test, npz_that_does_not_match_the_network_is_refused) {
   platform_config cfg;
   cfg.network = "synthetic";  // keys syn_1..: the InceptionV3 sample has none of them
-  cfg.activations = cdma::platform::default_activations_path();
+  cfg.activations = {cdma::platform::default_activations_path()};
   {
     const std::string m = run_error(cfg);
     EXPECT_NE(m.find("syn_1"), std::string::npos) << m;
@@ -202,7 +202,7 @@ TEST_F(platform_test, synthetic_options_replace_the_default_sample_and_contradic
   const auto rep = cdma::platform::run(cfg);
   EXPECT_EQ(rep.activations, "synthetic: density 0.3 (independent zeros), seed 1") << rep.activations;
   // With an activations file named as well, the run is refused naming both.
-  cfg.activations = cdma::platform::default_activations_path();
+  cfg.activations = {cdma::platform::default_activations_path()};
   cfg.seed = 7;
   {
     const std::string m = run_error<std::invalid_argument>(cfg);
@@ -275,7 +275,7 @@ TEST_F(platform_test, shipped_fmnist_activations_run_with_computed_pool_outputs)
   cfg.steps = "cdma";
   cfg.network = "fmnist_cnn";
   cfg.batch = 16;
-  cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/fmnist_cnn/iter1404.npz";
+  cfg.activations = {std::string(CDMA_SHARED_DATA_DIR) + "/activations/fmnist_cnn/iter1404.npz"};
   const auto rep = cdma::platform::run(cfg);
   EXPECT_TRUE(rep.ok());
   EXPECT_NE(rep.activations.find("16 distinct images"), std::string::npos) << rep.activations;
@@ -291,7 +291,7 @@ platform_config mobilenet_on_shipped_data() {
   cfg.steps = "cdma";
   cfg.network = "mobilenet_v2";
   cfg.batch = 1;
-  cfg.activations = std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz";
+  cfg.activations = {std::string(CDMA_SHARED_DATA_DIR) + "/activations/mobilenet_v2/chelsea.npz"};
   return cfg;
 }
 }  // namespace
@@ -309,8 +309,8 @@ TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_the
   EXPECT_NE(m.find("missing_activations"), std::string::npos) << m;
 }
 
-// The embedded default (InceptionV3 on the shipped sample, activations not given): the sample
-// lacks dense_1 (the Dense(256) ReLU output dense_2 offloads; not derivable), so
+// The embedded default (InceptionV3 on the shipped sample, chelsea + coffee, activations not
+// given): the sample lacks dense_1 (the Dense(256) ReLU output dense_2 offloads; not derivable), so
 // missing_activations "auto" (the default) makes it dense synthetic data, one tensor of
 // 256 floats per image; an explicit "error" is kept and the run stops naming it; with an
 // activations file named by the user, "auto" means "error".
@@ -321,7 +321,7 @@ TEST_F(platform_test, embedded_default_makes_dense_1_dense_only_when_missing_act
   EXPECT_EQ(cdma::platform::resolve_missing_activations(cfg), "dense");
   const auto rep = cdma::platform::run(cfg);
   EXPECT_TRUE(rep.ok());
-  EXPECT_NE(rep.activations.find("1 tensor not in the file produced as dense synthetic data"), std::string::npos)
+  EXPECT_NE(rep.activations.find("1 tensor not in the files produced as dense synthetic data"), std::string::npos)
       << rep.activations;
   EXPECT_EQ(rep.config.missing_activations, "dense");  // recorded as resolved
   std::ostringstream os;
@@ -334,7 +334,7 @@ TEST_F(platform_test, embedded_default_makes_dense_1_dense_only_when_missing_act
   const std::string m = run_error(strict);
   EXPECT_NE(m.find("'dense_1'"), std::string::npos) << m;
   platform_config named = cfg;
-  named.activations = cdma::platform::default_activations_path();
+  named.activations = {cdma::platform::default_activations_path()};
   EXPECT_EQ(cdma::platform::resolve_missing_activations(named), "error");
 }
 

@@ -149,7 +149,11 @@ npz_activation_source::npz_activation_source(const std::string& path, std::uint6
 npz_activation_source::~npz_activation_source() = default;
 
 npz_activation_source::npz_activation_source(const std::string& path, const real_activation_options& opt)
-    : path_(path), opt_(opt) {
+    : npz_activation_source(std::vector<std::string>{path}, opt) {}
+
+npz_activation_source::source_file npz_activation_source::open_source(const std::string& path) const {
+  source_file src;
+  src.path = path;
   std::vector<std::pair<std::string, std::string>> names;  // name in file, member / path
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -160,28 +164,149 @@ npz_activation_source::npz_activation_source(const std::string& path, const real
     const std::string b = base_name(path);
     names.emplace_back(b.substr(0, b.size() - 4), path);
   } else {
-    archive_ = std::make_unique<npz_archive>(path);
-    for (const auto& k : archive_->keys()) names.emplace_back(k, k);
+    src.archive = std::make_unique<npz_archive>(path);
+    for (const auto& k : src.archive->keys()) names.emplace_back(k, k);
   }
   if (names.empty())
     throw activation_error(path + ": holds no .npy tensors; expected one NCHW float32 tensor per layer output");
   for (const auto& [name, where] : names) {
     auto m = opt_.name_map.find(name);
     const std::string key = m == opt_.name_map.end() ? name : m->second;
-    if (files_.count(key))
+    if (src.where.count(key))
       throw activation_error(path + ": two tensors map to layer key '" + key + "' (check the name map)");
-    files_[key] = where;
+    src.where[key] = where;
   }
-  for (const auto& kv : opt_.name_map) {
-    bool found = false;
-    for (const auto& n : names) found = found || n.first == kv.first;
-    if (!found)
-      throw activation_error(path + ": the name map names '" + kv.first + "', which is not a tensor of the file");
-  }
+  for (const auto& n : names) src.names.insert(n.first);
+  return src;
 }
 
-npy_array npz_activation_source::read_member(const std::string& where, std::uint64_t images) const {
-  return archive_ ? archive_->read(where, images) : read_npy(where, images);
+npz_activation_source::npz_activation_source(const std::vector<std::string>& paths,
+                                             const real_activation_options& opt)
+    : opt_(opt) {
+  if (paths.empty()) throw activation_error("real activations: no file given; expected a .npz, a .npy or a directory of .npy files");
+  std::vector<std::pair<dev_t, ino_t>> ids;  // of the files opened (0, 0 if stat failed)
+  for (const std::string& p : paths) {
+    struct stat st {};
+    const auto id = ::stat(p.c_str(), &st) == 0 ? std::make_pair(st.st_dev, st.st_ino) : std::make_pair(dev_t{}, ino_t{});
+    for (std::size_t i = 0; i < sources_.size(); ++i)
+      if (p == sources_[i].path || (id.second != 0 && ids[i] == id))
+        throw activation_error(p + ": given twice as an activations source (also as " + sources_[i].path +
+                               "); expected each file once (a batch repeats the images by itself)");
+    sources_.push_back(open_source(p));
+    ids.push_back(id);
+  }
+  path_ = paths_text();
+  // Every name the map names is a tensor of a source (with several sources, each may name its
+  // tensors its own way: the map makes them the same).
+  for (const auto& kv : opt_.name_map)
+    if (std::none_of(sources_.begin(), sources_.end(), [&](const source_file& f) { return f.names.count(kv.first) > 0; }))
+      throw activation_error(path_ + ": the name map names '" + kv.first + "', which is not a tensor of " +
+                             the_files());
+  for (const auto& kv : sources_.front().where) held_.insert(kv.first);
+  // Every source holds the same tensors (after the name map): image n of the batch must exist
+  // in every layer.
+  const source_file& first = sources_.front();
+  for (std::size_t i = 1; i < sources_.size(); ++i)
+    for (const auto& [a, b] : {std::pair<const source_file*, const source_file*>{&first, &sources_[i]},
+                                  std::pair<const source_file*, const source_file*>{&sources_[i], &first}})
+      for (const auto& kv : a->where)
+        if (!b->where.count(kv.first))
+          throw activation_error(b->path + ": holds no tensor '" + kv.first + "', which " + a->path +
+                                 " holds; expected every activations source to hold the same tensors (after the name "
+                                 "map) with the same C, H, W (N may differ)");
+}
+
+std::string npz_activation_source::paths_text() const {
+  std::string t;
+  for (const auto& s : sources_) t += (t.empty() ? "" : " + ") + s.path;
+  return t;
+}
+
+npy_array npz_activation_source::read_checked(const source_file& f, const std::string& key,
+                                              std::uint64_t max_rows) const {
+  const std::string& where = f.where.at(key);
+  npy_array a = f.archive ? f.archive->read(where, max_rows) : read_npy(where, max_rows);
+  // FILE.npz:member, or the .npy file's own path (a folder's files are full paths already: it
+  // said "DIR:DIR/conv1.npy").
+  const std::string origin = f.archive ? f.path + ":" + where : where;
+  if (a.descr != "<f4" && a.descr != "=f4" && a.descr != ">f4")
+    throw activation_error(origin + ": dtype " + a.descr +
+                           " is not supported; expected float32 ('<f4')");
+  std::vector<std::int64_t> in_file = a.shape;  // as the file has it (a.shape[0]: the rows read)
+  if (!in_file.empty()) in_file[0] = static_cast<std::int64_t>(a.rows_in_file);
+  if (a.shape.size() != 4 && a.shape.size() != 2)
+    throw activation_error(origin + ": shape " + shape_str(in_file) +
+                           " is not NCHW; expected 4 dimensions (or N x C for fully connected)");
+  if (std::find_if(in_file.begin(), in_file.end(), [](std::int64_t d) { return d < 1; }) != in_file.end())
+    throw activation_error(origin + ": shape " + shape_str(in_file) +
+                           " has a zero dimension (an empty tensor); expected at least one image of N x C x H x W "
+                           "(or N x C) float32 with every dimension >= 1");
+  return a;
+}
+
+void npz_activation_source::scan_sources() {
+  if (sources_.size() < 2 || sources_.front().images >= 0) return;
+  // C, H, W of tensor `a` (a 2-D N x C tensor is C x 1 x 1).
+  auto chw = [](const std::vector<std::int64_t>& s) {
+    return std::make_tuple(s[1], s.size() == 4 ? s[2] : 1, s.size() == 4 ? s[3] : 1);
+  };
+  std::map<std::string, std::vector<std::int64_t>> shape0;  // key -> shape in sources_[0]
+  // Each member is decompressed once: the rows the batch takes from a source are kept (as
+  // load() would read them) and become the cached tensors, while they fit in the cache.
+  std::map<std::string, tensor> staged;
+  std::uint64_t staged_bytes = 0, start = 0;  // start: images of the sources before f
+  bool stage = true;
+  for (source_file& f : sources_) {
+    const std::uint64_t room = images_needed_ > start ? images_needed_ - start : 0;
+    std::int64_t images = -1;
+    std::map<std::string, npy_array> rows;  // key -> the rows read from f
+    for (const std::string& key : held_) {
+      npy_array a = read_checked(f, key, room);  // room 0: the header (and the member's CRC) only
+      std::vector<std::int64_t> s = a.shape;
+      s[0] = static_cast<std::int64_t>(a.rows_in_file);
+      auto [first, fresh] = shape0.emplace(key, s);
+      if (!fresh && chw(first->second) != chw(s))
+        throw activation_error(f.path + ": tensor '" + key + "' has shape " + shape_str(s) + " but " +
+                               sources_.front().path + " holds it as " + shape_str(first->second) +
+                               "; expected every activations source to hold the same tensors with the same C, H, W "
+                               "(N may differ)");
+      images = images < 0 ? s[0] : std::min(images, s[0]);
+      if (stage && room > 0) {
+        staged_bytes += a.data.size();
+        if (staged_bytes > opt_.cache_limit_bytes) stage = false;  // load() reads them again later
+        else rows.emplace(key, std::move(a));
+      }
+    }
+    f.images = images;
+    const std::uint64_t take = std::min<std::uint64_t>(static_cast<std::uint64_t>(images), room);
+    start += static_cast<std::uint64_t>(images);
+    if (!stage) {
+      staged.clear();
+      continue;
+    }
+    // The source's first `take` images of each tensor, appended; each array freed once copied
+    // (memory: the tensors staged so far plus this source's rows).
+    for (auto it = rows.begin(); it != rows.end(); it = rows.erase(it)) {
+      npy_array& a = it->second;
+      const std::size_t bytes = a.data.size() / static_cast<std::size_t>(a.shape[0]) * take;
+      tensor& t = staged[it->first];
+      if (t.shape.empty()) {
+        t.shape = a.shape;
+        t.shape[0] = static_cast<std::int64_t>(take);
+        a.data.resize(bytes);
+        t.data = std::move(a.data);
+        continue;
+      }
+      t.data.insert(t.data.end(), a.data.begin(), a.data.begin() + static_cast<std::ptrdiff_t>(bytes));
+      t.shape[0] += static_cast<std::int64_t>(take);
+    }
+  }
+  for (auto& [key, t] : staged) {
+    t.rows_in_file = start;
+    if (cache_.count(key) || cached_bytes_ + t.data.size() > opt_.cache_limit_bytes) continue;
+    cached_bytes_ += t.data.size();
+    cache_.emplace(key, std::move(t));
+  }
 }
 
 real_activation_options::missing_policy missing_policy_from_string(const std::string& s) {
@@ -257,56 +382,60 @@ const npz_activation_source::tensor& npz_activation_source::load(const std::stri
     cached_bytes_ -= c.data.size();  // loaded for a smaller batch: load again with more images
     cache_.erase(it);
   }
-  if (auto d = derived_.find(key); d != derived_.end()) {
-    tensor t = compute_pool(d->second, images);
+  auto keep = [this](const std::string& k, tensor t) -> const tensor& {
     if (cached_bytes_ + t.data.size() > opt_.cache_limit_bytes) {
       cache_.clear();
       cached_bytes_ = 0;
     }
     cached_bytes_ += t.data.size();
-    return cache_.emplace(key, std::move(t)).first->second;
+    return cache_.emplace(k, std::move(t)).first->second;
+  };
+  if (auto d = derived_.find(key); d != derived_.end()) return keep(key, compute_pool(d->second, images));
+  if (!held_.count(key)) throw activation_error(path_ + ": no tensor for layer key '" + key + "'");
+  if (sources_.size() == 1) {
+    npy_array a = read_checked(sources_.front(), key, images);
+    return keep(key, tensor{a.shape, std::move(a.data), a.rows_in_file});
   }
-  auto f = files_.find(key);
-  if (f == files_.end()) throw activation_error(path_ + ": no tensor for layer key '" + key + "'");
-  npy_array a = read_member(f->second, images);
-  // FILE.npz:member, or the .npy file's own path (a folder's files are full paths already: it
-  // said "DIR:DIR/conv1.npy").
-  const std::string origin = archive_ ? path_ + ":" + f->second : f->second;
-  if (a.descr != "<f4" && a.descr != "=f4" && a.descr != ">f4")
-    throw activation_error(origin + ": dtype " + a.descr +
-                           " is not supported; expected float32 ('<f4')");
-  if (a.shape.size() != 4 && a.shape.size() != 2)
-    throw activation_error(origin + ": shape " + shape_str(a.shape) +
-                           " is not NCHW; expected 4 dimensions (or N x C for fully connected)");
-  if (std::find_if(a.shape.begin(), a.shape.end(), [](std::int64_t d) { return d < 1; }) != a.shape.end())
-    throw activation_error(origin + ": shape " + shape_str(a.shape) +
-                           " has a zero dimension (an empty tensor); expected at least one image of N x C x H x W "
-                           "(or N x C) float32 with every dimension >= 1");
-  if (cached_bytes_ + a.data.size() > opt_.cache_limit_bytes) {
-    cache_.clear();
-    cached_bytes_ = 0;
+  // Several sources: the first `images` of their images, concatenated along N in order (each
+  // source contributes its first `images` rows: its image count, the smallest N over its
+  // tensors, even where this tensor holds more).
+  scan_sources();
+  tensor t;
+  std::uint64_t start = 0;  // images of the sources before f
+  for (const source_file& f : sources_) {
+    const std::uint64_t n = static_cast<std::uint64_t>(f.images);
+    const std::uint64_t take = images > start ? std::min(n, images - start) : 0;
+    start += n;
+    if (take == 0) continue;
+    npy_array a = read_checked(f, key, take);
+    if (t.shape.empty()) {
+      t.shape = a.shape;
+      t.shape[0] = 0;
+    }
+    t.data.insert(t.data.end(), a.data.begin(), a.data.end());
+    t.shape[0] += a.shape[0];
   }
-  cached_bytes_ += a.data.size();
-  tensor t{a.shape, std::move(a.data), a.rows_in_file};
-  return cache_.emplace(key, std::move(t)).first->second;
+  t.rows_in_file = start;
+  return keep(key, std::move(t));
 }
 
 void npz_activation_source::validate(const network& net) const {
   auto* self = const_cast<npz_activation_source*>(this);
   std::set<std::string> keys;
   for (const layer& l : net.layers) keys.insert(l.output_key);
-  for (const auto& kv : files_) {
-    if (keys.count(kv.first)) continue;
-    std::string name = kv.first;
+  for (const std::string& key : held_) {
+    if (keys.count(key)) continue;
+    std::string name = key;
     for (const auto& m : opt_.name_map)
-      if (m.second == kv.first) name = m.first + "' (mapped to '" + kv.first + "')";
-    if (name == kv.first) name += "'";
+      if (m.second == key) name = m.first + "' (mapped to '" + key + "')";
+    if (name == key) name += "'";
     throw activation_error(path_ + ": tensor '" + name + " matches no layer of network " + net.name +
                            " (expected a layer output key such as '" + net.layers.front().output_key +
                            "'; a name map can rename tensors)");
   }
   int images = -1;
   self->images_needed_ = static_cast<std::uint64_t>(std::max(net.batch, 1));
+  self->scan_sources();  // several sources: their image counts and shapes agree
   self->derived_.clear();
   self->dense_.clear();
   self->offloaded_bytes_ = 0;
@@ -317,10 +446,13 @@ void npz_activation_source::validate(const network& net) const {
     const tensor& t = self->load(key, self->images_needed_);
     std::int64_t c = t.shape[1], h = 1, w = 1;
     if (t.shape.size() == 4) { h = t.shape[2]; w = t.shape[3]; }
-    if (c != want.c || h != want.h || w != want.w)
-      throw activation_error(path_ + ": tensor '" + key + "' has shape " + shape_str(t.shape) + " but " + who +
+    if (c != want.c || h != want.h || w != want.w) {
+      std::vector<std::int64_t> s = t.shape;
+      s[0] = static_cast<std::int64_t>(t.rows_in_file);
+      throw activation_error(path_ + ": tensor '" + key + "' has shape " + shape_str(s) + " but " + who +
                              " expects N x " + std::to_string(want.c) + "x" + std::to_string(want.h) + "x" +
                              std::to_string(want.w));
+    }
     const int n = static_cast<int>(std::min<std::uint64_t>(t.rows_in_file, std::numeric_limits<int>::max()));
     images = images < 0 ? n : std::min(images, n);
   };
@@ -331,32 +463,32 @@ void npz_activation_source::validate(const network& net) const {
     if (l.offload_key.empty()) continue;  // the input image is synthetic
     const std::string& k = l.offload_key;
     // The last layer's input stays resident (vdnn_runtime): never offloaded, so never missing;
-    // when the file holds it, it is checked like the others.
+    // when the files hold it, it is checked like the others.
     const bool resident = &l == &net.layers.back();
     if (!resident) {
       ++offloaded;
       self->offloaded_bytes_ += l.offload.bytes();
     }
-    if (files_.count(k)) {
+    if (held_.count(k)) {
       check_held(k, l.offload, "layer '" + l.name + "'");
       continue;
     }
     if (resident) continue;
     if (derived_.count(k) || dense_.count(k)) continue;
-    // A pool output the file does not hold: computed from the pool's input when that is held
+    // A pool output the files do not hold: computed from the pool's input when that is held
     // (or computed itself).
     // Its input may be a concatenation: every part must be held or computed.
     auto p = producer.find(k);
     if (p != producer.end() && p->second->kind == layer_kind::pool && p->second->pool.derivable &&
         !p->second->input_keys.empty() &&
         std::all_of(p->second->input_keys.begin(), p->second->input_keys.end(), [&](const std::string& in) {
-          return !in.empty() && producer.count(in) && (files_.count(in) || derived_.count(in));
+          return !in.empty() && producer.count(in) && (held_.count(in) || derived_.count(in));
         })) {
       const layer& pl = *p->second;
       derived_pool d{pl.input_keys, {}, pl.pool, pl.input, pl.output};
       for (const auto& in : pl.input_keys) {
         const layer& src = *producer.at(in);
-        if (files_.count(in)) check_held(in, src.output, "pool layer '" + pl.name + "' (input)");
+        if (held_.count(in)) check_held(in, src.output, "pool layer '" + pl.name + "' (input)");
         d.part_c.push_back(src.output.c);
       }
       self->derived_[k] = std::move(d);
@@ -369,16 +501,23 @@ void npz_activation_source::validate(const network& net) const {
   if (!missing.empty() && opt_.missing == real_activation_options::missing_policy::error) {
     std::ostringstream m;
     m << path_ << ": layer '" << first_missing_layer << "' offloads tensor '" << missing.front()
-      << "', which the file does not hold (" << missing.size() << " of " << offloaded
-      << " offloaded tensors are not in the file and cannot be computed from it: ";
+      << "', which " << the_files() << (sources_.size() == 1 ? " does" : " do") << " not hold (" << missing.size()
+      << " of " << offloaded << " offloaded tensors are not in " << the_files() << " and cannot be computed from "
+      << (sources_.size() == 1 ? "it" : "them") << ": ";
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) m << (i ? ", " : "") << missing[i];
     if (missing.size() > 4) m << ", ...";
-    m << "; a pool layer's output is computed from its input when the file holds that. Set "
+    m << "; a pool layer's output is computed from its input when " << the_files()
+      << (sources_.size() == 1 ? " holds" : " hold") << " that. Set "
          "missing_activations to dense (--missing-activations dense) to produce the missing tensors as "
          "dense synthetic data, or give a file holding them)";
     throw activation_error(m.str());
   }
   if (images > 0) self->images_ = images;
+  else if (sources_.size() > 1) {  // no tensor used: the images all sources hold
+    std::int64_t all = 0;
+    for (const auto& f : sources_) all += f.images;
+    self->images_ = static_cast<int>(std::min<std::int64_t>(all, std::numeric_limits<int>::max()));
+  }
   self->distinct_ = std::min(self->images_, net.batch);
 }
 
@@ -394,8 +533,9 @@ void npz_activation_source::fill(const std::string& key, const tensor_shape& sha
     throw activation_error(path_ + ":" + key + ": tensor holds " + std::to_string(t.data.size()) +
                            " bytes, expected " + std::to_string(in_file) + " images of " +
                            std::to_string(per_image) + " bytes (shape " + shape.str() + ")");
-  // Every tensor uses the same number of images (the smallest over the file), so image n of
-  // the batch is the same photo in every layer.
+  // Every tensor uses the same number of images (the smallest over the files), so image n of
+  // the batch is the same photo in every layer: image n mod images, the sources' images in
+  // the order the sources were given.
   const std::uint64_t images = std::min<std::uint64_t>(in_file, static_cast<std::uint64_t>(images_));
   std::uint64_t pos = offset;
   const std::uint64_t end = offset + len;
@@ -410,12 +550,13 @@ void npz_activation_source::fill(const std::string& key, const tensor_shape& sha
 
 std::string npz_activation_source::describe(const network& net) const {
   std::ostringstream o;
-  o << "real: " << base_name(path_) << " (" << distinct_ << " distinct "
-    << (distinct_ == 1 ? "image" : "images");
+  o << "real: ";
+  for (std::size_t i = 0; i < sources_.size(); ++i) o << (i ? " + " : "") << base_name(sources_[i].path);
+  o << " (" << distinct_ << " distinct " << (distinct_ == 1 ? "image" : "images");
   if (net.batch > distinct_) o << ", repeated to batch " << net.batch;
   o << "); the network input image is synthetic (dense)";
   if (!derived_.empty()) {
-    o << "; computed by pooling tensors of the file: ";
+    o << "; computed by pooling tensors of " << the_files() << ": ";
     std::size_t i = 0;
     for (const auto& kv : derived_) o << (i++ ? ", " : "") << kv.first;
   }
@@ -423,7 +564,7 @@ std::string npz_activation_source::describe(const network& net) const {
     std::uint64_t b = 0;
     for (const auto& kv : dense_) b += kv.second;
     o << "; " << dense_.size() << (dense_.size() == 1 ? " tensor" : " tensors")
-      << " not in the file produced as dense synthetic data ("
+      << " not in " << the_files() << " produced as dense synthetic data ("
       << std::fixed << std::setprecision(1)
       << (offloaded_bytes_ ? 100.0 * static_cast<double>(b) / static_cast<double>(offloaded_bytes_) : 0.0)
       << " % of the offloaded bytes; missing_activations = dense)";

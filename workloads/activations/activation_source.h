@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 #include "workloads/io/npy.h"
@@ -29,7 +30,8 @@ public:
   /// Checks that every offloaded tensor of `net` can be produced (keys present, shapes
   /// match); throws activation_error naming the layer, the key and both shapes otherwise.
   virtual void validate(const network& net) const = 0;
-  /// One line for reports, e.g. "real: chelsea.npz (1 distinct image, repeated to batch 32)".
+  /// One line for reports, e.g. "real: chelsea.npz + coffee.npz (2 distinct images, repeated to
+  /// batch 32)".
   virtual std::string describe(const network& net) const = 0;
   /// Distinct images behind each batch (0 for synthetic data).
   virtual int distinct_images() const = 0;
@@ -71,15 +73,20 @@ std::vector<std::string> npy_files_in(const std::string& dir);
 /// activation_error naming the file.
 std::map<std::string, std::string> load_name_map(const std::string& path);
 
-/// Real activations matched to layers by name: a .npz archive (numpy.savez[_compressed]), a
-/// directory of <name>.npy files, or one <name>.npy file. Each tensor is [images, C, H, W]
-/// (or [images, C]) float32. Every name must match a layer's output key (after the name map);
-/// a name matching no layer is an error naming the file, the name and the network. A batch
-/// of N is assembled from the images available: image n of the batch is image n mod images
-/// (repeated when there are fewer images than N); distinct_images() = min(images, N).
+/// Real activations matched to layers by name, from one or several sources, each a .npz
+/// archive (numpy.savez[_compressed]), a directory of <name>.npy files, or one <name>.npy file.
+/// Each tensor is [images, C, H, W] (or [images, C]) float32. Every name must match a layer's
+/// output key (after the name map); a name matching no layer is an error naming the file, the
+/// name and the network. Several sources: every source must hold the same tensor names (after
+/// the name map) with the same C, H, W (a mismatch is an error naming both files, the tensor
+/// and both shapes); N may differ. Their images are concatenated along N in the order given
+/// (the images of source 0, then of source 1, ...; a source's image count is the smallest N
+/// over its tensors), T images in all. A batch of N is assembled from them: image n of the
+/// batch is image n mod T (repeated when there are fewer images than N);
+/// distinct_images() = min(T, N).
 ///
-/// An offloaded tensor the file does not hold: if it is the output of a pool layer
-/// (layer::pool.derivable) whose input tensors the file holds (or can itself compute; a
+/// An offloaded tensor the files do not hold: if it is the output of a pool layer
+/// (layer::pool.derivable) whose input tensors the files hold (or can themselves compute; a
 /// concatenation's parts each), it is computed from them, per image and channel: max pooling
 /// exactly; average pooling summed in double and rounded to float (zeros exact; values within
 /// 1 ulp of a framework's), divided by the window's elements inside the input for Keras
@@ -88,30 +95,40 @@ std::map<std::string, std::string> load_name_map(const std::string& path);
 /// and fc outputs, not pool1..pool3.) Otherwise see real_activation_options::missing.
 ///
 /// Only the images a batch uses are read (validate() sets the batch): a tensor of 4000 images
-/// in a compressed .npz costs one image of memory at batch 1.
+/// in a compressed .npz costs one image of memory at batch 1, and a source whose images all
+/// lie beyond the batch is read for its shapes only. Tensors are decoded when first used and
+/// kept in a bounded cache (real_activation_options::cache_limit_bytes).
 class npz_activation_source : public activation_source {
 public:
   /// Throws npy_error / activation_error (unreadable, empty, not a zip) naming the path.
   explicit npz_activation_source(const std::string& path, std::uint64_t cache_limit_bytes = 1ull << 30);
   npz_activation_source(const std::string& path, const real_activation_options& opt);
+  /// Several sources, images concatenated in this order. Throws activation_error for an empty
+  /// list, and naming both files when two sources hold different tensor names (after the name
+  /// map); as the one-path constructor for each path.
+  npz_activation_source(const std::vector<std::string>& paths, const real_activation_options& opt);
   ~npz_activation_source() override;
   void fill(const std::string& key, const tensor_shape& shape, std::uint64_t offset,
             std::uint8_t* out, std::size_t len) override;
   void validate(const network& net) const override;
+  /// "real: A.npz + B.npz (K distinct images, repeated to batch N); ..." (file names without
+  /// their folders).
   std::string describe(const network& net) const override;
   int distinct_images() const override { return distinct_; }
-  /// Images per tensor in the file(s) (the smallest over the members used).
+  /// Images the sources hold, as validate() found them: one source, the smallest N over its
+  /// tensors used; several, the sum of their image counts (each the smallest N over its tensors).
   int images_in_file() const { return images_; }
-  /// Offloaded tensors of the validated network that the file neither holds nor can compute,
+  /// Offloaded tensors of the validated network that the files neither hold nor can compute,
   /// produced as dense synthetic data (missing_activations = dense).
   std::size_t dense_tensors() const { return dense_.size(); }
 
 private:
-  /// A tensor as loaded: shape[0] images (at most the batch: rows_in_file may be more).
+  /// A tensor as loaded: shape[0] images (at most the batch: rows_in_file may be more), the
+  /// images of the sources concatenated in order.
   struct tensor {
     std::vector<std::int64_t> shape;
     std::vector<std::uint8_t> data;
-    std::uint64_t rows_in_file = 0;
+    std::uint64_t rows_in_file = 0;  ///< images of the tensor over all sources
   };
   /// A tensor computed from a held one by a pool layer.
   /// `from`: the pool's input tensors (layer::input_keys: a concatenation's parts, channel
@@ -122,11 +139,35 @@ private:
     layer::pool_window pool;
     tensor_shape in, out;
   };
-  /// Tensor `key` holding at least min(images in the file, `images`) images.
+  /// One source: a .npz, a directory of .npy or one .npy.
+  struct source_file {
+    std::string path;
+    std::unique_ptr<npz_archive> archive;     ///< set for a .npz
+    std::map<std::string, std::string> where; ///< layer key -> member name (npz) or .npy path
+    std::set<std::string> names;              ///< the tensor names in the file (before the name map)
+    /// Images of this source (the smallest N over its tensors); known after validate() when
+    /// there are several sources (-1 before).
+    std::int64_t images = -1;
+  };
+  /// Opens `path` and maps its tensor names to layer keys (the name map applied).
+  source_file open_source(const std::string& path) const;
+  /// Several sources, once: reads every held tensor of every source (the rows the batch takes
+  /// from it, images_needed_, and the header; an .npz member is decompressed to its end, its
+  /// CRC checked), sets each source's image count, checks that all sources agree on C, H, W,
+  /// and caches the concatenated tensors while they fit in the cache (so each member is
+  /// decompressed once).
+  void scan_sources();
+  /// Tensor `key` holding at least min(images over all sources, `images`) images.
   const tensor& load(const std::string& key, std::uint64_t images);
+  /// Tensor `key` of source `f` with at most `max_rows` images, dtype and shape checked.
+  npy_array read_checked(const source_file& f, const std::string& key, std::uint64_t max_rows) const;
   tensor compute_pool(const derived_pool& d, std::uint64_t images);
-  npy_array read_member(const std::string& file_name, std::uint64_t images) const;
-  std::string path_;
+  /// The sources' file names for messages: "A.npz", "A.npz + B.npz" (full paths).
+  std::string paths_text() const;
+  /// "the file" or "the files".
+  const char* the_files() const { return sources_.size() == 1 ? "the file" : "the files"; }
+  std::vector<source_file> sources_;
+  std::string path_;  ///< paths_text()
   real_activation_options opt_;
   std::uint64_t cached_bytes_ = 0;
   int images_ = 1;
@@ -134,8 +175,7 @@ private:
   /// holding 4000 images of a layer needs only the first N of them for a batch of N.
   std::uint64_t images_needed_ = all_rows;
   int distinct_ = 1;
-  std::unique_ptr<npz_archive> archive_;     ///< set for a .npz
-  std::map<std::string, std::string> files_; ///< layer key -> member name (npz) or .npy path
+  std::set<std::string> held_;  ///< layer keys the sources hold (each source holds all of them)
   std::map<std::string, tensor> cache_;
   std::map<std::string, derived_pool> derived_;  ///< pool outputs computed from held tensors
   std::map<std::string, std::uint64_t> dense_;   ///< missing tensors produced dense -> bytes per batch
