@@ -299,3 +299,48 @@ TEST(TensorCheck, AReaderWaitingForAChunkBeingProducedProducesQueuedChunksMeanwh
   EXPECT_GE(n.stolen, 1u);      // chunk 1 (at least) produced by the reader meanwhile
   EXPECT_EQ(n.ready + n.waited + n.by_reader, 7u);
 }
+
+TEST(TensorCheck, ZeroWordCountIsTheSameOnEveryPathForEveryLengthAndAlignment) {
+  // Words that are zero and words that only look like it: -0.0f (0x80000000), and words with
+  // one to three zero bytes (each position), mixed with pseudo-random words and zero runs.
+  const std::uint32_t near_zero[] = {0x80000000u, 0x00000001u, 0x00000100u, 0x00010000u, 0x01000000u,
+                                     0x00FF0000u, 0xFF000000u, 0x000000FFu, 0x00800000u};
+  std::vector<std::uint8_t> buf(3 * 4096 + 64);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (std::size_t k = 0; k + 4 <= buf.size(); k += 4) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
+    std::uint32_t v = static_cast<std::uint32_t>(x >> 32);
+    const unsigned pick = static_cast<unsigned>(x & 15);
+    if (pick < 6 || (k / 4) % 97 < 40) v = 0;  // ~40 % isolated zeros, and runs of 40 words
+    else if (pick < 9) v = near_zero[(x >> 8) % (sizeof near_zero / sizeof near_zero[0])];
+    std::memcpy(buf.data() + k, &v, 4);
+  }
+  // Independent count: 4-byte groups from p whose bytes are all 0x00.
+  auto plain = [](const std::uint8_t* p, std::size_t n) {
+    std::uint32_t z = 0;
+    for (std::size_t k = 0; k + 4 <= n; k += 4) z += p[k] == 0 && p[k + 1] == 0 && p[k + 2] == 0 && p[k + 3] == 0;
+    return z;
+  };
+  std::vector<zero_count_isa> paths{zero_count_isa::scalar};
+  for (zero_count_isa isa : {zero_count_isa::avx2, zero_count_isa::avx512})
+    if (zero_count_supported(isa)) paths.push_back(isa);
+  EXPECT_TRUE(zero_count_supported(zero_count_best()));
+  std::uint64_t total_zero = 0, checked = 0;
+  for (std::size_t align = 0; align < 4; ++align)
+    for (std::size_t n = 0; n <= 2 * 4096 + 7; n += (n < 600 ? 1 : 37)) {
+      const std::uint8_t* p = buf.data() + align;
+      const std::uint32_t want = plain(p, n);
+      total_zero += want;
+      ++checked;
+      EXPECT_EQ(count_zero_words(p, n), want) << "n " << n << " align " << align;
+      for (zero_count_isa isa : paths) EXPECT_EQ(count_zero_words(p, n, isa), want) << "n " << n << " align " << align;
+    }
+  EXPECT_GT(total_zero, checked);  // the pattern does hold zeros (and the lengths reach them)
+  // A whole granule of zeros, and of -0.0f.
+  std::vector<std::uint8_t> zeros(4096, 0), minus_zero(4096);
+  for (std::size_t k = 0; k < 4096; k += 4) minus_zero[k + 3] = 0x80;
+  for (zero_count_isa isa : paths) {
+    EXPECT_EQ(count_zero_words(zeros.data(), 4096, isa), 1024u);
+    EXPECT_EQ(count_zero_words(minus_zero.data(), 4096, isa), 0u);
+  }
+}
