@@ -188,11 +188,17 @@ struct synthetic_params {
   double density = 0.5;
   /// Per-tensor density by layer output key (overrides `density`).
   std::map<std::string, double> layer_density;
-  /// Clustering: mean length of a run of zero elements (in elements). 0 = independent zeros
-  /// (a zero run then has mean length 1 / density). Otherwise zeros and nonzeros alternate in
-  /// runs of geometric length, mean L = mean_zero_run for zeros and L d / (1 - d) for
-  /// nonzeros (a two-state Markov chain; needs L >= max(1, (1 - d) / d)), each run's mean
-  /// steered by the running surplus of nonzeros so that the count tracks d x elements: every
+  /// Clustering: mean length of a run of zero elements (in elements). 0 = independent zeros:
+  /// every `cluster_segment` elements (a segment, generated alone from its own seed) hold
+  /// exactly floor(d b) - floor(d a) nonzeros (a, b its ends) at uniformly random positions
+  /// (Bernoulli(d) elements conditioned on their count: a zero run has mean length 1 / d, its
+  /// length geometric); any window of n elements holds d n nonzeros within 1 element plus the
+  /// hypergeometric deviations of its two partial segments (sd <= sqrt(S d (1 - d)) / 2 each):
+  /// measured within 0.5 % of d n for n = 10^6 at d >= 0.01 (docs/workloads.md). Otherwise
+  /// zeros and nonzeros alternate in runs of geometric length, mean L = mean_zero_run for
+  /// zeros and L d / (1 - d) for nonzeros (a two-state Markov chain; needs
+  /// L >= max(1, (1 - d) / d)), each run's mean steered by the running surplus of nonzeros so
+  /// that the count tracks d x elements: every
   /// `cluster_segment` elements (a segment, generated alone from its own seed so any byte
   /// range can be regenerated) hold exactly floor(d b) - floor(d a) nonzeros (a, b its ends),
   /// and within a segment the surplus stays within B = max(1, 4000 d) elements. Any window of
@@ -201,12 +207,19 @@ struct synthetic_params {
   /// band and the segment (measured: L up to ~1000 at d 0.4; runs of both kinds at most
   /// ~2300 elements); longer runs are cut (L = 10^9 gives runs of at most a segment).
   double mean_zero_run = 0;
+  /// Segment length S (elements) of both generators, in 1..max_cluster_segment. A byte range
+  /// is generated from the starts of its segments: 16384 elements = the 64 KiB chunks the
+  /// platform produces (chunk_producer), so those cost one segment each.
   std::uint64_t cluster_segment = 16384;
+  /// Largest cluster_segment: a byte range that covers part of a segment of independent
+  /// zeros is cut from the whole segment made in scratch memory (4 S bytes, 64 MiB at most).
+  static constexpr std::uint64_t max_cluster_segment = 1ull << 24;
   std::uint64_t seed = 1;
 };
 
 /// Synthetic activations: every byte depends only on (seed, key, element index), so the same
-/// seed gives the same bytes and any window can be regenerated without the rest.
+/// seed gives the same bytes and any window can be regenerated without the rest (from the
+/// starts of its segments, synthetic_params::cluster_segment).
 class synthetic_activation_source : public activation_source {
 public:
   /// density in [0, 1]: fraction of nonzero elements (uniform zeros). Throws activation_error.
