@@ -46,6 +46,7 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
   __builtin_cpu_init();  // needed when this runs before main (a static channel)
   avx2_ = __builtin_cpu_supports("avx2");
 #endif
+  fast_pick_ = avx2_ && sched_ == scheduler::frfcfs;
   for (unsigned f = 0; f < spec.banks(); ++f)  // exact for every f < 256; checked here
     if (bg_of(f) != f / bpg_ || ba_of(f) != f % bpg_)
       throw std::logic_error("dram channel: bank-group reciprocal inexact");
@@ -179,31 +180,69 @@ void channel::refresh_dirty() {
   dirty_any_ = false;
 }
 
+__attribute__((always_inline)) inline void channel::pick_fast() {
+#ifdef CDMA_DRAM_PICK_AVX2
+  // (fast_pick_ implies avx2_.) As pick_requests(): the minimum (time << 64 | key) of the
+  // candidates, the bound left to completion_bound().
+  // The self-checks of pick_requests() run here too, so the tests check this path.
+  const unsigned __int128 best = pick_soa_avx2();
+  bound_valid_ = false;
+  if (check_pick_) {
+    check_pick_state();
+    check_pick_choice(best, false, 0);
+  }
+  const ps_t bt = static_cast<ps_t>(best >> 64);
+  if (bt >= kIdle) {  // cannot happen with queued requests
+    req_ = choice{};
+    bound_ = kNever;
+    bound_valid_ = true;
+    return;
+  }
+  const std::uint64_t key = static_cast<std::uint64_t>(best);
+  choose(static_cast<unsigned>(key >> kKeyBank) & 0xffu, key, bt);
+#else
+  pick_requests();
+#endif
+}
+
+void channel::check_pick_state() {
+  // The incrementally raised channel-wide bounds are the present ones.
+  const timing_checker::channel_bounds r = chk_.channel_wide();
+  for (int i = 0; i < 4; ++i)
+    if (r.b[i] != cb_.b[i]) {
+      ++cb_mismatches_;
+      break;
+    }
+  // Every kept bank-local time is the recomputed one.
+  for (unsigned f = 0; f < static_cast<unsigned>(nbanks_); ++f) {
+    const std::uint32_t qi = qi_of(bank(f));
+    const ps_t want =
+        qi == kNone ? kIdle
+                    : chk_.bank_local(static_cast<command>(key_cmd(soa_key()[f])), bg_of(f),
+                                      ba_of(f), pool_[qi].arrival);
+    if (soa_local()[f] != want) ++local_mismatches_;
+  }
+}
+
+void channel::check_pick_choice(unsigned __int128 best, bool have_bound, ps_t bnd) {
+  // The choice and the completion bound (computed now when the pick left it) against the
+  // reference scan.
+  ps_t rb = kNever;
+  const unsigned __int128 ref = pick_reference(rb);
+  ++picks_checked_;
+  if (ref != best || rb != (have_bound ? bnd : bound_pass())) ++pick_mismatches_;
+}
+
 void channel::pick_requests() {
   // (Out of line: no bank is dirty at most picks, issue() recomputes the issued bank.)
   if (dirty_any_) refresh_dirty();
   if (!cb_valid_) {  // recomputed only after idle refreshes; else kept by issue()
     cb_ = chk_.channel_wide();
     cb_valid_ = true;
-  } else if (check_pick_) {  // self-check: the incrementally raised bounds are the present ones
-    const timing_checker::channel_bounds r = chk_.channel_wide();
-    for (int i = 0; i < 4; ++i)
-      if (r.b[i] != cb_.b[i]) {
-        ++cb_mismatches_;
-        break;
-      }
   }
-  if (check_pick_) {  // self-check: every kept bank-local time is the recomputed one
-    for (unsigned f = 0; f < static_cast<unsigned>(nbanks_); ++f) {
-      const std::uint32_t qi = qi_of(bank(f));
-      const ps_t want =
-          qi == kNone ? kIdle
-                      : chk_.bank_local(static_cast<command>(key_cmd(soa_key()[f])), bg_of(f),
-                                        ba_of(f), pool_[qi].arrival);
-      if (soa_local()[f] != want) ++local_mismatches_;
-    }
-  }
+  if (check_pick_) check_pick_state();
   bound_ = kNever;
+  bound_valid_ = true;
   if (queued_ == 0) {
     req_ = choice{};
     return;
@@ -237,31 +276,39 @@ void channel::pick_requests() {
     // command that can issue first (ties: column commands, then age): the minimum of
     // (time << 64 | key), unique since ages are; a bank's candidate c issues at
     // max(cb[c], local). One branch-free pass over the banks' arrays (AVX2: 4 banks per
-    // instruction), else the scalar reference scan; both give the same minimum and bound.
+    // instruction; the completion bound is left to completion_bound(), bound_valid_),
+    // else the scalar reference scan (which gives the bound too); both give the same minimum.
     using u128 = unsigned __int128;
     u128 best;
 #ifdef CDMA_DRAM_PICK_AVX2
-    if (avx2_) best = pick_soa_avx2(bnd);
-    else
+    if (avx2_) {
+      best = pick_soa_avx2();
+      bound_valid_ = false;
+    } else
 #endif
       best = pick_reference(bnd);
-    if (check_pick_) {
-      ps_t rb = kNever;
-      const u128 ref = pick_reference(rb);
-      ++picks_checked_;
-      if (ref != best || rb != bnd) ++pick_mismatches_;
-    }
+    if (check_pick_) check_pick_choice(best, bound_valid_, bnd);
     bt = static_cast<ps_t>(best >> 64);
     if (bt >= kIdle) {  // cannot happen with queued requests
       req_ = choice{};
       bound_ = kNever;
+      bound_valid_ = true;
       return;
     }
     key = static_cast<std::uint64_t>(best);
     win = static_cast<unsigned>(key >> kKeyBank) & 0xffu;
   }
   choose(win, key, bt);
-  bound_ = bnd;
+  bound_ = bnd;  // (not valid after the AVX2 pick: bound_valid_ is then false)
+}
+
+ps_t channel::bound_pass() const {
+#ifdef CDMA_DRAM_PICK_AVX2
+  if (avx2_) return bound_soa_avx2();
+#endif
+  ps_t b;
+  pick_reference(b);
+  return b;
 }
 
 #ifdef CDMA_DRAM_PICK_AVX2
@@ -273,67 +320,106 @@ __attribute__((target("avx2"), always_inline)) inline __m256i sel64(__m256i a, _
                                               _mm256_castsi256_pd(m)));
 }
 // One step of the lane reduction of pick_soa_avx2(): per lane the lexicographic minimum of
-// (emin, kmin) and (e2, k2) (signed; keys sign-flipped) and the minimum of bmin and b2.
+// (emin, kmin) and (e2, k2) (signed; keys sign-flipped).
 __attribute__((target("avx2"), always_inline)) inline void pick_fold(__m256i& emin,
-                                                                     __m256i& kmin,
-                                                                     __m256i& bmin, __m256i e2,
-                                                                     __m256i k2, __m256i b2) {
+                                                                     __m256i& kmin, __m256i e2,
+                                                                     __m256i k2) {
   const __m256i take = _mm256_or_si256(
       _mm256_cmpgt_epi64(emin, e2),
       _mm256_and_si256(_mm256_cmpeq_epi64(emin, e2), _mm256_cmpgt_epi64(kmin, k2)));
   emin = sel64(emin, e2, take);
   kmin = sel64(kmin, k2, take);
-  bmin = sel64(bmin, b2, _mm256_cmpgt_epi64(bmin, b2));
 }
-// One step of the pass over the banks: banks i*4 .. i*4 + 3 folded into the per-lane minima.
-__attribute__((target("avx2"), always_inline)) inline void pick_step(
-    const __m256i* lp, const __m256i* kp, std::size_t i, __m256i cbv, __m256i tcv,
-    __m256i sign, __m256i& emin, __m256i& kmin, __m256i& bmin) {
+// Per lane the (signed) minimum of a and b.
+__attribute__((target("avx2"), always_inline)) inline __m256i min64(__m256i a, __m256i b) {
+  return sel64(a, b, _mm256_cmpgt_epi64(a, b));
+}
+// Banks i*4 .. i*4 + 3: per lane the candidate's command as a lane selector (lane_pair()),
+// its issue time e = max(cb_.b[command], local) and its key k (sign-flipped).
+__attribute__((target("avx2"), always_inline)) inline void pick_eval(
+    const __m256i* lp, const __m256i* kp, std::size_t i, __m256i cbv, __m256i& s, __m256i& e,
+    __m256i& k) {
   const __m256i l = _mm256_loadu_si256(lp + i);
-  const __m256i k = _mm256_loadu_si256(kp + i);            // already sign-flipped
-  const __m256i s = lane_pair(k);                          // the candidate's command
+  k = _mm256_loadu_si256(kp + i);                          // already sign-flipped
+  s = lane_pair(k);                                        // the candidate's command
   const __m256i c = _mm256_permutevar8x32_epi32(cbv, s);  // cb_.b[command]
+  e = sel64(c, l, _mm256_cmpgt_epi64(l, c));               // max
+}
+// Banks i*4 .. i*4 + 3: per lane the completion bound e + to_col_[command], sign-flipped
+// (compared in unsigned order: up to kIdle + to_col_).
+__attribute__((target("avx2"), always_inline)) inline __m256i bound_eval(
+    const __m256i* lp, const __m256i* kp, std::size_t i, __m256i cbv, __m256i tcv,
+    __m256i sign) {
+  __m256i s, e, k;
+  pick_eval(lp, kp, i, cbv, s, e, k);
   const __m256i t = _mm256_permutevar8x32_epi32(tcv, s);  // to_col_[command]
-  const __m256i e = sel64(c, l, _mm256_cmpgt_epi64(l, c));  // max
-  const __m256i b = _mm256_xor_si256(_mm256_add_epi64(e, t), sign);  // unsigned order
-  pick_fold(emin, kmin, bmin, e, k, b);
+  return _mm256_xor_si256(_mm256_add_epi64(e, t), sign);
 }
 }  // namespace
 
-// pick_reference() on the arrays of soa_, 4 banks per step (the 16 banks of every preset in
-// four unrolled steps). All values compared are below 2^63 (times and kIdle = 2^63 - 1)
-// except the keys (kIdleKey for an idle bank; kept sign-flipped in soa_key()) and time + to_col_
-// (up to kIdle + to_col_): those are compared as unsigned through the sign-bit flip.
-__attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2(ps_t& bnd) const {
+// pick_reference()'s minimum (time << 64 | key) on the arrays of soa_, 4 banks per step
+// (the 16 banks of every preset in four unrolled steps). All values compared are below 2^63
+// (times and kIdle = 2^63 - 1) except the keys (kIdleKey for an idle bank; kept sign-flipped
+// in soa_key()): those are compared as unsigned through the sign-bit flip.
+__attribute__((target("avx2"))) unsigned __int128 channel::pick_soa_avx2() const {
+  const std::size_t n = soa_n_;
+  const __m256i cbv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cb_.b));
+  // Per lane the minimum (time, key).
+  __m256i emin, kmin, s;
+  const auto* lp = reinterpret_cast<const __m256i*>(soa_local());
+  const auto* kp = reinterpret_cast<const __m256i*>(soa_key());
+  if (n == 16) {
+    // Folded as a tree ((0, 1), (2, 3)), not a chain 0, 1, 2, 3: the minimum is the same (the
+    // lexicographic minimum is associative and commutative; equal (time, key) pairs are equal
+    // values), and the pick, which the next command waits for, is a fold shorter in latency.
+    __m256i e1, k1, e2, k2, e3, k3;
+    pick_eval(lp, kp, 0, cbv, s, emin, kmin);
+    pick_eval(lp, kp, 1, cbv, s, e1, k1);
+    pick_eval(lp, kp, 2, cbv, s, e2, k2);
+    pick_eval(lp, kp, 3, cbv, s, e3, k3);
+    pick_fold(emin, kmin, e1, k1);
+    pick_fold(e2, k2, e3, k3);
+    pick_fold(emin, kmin, e2, k2);
+  } else {
+    pick_eval(lp, kp, 0, cbv, s, emin, kmin);  // (n >= 4: padded to a multiple of 4)
+    for (std::size_t i = 1; i < n / 4; ++i) {
+      __m256i e, k;
+      pick_eval(lp, kp, i, cbv, s, e, k);
+      pick_fold(emin, kmin, e, k);
+    }
+  }
+  // Reduction over the 4 lanes in registers: the lexicographic minimum (time, key) of lane
+  // pairs (2, 3) vs (0, 1), then of the lanes 1 vs 0.
+  pick_fold(emin, kmin, _mm256_permute4x64_epi64(emin, 0x4E), _mm256_permute4x64_epi64(kmin, 0x4E));
+  pick_fold(emin, kmin, _mm256_shuffle_epi32(emin, 0x4E), _mm256_shuffle_epi32(kmin, 0x4E));
+  const std::int64_t e = _mm_cvtsi128_si64(_mm256_castsi256_si128(emin));
+  const std::int64_t k = _mm_cvtsi128_si64(_mm256_castsi256_si128(kmin));
+  const std::uint64_t key = static_cast<std::uint64_t>(k) ^ kKeyFlip;
+  return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e)) << 64) | key;
+}
+
+// pick_reference()'s completion bound on the arrays of soa_ (min over the banks of
+// max(cb_.b[command], local) + to_col_[command], in unsigned order through the sign flip).
+__attribute__((target("avx2"))) ps_t channel::bound_soa_avx2() const {
   const std::size_t n = soa_n_;
   const __m256i cbv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cb_.b));
   const __m256i tcv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(to_col_));
   const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
-  const __m256i maxv = _mm256_set1_epi64x(INT64_MAX);
-  // Per lane the minimum (time, key) and the minimum time + to_col_ (unsigned order).
-  __m256i emin = maxv, kmin = maxv, bmin = maxv;
   const auto* lp = reinterpret_cast<const __m256i*>(soa_local());
   const auto* kp = reinterpret_cast<const __m256i*>(soa_key());
-  if (n == 16) {
-    pick_step(lp, kp, 0, cbv, tcv, sign, emin, kmin, bmin);
-    pick_step(lp, kp, 1, cbv, tcv, sign, emin, kmin, bmin);
-    pick_step(lp, kp, 2, cbv, tcv, sign, emin, kmin, bmin);
-    pick_step(lp, kp, 3, cbv, tcv, sign, emin, kmin, bmin);
+  __m256i bmin = bound_eval(lp, kp, 0, cbv, tcv, sign);
+  if (n == 16) {  // (a tree, as in pick_soa_avx2())
+    const __m256i b1 = bound_eval(lp, kp, 1, cbv, tcv, sign);
+    const __m256i b2 = bound_eval(lp, kp, 2, cbv, tcv, sign);
+    const __m256i b3 = bound_eval(lp, kp, 3, cbv, tcv, sign);
+    bmin = min64(min64(bmin, b1), min64(b2, b3));
   } else {
-    for (std::size_t i = 0; i < n / 4; ++i) pick_step(lp, kp, i, cbv, tcv, sign, emin, kmin, bmin);
+    for (std::size_t i = 1; i < n / 4; ++i)
+      bmin = min64(bmin, bound_eval(lp, kp, i, cbv, tcv, sign));
   }
-  // Reduction over the 4 lanes in registers: the lexicographic minimum (time, key) and the
-  // minimum bound of lane pairs (2, 3) vs (0, 1), then of the lanes 1 vs 0.
-  pick_fold(emin, kmin, bmin, _mm256_permute4x64_epi64(emin, 0x4E),
-            _mm256_permute4x64_epi64(kmin, 0x4E), _mm256_permute4x64_epi64(bmin, 0x4E));
-  pick_fold(emin, kmin, bmin, _mm256_shuffle_epi32(emin, 0x4E), _mm256_shuffle_epi32(kmin, 0x4E),
-            _mm256_shuffle_epi32(bmin, 0x4E));
-  const std::int64_t e = _mm_cvtsi128_si64(_mm256_castsi256_si128(emin));
-  const std::int64_t k = _mm_cvtsi128_si64(_mm256_castsi256_si128(kmin));
-  const std::int64_t b = _mm_cvtsi128_si64(_mm256_castsi256_si128(bmin));
-  bnd = static_cast<ps_t>(b) ^ (1ull << 63);
-  const std::uint64_t key = static_cast<std::uint64_t>(k) ^ kKeyFlip;
-  return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e)) << 64) | key;
+  bmin = min64(bmin, _mm256_permute4x64_epi64(bmin, 0x4E));
+  bmin = min64(bmin, _mm256_shuffle_epi32(bmin, 0x4E));
+  return static_cast<ps_t>(_mm_cvtsi128_si64(_mm256_castsi256_si128(bmin))) ^ (1ull << 63);
 }
 #endif
 
@@ -408,10 +494,17 @@ void channel::pick_after_submit(unsigned flat) {
   // bank-local time is an unchanged candidate.)
   const std::uint64_t old_key = soa_key()[flat];
   const ps_t old_local = soa_local()[flat];
+  const bool chosen = req_.time != kNever && req_.bank == flat;
+  // The bound of the candidates as they were (the last pick's, left to be computed), then
+  // lowered by this bank's new candidate below; not needed when the pick is redone.
+  if (!chosen && !bound_valid_) {
+    bound_ = bound_pass();
+    bound_valid_ = true;
+  }
   refresh_candidate(flat);
   const std::uint64_t key = soa_key()[flat] ^ kKeyFlip;
   const ps_t local = soa_local()[flat];
-  if (req_.time != kNever && req_.bank == flat) {
+  if (chosen) {
     if ((key ^ kKeyFlip) == old_key && local == old_local) return;
     pick();  // the chosen bank's candidate changed: choose again among all banks
     return;
@@ -521,6 +614,10 @@ ps_t channel::next_command_time() {
 ps_t channel::completion_bound() {
   if (queued_ == 0) return kNever;
   if (!cached_) pick();
+  if (!bound_valid_) {  // the pick left it: one pass over the candidates the pick saw
+    bound_ = bound_pass();
+    bound_valid_ = true;
+  }
   // Commands issue in time order, so no column command comes before the next command
   // (which may be a refresh that holds up the requests' earlier bounds).
   const ps_t b = std::max(bound_, next().time);

@@ -90,7 +90,8 @@ public:
   /// burst, and not before the next command + min(CL, WL) + burst (commands issue in time
   /// order); timing bounds only rise as commands issue, so the bound stays valid. An SC module
   /// may therefore defer advance() until this time (a later bound than next_command_time() +
-  /// min_completion_delay(): fewer wake-ups).
+  /// min_completion_delay(): fewer wake-ups). (Computed from the candidates when first asked
+  /// for after a pick: one pass over the banks, not one per command.)
   ps_t completion_bound();
   /// Completed requests since the last take (ordered by issue of their last burst).
   std::vector<completion>& completions() { return done_; }
@@ -168,8 +169,11 @@ private:
   /// of its group raises its bank-local time by the one group rule that changed (tRRD_L
   /// after ACT, tCCD_L after RD/WR) without a recomputation (update_group()). The pick is
   /// then one branch-free pass over the two arrays (pick_reference()'s minimum of
-  /// (max(cb[c], local), key) and its completion bound), 4 banks per AVX2 instruction when
-  /// the processor has AVX2 (pick_soa_avx2()). No per-command ordered lists to keep.
+  /// (max(cb[c], local), key)), 4 banks per AVX2 instruction when the processor has AVX2
+  /// (pick_soa_avx2()); the completion bound (min over the banks of max(cb[c], local) +
+  /// to_col_[c]) is a second pass, made only when completion_bound() or a submit needs it
+  /// (bound_pass(), about once per request instead of once per command). No per-command
+  /// ordered lists to keep.
   /// Bank-local time of a bank without requests: far in the future, yet far from overflow
   /// when a timing is added to it (simulated times stay far below 2^62 ps = 53 days).
   static constexpr ps_t kIdle = kNever / 2;
@@ -194,8 +198,16 @@ private:
   /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
   /// (time << 64 | key) and sets `bnd` to the completion bound before min_done_.
   unsigned __int128 pick_reference(ps_t& bnd) const;
-  /// pick_reference() with AVX2 (only called when the processor has it).
-  unsigned __int128 pick_soa_avx2(ps_t& bnd) const;
+  /// pick_reference()'s minimum with AVX2 (only called when the processor has it); the
+  /// completion bound is not computed (bound_valid_ = false): the controller asks for it
+  /// about once per request (completion_bound()), the pick runs once per command (~4 per
+  /// random 64-B GDDR5 request), so it is computed when asked, by bound_pass().
+  unsigned __int128 pick_soa_avx2() const;
+  /// pick_reference()'s completion bound with AVX2.
+  ps_t bound_soa_avx2() const;
+  /// pick_reference()'s completion bound (before min_done_, ps) of the present candidates:
+  /// bound_soa_avx2() or the scalar scan.
+  ps_t bound_pass() const;
   /// update_group() with AVX2 for 4 banks per group (the group's banks are one vector):
   /// local[g0 + i] = max(local[g0 + i], bound of the command of bank g0 + i)
   /// (ACT: act_bound, RD/WR: col_bound, PRE: 0).
@@ -225,12 +237,24 @@ private:
     /// (REF due, 0); a request's command: the request's arrival (read by issue()).
     ps_t not_before = 0;
   };
-  /// The scheduler's choice among the queued requests (req_) and the completion bound, one
-  /// pass over the banks; then the refresh / closed-page overrides (finish_pick()).
+  /// The scheduler's choice among the queued requests (req_), one pass over the banks (the
+  /// completion bound too with the scalar scan; else later, bound_valid_); then the refresh
+  /// / closed-page overrides (finish_pick()).
   void pick() {
-    pick_requests();
+    if (fast_pick_ && !dirty_any_ && cb_valid_ && queued_ != 0) pick_fast();
+    else pick_requests();
     finish_pick();
   }
+  /// pick_requests() in its common case (FR-FCFS, AVX2, no dirty bank, the channel-wide
+  /// bounds kept, requests queued): the vector pass and choose() alone (inline in the
+  /// command loop, defined in the .cpp); with set_check_pick(true) the same self-checks.
+  void pick_fast();
+  /// Self-checks (set_check_pick(true)): the kept channel-wide bounds and bank-local times
+  /// against the checker's recomputation; a choice (and the bound: `bnd` if `have_bound`,
+  /// else bound_pass()) against pick_reference(). Counted in the *_mismatches() counters.
+  __attribute__((noinline, cold)) void check_pick_state();
+  __attribute__((noinline, cold)) void check_pick_choice(unsigned __int128 best, bool have_bound,
+                                                         ps_t bnd);
   /// Makes the candidate of `bank` (its key not flipped) the next command, issuable at t.
   void choose(unsigned bank, std::uint64_t key, ps_t t) {
     req_.time = t;
@@ -282,11 +306,15 @@ private:
   /// (timing_checker::raise_channel_wide) for each command; recomputed after idle refreshes.
   bool cb_valid_ = false;
   bool check_pick_ = false;
+  bool fast_pick_ = false;        ///< avx2_ and FR-FCFS: pick() may pick_fast()
   bool dirty_any_ = false;        ///< some bit of dirty_ is set
   std::uint64_t bpg_recip_;       ///< ceil(2^24 / bpg_): bg_of() without a division
   std::size_t queued_ = 0;
   std::uint64_t seq_ = 0;
-  ps_t bound_ = kNever;           ///< completion_bound() before min_done_
+  ps_t bound_ = kNever;           ///< completion_bound() before min_done_ (if bound_valid_)
+  /// bound_ is set; else it is the bound_pass() of the candidates as the last pick saw them
+  /// (nothing changed them since: cached_), computed when first needed.
+  bool bound_valid_ = true;
   ps_t ref_due_;
   timing_checker::channel_bounds cb_{};  ///< channel-wide bounds at the last pick
   ps_t to_col_[4];                ///< per candidate command: time to a column command
