@@ -196,6 +196,10 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     workloads::real_activation_options ro;
     if (!cfg.name_map.empty()) ro.name_map = workloads::load_name_map(cfg.name_map);
     ro.missing = workloads::missing_policy_from_string(cfg.missing_activations);
+    // The tensors this run offloads: only they can be missing (policy conv never reads the
+    // others), and the report's share of dense synthetic bytes is a share of theirs.
+    if (policy == workloads::vdnn_policy::conv) ro.offload_keys = workloads::conv_input_keys(rep.net);
+    else if (policy == workloads::vdnn_policy::none) ro.offload_keys.emplace();
     src = std::make_unique<workloads::npz_activation_source>(cfg.activations, ro);
   } else {
     // Options of real activations have no meaning here: refuse them rather than ignore them.

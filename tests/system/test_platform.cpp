@@ -304,9 +304,46 @@ TEST_F(platform_test, shipped_mobilenet_activations_lack_tensors_error_names_the
     EXPECT_NE(m.find("28 of 64"), std::string::npos) << m;  // tests/unit/vdnn_tensors.py --missing
     EXPECT_NE(m.find("--missing-activations dense"), std::string::npos) << m;
   }
+  {
+    // Policy conv offloads only what a convolution reads: 17 of its 51 tensors are missing
+    // (tests/unit/vdnn_tensors.py FILE --missing NPZ --conv); the rest are never read.
+    platform_config conv = cfg;
+    conv.policy = "conv";
+    const std::string m = run_error(conv);
+    EXPECT_NE(m.find("17 of 51"), std::string::npos) << m;
+  }
   cfg.missing_activations = "synthetic";
   const std::string m = run_error(cfg);
   EXPECT_NE(m.find("missing_activations"), std::string::npos) << m;
+}
+
+// Under policy conv the dense share is a share of the bytes that policy offloads: 17 tensors,
+// 8.7 % (policy all: 28 tensors, 11.4 %; tests/unit/vdnn_tensors.py --missing NPZ [--conv]).
+TEST_F(platform_test, shipped_mobilenet_dense_share_follows_the_policy) {
+  platform_config cfg = mobilenet_on_shipped_data();
+  cfg.missing_activations = "dense";
+  cfg.policy = "conv";
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_NE(rep.activations.find("17 tensors not in the file produced as dense synthetic data (8.7 % of the "
+                                 "offloaded bytes"),
+            std::string::npos)
+      << rep.activations;
+}
+
+// The shipped InceptionV3 sample lacks only dense_1, which no convolution reads: under policy
+// conv nothing is missing, so an explicit missing_activations = error runs (it stopped, naming
+// dense_1, a tensor the run never offloads), and no tensor is synthetic but the input image.
+TEST_F(platform_test, shipped_inception_under_policy_conv_misses_nothing) {
+  platform_config cfg;  // inception_v3 on the shipped sample
+  cfg.batch = 1;
+  cfg.steps = "cdma";
+  cfg.policy = "conv";
+  cfg.missing_activations = "error";
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_TRUE(rep.ok());
+  EXPECT_EQ(rep.activations.find("dense synthetic data"), std::string::npos) << rep.activations;
+  EXPECT_NE(rep.activations.find("computed by pooling tensors of the files: "), std::string::npos) << rep.activations;
 }
 
 // The embedded default (InceptionV3 on the shipped sample, chelsea + coffee, activations not

@@ -21,7 +21,8 @@ and with --keys, the conv-consumed keys in execution order ("" printed as <input
 --uses, per stored tensor with a consumer, KEY:FIRST:LAST, its first and last consuming
 layers in execution order (vDNN offloads it during FIRST's forward pass and needs it back
 before LAST's backward pass).
-Usage: /usr/bin/python3 tests/unit/vdnn_tensors.py FILE.json [--keys]"""
+Usage: /usr/bin/python3 tests/unit/vdnn_tensors.py FILE.json [--keys] [--uses] [--order]
+       [--missing NPZ [--conv]]"""
 import json, sys
 
 
@@ -184,10 +185,13 @@ else:
           f"eltwise={kinds['eltwise']} conv_tensors={len(conv_keys)}")
 if "--order" in sys.argv:
     print(" ".join(f"{l[0]}:{l[1]}:{l[2]}" for l in layers))
-if "--missing" in sys.argv:  # --missing NPZ: offloaded keys (layers 1..n-2's inputs) not in the file
+if "--missing" in sys.argv:  # --missing NPZ [--conv]: offloaded keys (layers 1..n-2's inputs; with
+    # --conv only those a convolution reads) not in the file
     import numpy
     held = set(numpy.load(sys.argv[sys.argv.index("--missing") + 1]).files)
     offl = [l[2] for l in layers[:-2]]  # X_i of layers 1..n-2 = outputs of layers 0..n-3
+    if "--conv" in sys.argv:  # policy conv: only the tensors a convolution reads
+        offl = [k for k in offl if k in conv_keys]
     kind = {l[2]: l for l in layers}
     miss, derived = [], []
     for k in offl:
@@ -197,7 +201,9 @@ if "--missing" in sys.argv:  # --missing NPZ: offloaded keys (layers 1..n-2's in
         if l[1] == "pool" and all(p in held or p in derived for p in l[3]):
             derived.append(k); continue
         miss.append(k)
-    print(f"offloaded={len(offl)} derived={len(derived)} missing={len(miss)} first={miss[:2]}")
+    share = 100.0 * sum(out_el[k] for k in miss) / sum(out_el[k] for k in offl) if offl else 0.0
+    print(f"offloaded={len(offl)} derived={len(derived)} missing={len(miss)} first={miss[:2]} "
+          f"missing_share={share:.1f}%")
     print("derived:", " ".join(derived))
 if "--uses" in sys.argv:  # per stored tensor (image, then every layer output): first:last consumer
     for k in [""] + [l[2] for l in layers]:

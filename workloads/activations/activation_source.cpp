@@ -144,7 +144,11 @@ std::map<std::string, std::string> load_name_map(const std::string& path) {
 }
 
 npz_activation_source::npz_activation_source(const std::string& path, std::uint64_t cache_limit)
-    : npz_activation_source(path, real_activation_options{{}, cache_limit}) {}
+    : npz_activation_source(path, [cache_limit] {
+        real_activation_options o;
+        o.cache_limit_bytes = cache_limit;
+        return o;
+      }()) {}
 
 npz_activation_source::~npz_activation_source() = default;
 
@@ -465,7 +469,10 @@ void npz_activation_source::validate(const network& net) const {
     // The last layer's input stays resident (vdnn_runtime): never offloaded, so never missing;
     // when the files hold it, it is checked like the others.
     const bool resident = &l == &net.layers.back();
-    if (!resident) {
+    // Offloaded under the run's policy (opt_.offload_keys; unset: policy all): only these
+    // can be missing, and only their bytes count in describe()'s dense share.
+    const bool offloaded_here = !resident && (!opt_.offload_keys || opt_.offload_keys->count(k));
+    if (offloaded_here) {
       ++offloaded;
       self->offloaded_bytes_ += l.offload.bytes();
     }
@@ -494,6 +501,7 @@ void npz_activation_source::validate(const network& net) const {
       self->derived_[k] = std::move(d);
       continue;
     }
+    if (!offloaded_here) continue;  // never read by the run: not missing
     if (missing.empty()) first_missing_layer = l.name;
     missing.push_back(k);
     if (opt_.missing == real_activation_options::missing_policy::dense) self->dense_[k] = l.offload.bytes();
@@ -555,11 +563,12 @@ std::string npz_activation_source::describe(const network& net) const {
   o << " (" << distinct_ << " distinct " << (distinct_ == 1 ? "image" : "images");
   if (net.batch > distinct_) o << ", repeated to batch " << net.batch;
   o << "); the network input image is synthetic (dense)";
-  if (!derived_.empty()) {
-    o << "; computed by pooling tensors of " << the_files() << ": ";
-    std::size_t i = 0;
-    for (const auto& kv : derived_) o << (i++ ? ", " : "") << kv.first;
-  }
+  // Pool outputs computed from held tensors, those the run offloads (a pool output only the
+  // next pool reads is computed too under policy conv, but not listed).
+  std::string pooled;
+  for (const auto& kv : derived_)
+    if (!opt_.offload_keys || opt_.offload_keys->count(kv.first)) pooled += (pooled.empty() ? "" : ", ") + kv.first;
+  if (!pooled.empty()) o << "; computed by pooling tensors of " << the_files() << ": " << pooled;
   if (!dense_.empty()) {
     std::uint64_t b = 0;
     for (const auto& kv : dense_) b += kv.second;

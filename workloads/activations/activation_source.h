@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,6 +60,11 @@ struct real_activation_options {
   /// tensors and bytes are synthetic.
   enum class missing_policy { error, dense };
   missing_policy missing = missing_policy::error;
+  /// The tensors (layer output keys) the run offloads, as its vDNN policy chooses them (policy
+  /// conv: conv_input_keys(); none: empty); unset: every X_i but the resident last layer's
+  /// (policy all). Only these can be missing, and describe()'s share of dense synthetic bytes
+  /// is a share of their bytes; a tensor the files hold is checked against its layer either way.
+  std::optional<std::set<std::string>> offload_keys;
 };
 
 /// "error" / "dense" -> missing_policy; throws activation_error naming the value otherwise.
