@@ -176,7 +176,7 @@ std::string same_path(const std::string& p) {
 /// value throws.
 json setting_of(const platform_config& base, const std::string& name, const std::string& value) {
   platform_config c = base;
-  apply_override(c, name + "=" + value, false);
+  apply_override(c, name + "=" + value, false, "--grid");
   std::string lower = c.network;
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {

@@ -33,9 +33,22 @@ struct param {
   std::function<json()> get;
 };
 
+/// A value as JSON text for a message. json::dump() throws on a string that is not UTF-8
+/// (--param mode=$'\xff' ended in "[json.exception.type_error.316] ..." naming nothing): such a
+/// string is shown quoted with its bytes as they are (messages are printed through printable(),
+/// which writes them as \xNN).
+std::string shown(const json& v) {
+  try {
+    return v.dump();
+  } catch (const json::type_error&) {
+    if (v.is_string()) return "\"" + v.get<std::string>() + "\"";
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
 [[noreturn]] void fail(const std::string& where, const std::string& key, const json& v,
                        const std::string& expected) {
-  throw config_error(where + ": " + key + " = " + v.dump() + ": expected " + expected);
+  throw config_error(where + ": " + key + " = " + shown(v) + ": expected " + expected);
 }
 
 /// Values given as text on the command line (--param and the shortcut options such as
@@ -127,7 +140,7 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
             } else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
               const std::string s = v.get<std::string>();
               if (hexadecimal(s))
-                throw config_error(where + ": " + name + " = " + v.dump() + ": hexadecimal is not accepted; expected " +
+                throw config_error(where + ": " + name + " = " + shown(v) + ": hexadecimal is not accepted; expected " +
                                    exp + " written in decimal");
               if (!parse_whole(s, x)) fail(where, name, v, exp);
             } else fail(where, name, v, exp);
@@ -154,7 +167,7 @@ param number(const std::string& name, double& ref, double lo, double hi, const s
             else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
               const std::string why = parse_decimal(v.get<std::string>(), x);
               if (!why.empty())
-                throw config_error(where + ": " + name + " = " + v.dump() + ": " + why + "; expected " + e.str() +
+                throw config_error(where + ": " + name + " = " + shown(v) + ": " + why + "; expected " + e.str() +
                                    (hexadecimal(v.get<std::string>()) ? " written in decimal" : ""));
             } else fail(where, name, v, e.str());
             if (!(x >= lo && x <= hi) || (lo_open && x == lo)) fail(where, name, v, e.str());
@@ -228,7 +241,7 @@ param activation_sources(const std::string& name, std::vector<std::string>& ref,
                 try {
                   list = json::parse(s);
                 } catch (const json::exception& e) {
-                  throw config_error(where + ": " + name + " = " + v.dump() + ": not a JSON array of strings (" +
+                  throw config_error(where + ": " + name + " = " + shown(v) + ": not a JSON array of strings (" +
                                      e.what() + "); expected " + exp);
                 }
               }
@@ -240,6 +253,10 @@ param activation_sources(const std::string& name, std::vector<std::string>& ref,
               for (const auto& e : list) {
                 if (!e.is_string() || e.get<std::string>().empty())
                   fail(where, name, v, exp + ", every element a non-empty path");
+                // A NUL byte ends a path for the system ("a.npz\0/../x" opened a.npz while the
+                // record said x). (One path alone: refused with every other text value.)
+                if (e.get<std::string>().find('\0') != std::string::npos)
+                  fail(where, name, v, exp + ", every element a path without NUL bytes (\\u0000)");
                 out.push_back(e.get<std::string>());
               }
             } else {
@@ -310,7 +327,7 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
             double x = 0;
             const std::string t = text(v, where, name, e.str());
             if (hexadecimal(t))
-              throw config_error(where + ": " + name + " = " + v.dump() + ": hexadecimal is not accepted; expected " +
+              throw config_error(where + ": " + name + " = " + shown(v) + ": hexadecimal is not accepted; expected " +
                                  e.str() + ", written in decimal");
             try {
               x = static_cast<double>(parse(t));
@@ -318,7 +335,7 @@ param quantity(const std::string& name, const std::string& kind, T& ref, double 
               // The parser's reason (unknown unit, no number, ...) and the range, without nesting.
               std::string why = q.what();
               if (why.rfind("'" + t + "': ", 0) == 0) why.erase(0, t.size() + 4);
-              throw config_error(where + ": " + name + " = " + v.dump() + ": " + why + "; allowed " + range);
+              throw config_error(where + ": " + name + " = " + shown(v) + ": " + why + "; allowed " + range);
             }
             if (!(x >= lo && x <= hi)) fail(where, name, v, e.str());
             ref = static_cast<T>(x);
@@ -491,7 +508,7 @@ std::vector<param> table(platform_config& c) {
          try {
            c.pcie = pcie::preset(v.get<std::string>());
          } catch (const std::invalid_argument& e) {
-           throw config_error(where + ": pcie.preset = " + v.dump() + ": " + e.what());
+           throw config_error(where + ": pcie.preset = " + shown(v) + ": " + e.what());
          }
          c.pcie_preset = v.get<std::string>();
        },
@@ -880,7 +897,20 @@ std::vector<param_doc> describe_params(const platform_config& cfg) {
   std::vector<param_doc> out;
   for (auto& p : table(copy)) {
     const json v = p.get();
-    out.push_back({p.name, p.kind, v.is_string() ? v.get<std::string>() : v.dump(), p.doc});
+    std::string text;
+    if (v.is_string()) {
+      text = v.get<std::string>();
+    } else {
+      try {
+        text = v.dump();
+      } catch (const json::type_error&) {
+        // A list with a path that is not UTF-8 (json::dump() throws): the paths as they are,
+        // which the caller refuses naming the key (load_run_options).
+        for (const auto& e : v) text += (text.empty() ? "[\"" : ",\"") + (e.is_string() ? e.get<std::string>() : e.dump()) + "\"";
+        text += "]";
+      }
+    }
+    out.push_back({p.name, p.kind, text, p.doc});
   }
   return out;
 }

@@ -296,15 +296,21 @@ void config_options::resolve(const po::variables_map& vm) {
       apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>(), false, std::string("--") + opt);
   if (vm.count("check-protocol")) config.check_protocol = true;
   for (const auto& p : params) apply_override(config, p, false);
-  // The rules across parameters once, after every option: their order does not matter.
-  validate(config);
   // Every output records the configuration as JSON, which holds UTF-8 text only: a value with
   // other bytes (--param gpu.name=$'\xff', a Latin-1 file name) made the JSON outputs fail
   // after the run (exit 3) and `config --dump` end with an uncaught exception.
-  for (const auto& p : describe_params(config))
+  for (const auto& p : describe_params(config)) {
+    // A NUL byte ends a path for the system: the run would read another file than the one
+    // recorded ("a.npz\0/../x" opens a.npz, the record says x).
+    if (p.value.find('\0') != std::string::npos)
+      throw config_error(p.name + " = \"" + printable(p.value) + "\": holds a NUL byte (\\x00); expected text "
+                         "without NUL bytes (no path or name can hold one)");
     if (!valid_utf8(p.value))
       throw config_error(p.name + " = \"" + printable(p.value) + "\": not valid UTF-8 text; expected UTF-8 (the JSON "
                          "outputs and the effective configuration record it; rename a file whose name is not UTF-8)");
+  }
+  // The rules across parameters once, after every option: their order does not matter.
+  validate(config);
 }
 
 namespace {

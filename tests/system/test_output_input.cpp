@@ -398,6 +398,29 @@ TEST(OutputInput, ConfigurationTextThatIsNotUtf8IsRefused) {
   std::string out, err;
   ASSERT_EQ(cli("config --param gpu.name=$'Karte_\\xc3\\xa4'", &out, &err), 0) << err;
   EXPECT_EQ(json::parse(out)["gpu"]["name"], "Karte_\xC3\xA4");
+  // Among several activation sources too (json::dump() threw "[json.exception.type_error.316]"
+  // naming nothing), in either order and through --param's JSON array. (cli() runs bash -c
+  // "...": a quote reaching bash is \" here.)
+  expect_error("config --activations $'\\xff.npz' --activations b.npz", 2,
+               {"activations = \"[\"\\xFF.npz\",\"b.npz\"]\": not valid UTF-8 text"});
+  expect_error("config --param $'activations=[\\\"b.npz\\\",\\\"\\xff.npz\\\"]'", 2,
+               {"--param: activations = \"[\"b.npz\",\"\\xFF.npz\"]\": not a JSON array of strings",
+                "ill-formed UTF-8 byte"});
+  // A value refused for another reason is quoted with its bytes shown (json::dump() threw).
+  expect_error("config --param mode=$'\\xff'", 2, {"--param: mode = \"\\xFF\": expected one of lt at"});
+  expect_error("config --param $'pcie.lanes=\\xff'", 2, {"--param: pcie.lanes = \"\\xFF\": expected an integer"});
+}
+
+TEST(OutputInput, ANulByteInAPathIsRefused) {
+  // "a.npz\0/../x": the system opened a.npz while the report and the .config.json recorded
+  // x (run again from that record, it read another file or none). Refused naming the key.
+  expect_error("config --param 'activations=[\\\"n1.npz\\\\u0000/../x\\\",\\\"n2.npz\\\"]'", 2,
+               {"--param: activations = \"[\\\"n1.npz\\\\u0000/../x\\\",", "every element a path without NUL bytes"});
+  const std::string cfg = tmp("nul.json");
+  put(cfg, "{\"activations\": \"a.npz\\u0000b\"}");
+  expect_error("config --config " + cfg, 2, {"activations = \"a.npz\\x00b\": holds a NUL byte"});
+  put(cfg, "{\"name_map\": \"m.json\\u0000\"}");
+  expect_error("run --config " + cfg + " --steps oracle", 2, {"name_map = \"m.json\\x00\": holds a NUL byte"});
 }
 
 TEST(OutputInput, DirectIoGivenUpIsExplained) {

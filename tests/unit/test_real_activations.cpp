@@ -138,6 +138,27 @@ TEST(RealActivationsMulti, TwoFilesGiveTwoDistinctImagesInTheOrderGiven) {
   EXPECT_EQ(word(r, net, "activation_1", 3, 0), 0x3d01eea3u);
 }
 
+// Two sources with the same file name in different folders: the description names their
+// paths, not "chelsea.npz + chelsea.npz" (the shared data has inception_v3/chelsea.npz and
+// mobilenet_v2/chelsea.npz).
+TEST(RealActivationsMulti, SourcesSharingAFileNameAreNamedByTheirPaths) {
+  const std::string dir = ::testing::TempDir() + "same_name_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string other = dir + "/chelsea.npz";  // coffee's bytes under chelsea's name
+  {
+    std::ifstream in(k_coffee, std::ios::binary);
+    std::ofstream out(other, std::ios::binary);
+    out << in.rdbuf();
+  }
+  const wl::network net = wl::make_network("inception_v3", 2);
+  auto s = shipped({k_chelsea, other});
+  ASSERT_NO_THROW(s.validate(net));
+  const std::string d = s.describe(net);
+  EXPECT_EQ(d.rfind("real: " + k_chelsea + " + " + other + " (2 distinct images); ", 0), 0u) << d;
+  std::remove(other.c_str());
+  ::rmdir(dir.c_str());
+}
+
 TEST(RealActivationsMulti, ABatchOfOneUsesTheFirstImageOnly) {
   const wl::network net = wl::make_network("inception_v3", 1);
   auto s = shipped({k_chelsea, k_coffee});

@@ -559,7 +559,13 @@ void npz_activation_source::fill(const std::string& key, const tensor_shape& sha
 std::string npz_activation_source::describe(const network& net) const {
   std::ostringstream o;
   o << "real: ";
-  for (std::size_t i = 0; i < sources_.size(); ++i) o << (i ? " + " : "") << base_name(sources_[i].path);
+  // File names without their folders, unless two sources share a name (the shared data has
+  // an inception_v3/chelsea.npz and a mobilenet_v2/chelsea.npz): then the paths as given.
+  std::set<std::string> names;
+  for (const auto& src : sources_) names.insert(base_name(src.path));
+  const bool whole = names.size() < sources_.size();
+  for (std::size_t i = 0; i < sources_.size(); ++i)
+    o << (i ? " + " : "") << (whole ? sources_[i].path : base_name(sources_[i].path));
   o << " (" << distinct_ << " distinct " << (distinct_ == 1 ? "image" : "images");
   if (net.batch > distinct_) o << ", repeated to batch " << net.batch;
   o << "); the network input image is synthetic (dense)";

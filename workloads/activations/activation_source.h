@@ -118,7 +118,7 @@ public:
             std::uint8_t* out, std::size_t len) override;
   void validate(const network& net) const override;
   /// "real: A.npz + B.npz (K distinct images, repeated to batch N); ..." (file names without
-  /// their folders).
+  /// their folders; the paths as given when two sources share a file name).
   std::string describe(const network& net) const override;
   int distinct_images() const override { return distinct_; }
   /// Images the sources hold, as validate() found them: one source, the smallest N over its
