@@ -9,7 +9,8 @@
 // start of the simulation (a probe module's start_of_simulation) to the end of the run,
 // i.e. the span wall_s measures, so the ratio does not depend on what else the machine runs.
 // A step left out with --steps prints "-" and is null in the JSON (step_time_s too without
-// the cDMA step).
+// the cDMA step). Also "network", "batch", "activations" (as the report names the source)
+// and "config" (the LT run's effective configuration).
 // Exit codes: 0 both runs ok, 1 a run's prefetched data did not match, 2 bad input, 3 an I/O
 // error stopped a run (e.g. the spill file; nothing compared), the --json file or standard
 // output could not be written (the comparison itself ran).
@@ -181,6 +182,12 @@ int compare_command(const std::vector<std::string>& args) {
   }
   j["speed_ratio_lt_over_at"] = ratio;
   j["cpu_ratio_lt_over_at"] = cpu_ratio;
+  // What was compared, as a run records it: the job, the activation source as the report
+  // names it, and the effective configuration (the LT run's; the AT run's differs in mode only).
+  j["network"] = rep[0].config.network;
+  j["batch"] = rep[0].config.batch;
+  j["activations"] = rep[0].activations;
+  j["config"] = to_json(rep[0].config);
   if (!json_path.empty()) {
     try {
       write_output_file(json_path, j.dump(2) + "\n", "--json", "results computed but not saved");

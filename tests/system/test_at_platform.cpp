@@ -109,6 +109,12 @@ TEST(at_compare_cli, json_has_step_times_wall_and_cpu_seconds_of_both_modes) {
   EXPECT_NEAR(j["cpu_ratio_lt_over_at"].get<double>(),
               j["at"]["cpu_s"].get<double>() / j["lt"]["cpu_s"].get<double>(), 1e-9);
   EXPECT_LT(std::fabs(j["diff_pct"]["cdma"].get<double>()), 2.0);
+  // What was compared is recorded, as in a run's JSON.
+  EXPECT_EQ(j["network"], "synthetic");
+  EXPECT_EQ(j["batch"], 2);
+  EXPECT_EQ(j["activations"].get<std::string>().rfind("synthetic", 0), 0u) << j["activations"];
+  EXPECT_EQ(j["config"]["steps"], "vdnn,cdma");
+  EXPECT_EQ(j["config"]["mode"], "lt");
   std::ifstream t(out + ".txt");
   const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("CPU (user+sys): LT"), std::string::npos) << text;
