@@ -725,6 +725,8 @@ int sweep_command(const std::vector<std::string>& args) {
         for (std::size_t x = 0; x < ax.values.size(); ++x) {
           try {
             setting[x] = setting_of(base, ax.name, ax.values[x]);
+          } catch (const config_error&) {
+            throw;  // the value itself is malformed: named as the --grid value it is
           } catch (const std::exception&) {  // reported with the plan's other checks below
           }
         }

@@ -1272,6 +1272,12 @@ TEST(bad_input, s9_two_grid_axes_of_one_parameter_are_refused) {
   // #16: an unknown grid name is named as a --grid (it said "--param: unknown parameter").
   expect_cli_error("sweep --grid preset=a100-gen4 --network synthetic --out " + dir, 2,
                    "cdma-vp: --grid: unknown parameter 'preset'");
+  // A malformed grid value is named as a --grid value too (it said "--param: ...", an option
+  // the user never wrote; breaker s14 F3).
+  expect_cli_error("sweep --grid pcie.lanes=4,99 --network synthetic --out " + dir, 2,
+                   "cdma-vp: --grid: pcie.lanes = \"99\": expected an integer in [1, 32]");
+  expect_cli_error("sweep --grid 'activations=[a].npz,b.npz' --network synthetic --out " + dir, 2,
+                   "cdma-vp: --grid: activations = \"[a].npz\": not a JSON array of strings");
 }
 
 // #3: a key set to {} (an empty group) was silently ignored: batch {} ran at batch 32.
