@@ -14,6 +14,9 @@
 #include "workloads/io/npy.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <cmath>
@@ -437,6 +440,31 @@ TEST(Npz, NotAZipFile) {
     EXPECT_NE(msg.find("zip"), std::string::npos) << msg;
   }
   std::remove(p.c_str());
+}
+
+// Breaker s14 F5: with every open-file descriptor in use the archive cannot be opened; the
+// message names the limit (not "expected an existing .npz file", which the file is).
+TEST(Npz, OpenFileLimitReachedIsNamed) {
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = 64;  // the soft limit only: restored below
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fds;  // fill every descriptor below the limit
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) fds.push_back(fd);
+  std::string msg;
+  try {
+    npz_archive z(k_npz);
+  } catch (const npy_error& e) {
+    msg = e.what();
+  }
+  for (int fd : fds) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_EQ(msg.rfind(std::string(k_npz) + ": cannot open: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("the open-file limit (`ulimit -n`: 64) is reached"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected fewer .npz sources than the open-file limit"), std::string::npos) << msg;
+  // With the descriptors back, the same archive opens.
+  EXPECT_NO_THROW(npz_archive z(k_npz));
 }
 
 TEST(Npz, AbsentKeyNamesFileAndKey) {

@@ -249,8 +249,16 @@ TEST(RealActivationsMulti, TensorSetsThatDifferBetweenSourcesAreAnErrorNamingBot
   EXPECT_EQ(s.distinct_images(), 2);
   o.name_map = {{"y", "c2"}};
   const std::string m = error_of([&] { wl::npz_activation_source(std::vector<std::string>{a, c}, o); });
-  EXPECT_NE(m.find(a + " + " + c + ": the name map names 'y', which is not a tensor of the files"), std::string::npos)
+  EXPECT_NE(m.find(a + " + " + c + ": the name map names 'y', which is not a tensor of the files; expected"),
+            std::string::npos)
       << m;
+  // Two tensors of one file that the map sends to one layer: both are named (breaker s14 F8).
+  o.name_map = {{"x", "c1"}};
+  const std::string m2 = error_of([&] { wl::npz_activation_source(std::vector<std::string>{c}, o); });
+  EXPECT_NE(m2.find(c + ": two tensors map to layer key 'c1': '"), std::string::npos) << m2;
+  EXPECT_NE(m2.find("'c1'"), std::string::npos) << m2;
+  EXPECT_NE(m2.find("'x'"), std::string::npos) << m2;
+  EXPECT_NE(m2.find("expected one tensor per layer"), std::string::npos) << m2;
 }
 
 TEST(RealActivationsMulti, AMissingOrRepeatedSourceIsAnErrorNamingIt) {

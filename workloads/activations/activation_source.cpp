@@ -173,11 +173,14 @@ npz_activation_source::source_file npz_activation_source::open_source(const std:
   }
   if (names.empty())
     throw activation_error(path + ": holds no .npy tensors; expected one NCHW float32 tensor per layer output");
+  std::map<std::string, std::string> named;  // layer key -> the tensor name that maps to it
   for (const auto& [name, where] : names) {
     auto m = opt_.name_map.find(name);
     const std::string key = m == opt_.name_map.end() ? name : m->second;
-    if (src.where.count(key))
-      throw activation_error(path + ": two tensors map to layer key '" + key + "' (check the name map)");
+    if (const auto first = named.find(key); first != named.end())
+      throw activation_error(path + ": two tensors map to layer key '" + key + "': '" + first->second + "' and '" +
+                             name + "' (check the name map); expected one tensor per layer");
+    named[key] = name;
     src.where[key] = where;
   }
   for (const auto& n : names) src.names.insert(n.first);
@@ -205,7 +208,7 @@ npz_activation_source::npz_activation_source(const std::vector<std::string>& pat
   for (const auto& kv : opt_.name_map)
     if (std::none_of(sources_.begin(), sources_.end(), [&](const source_file& f) { return f.names.count(kv.first) > 0; }))
       throw activation_error(path_ + ": the name map names '" + kv.first + "', which is not a tensor of " +
-                             the_files());
+                             the_files() + "; expected the map's keys to be tensor names in the files");
   for (const auto& kv : sources_.front().where) held_.insert(kv.first);
   // Every source holds the same tensors (after the name map): image n of the batch must exist
   // in every layer.

@@ -27,6 +27,7 @@ namespace cdma::workloads::io {
 struct input_problem {
   enum kind_t { none, directory, not_regular, cannot_open } kind = none;
   std::string reason;  ///< strerror(errno) of the failed open (cannot_open); the file type (not_regular)
+  int error = 0;       ///< errno of the failed open (cannot_open), e.g. EMFILE; 0 otherwise
   explicit operator bool() const { return kind != none; }
   /// What to write after "<path>: ": "is a directory", "is a FIFO, not a regular file" or
   /// "cannot open <what>: <reason>" (`what` e.g. "the name map"; "cannot open file" when
@@ -81,6 +82,7 @@ inline input_problem open_input(std::ifstream& in, const std::string& path) {
     const int e = errno;
     p.kind = input_problem::cannot_open;
     p.reason = e ? std::strerror(e) : "";
+    p.error = e;
   }
   return p;
 }

@@ -1,10 +1,12 @@
 #include "workloads/io/npy.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <zip.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -506,6 +508,18 @@ npz_archive::npz_archive(const std::string& path) : impl_(std::make_unique<impl>
     const io::input_problem p = io::open_input(probe, path);
     if (p.kind != io::input_problem::none && p.kind != io::input_problem::cannot_open)  // libzip says why else
       fail(path, p.text(), "an .npz (zip) file");
+    // The process's open-file limit, not the file: every archive stays open while it is read
+    // lazily, so a long list of activations sources reaches it (about 1020 with the common
+    // `ulimit -n` of 1024).
+    if (p.kind == io::input_problem::cannot_open && (p.error == EMFILE || p.error == ENFILE)) {
+      struct rlimit rl {};
+      const std::string limit = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                                    ? " (`ulimit -n`: " + std::to_string(rl.rlim_cur) + ")"
+                                    : "";
+      fail(path, "cannot open: " + p.reason + "; the open-file limit" + limit +
+                     " is reached, and every .npz source stays open while the run reads it",
+           "fewer .npz sources than the open-file limit, or a higher limit (`ulimit -n`)");
+    }
   }
   int err = 0;
   impl_->zip = zip_open(path.c_str(), ZIP_RDONLY, &err);
