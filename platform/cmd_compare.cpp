@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 #include <sys/resource.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
@@ -61,6 +63,10 @@ struct cpu_probe : sc_core::sc_module {
 };
 
 double pct(double at, double lt) { return lt != 0 ? 100.0 * (at - lt) / lt : 0.0; }
+
+/// LT step times are validated against AT to within this many percent on the shipped jobs
+/// (docs/validation.md, issue 6: "step times within 2 %").
+constexpr double kLtAtTolerancePct = 2.0;
 
 int compare_command(const std::vector<std::string>& args) {
   config_options cfg;
@@ -146,6 +152,7 @@ int compare_command(const std::vector<std::string>& args) {
               rep[0].config.codec.c_str());
   std::printf("%-8s %14s %14s %9s\n", "step", "LT (ms)", "AT (ms)", "AT-LT %");
   nlohmann::json j;
+  std::vector<int> beyond;  // steps whose LT and AT step times differ by more than the tolerance
   for (int k = 0; k < 3; ++k) {
     if (!lt[k]->simulated || !at[k]->simulated) {  // left out with --steps: no figures (were 0)
       std::printf("%-8s %14s %14s %9s\n", names[k], "-", "-", "-");
@@ -159,6 +166,27 @@ int compare_command(const std::vector<std::string>& args) {
     j["lt"][std::string(names[k]) + "_s"] = a;
     j["at"][std::string(names[k]) + "_s"] = b;
     j["diff_pct"][names[k]] = pct(b, a);
+    if (std::fabs(pct(b, a)) > kLtAtTolerancePct) beyond.push_back(k);
+  }
+  // The tolerance LT is validated to (docs/validation.md): a larger difference is reported, so
+  // that a configuration LT estimates poorly (breaker s15: +1047 % with one completion-header
+  // credit, printed without a word) is not read as an LT result to trust.
+  j["tolerance_pct"] = kLtAtTolerancePct;
+  j["beyond_tolerance"] = nlohmann::json::array();
+  if (beyond.empty()) {
+    std::printf("LT vs AT: every step simulated in both within %.0f %% (the tolerance of docs/validation.md)\n",
+                kLtAtTolerancePct);
+  } else {
+    std::string list;
+    for (int k : beyond) {
+      char d[64];
+      std::snprintf(d, sizeof d, "%s %+.3f %%", names[k], pct(s(at[k]->result.step), s(lt[k]->result.step)));
+      list += (list.empty() ? "" : ", ") + std::string(d);
+      j["beyond_tolerance"].push_back(names[k]);
+    }
+    std::printf("LT vs AT: %s: beyond the %.0f %% tolerance of docs/validation.md; LT is an estimate and AT "
+                "the reference for this configuration (docs/validation.md: what LT leaves out)\n",
+                list.c_str(), kLtAtTolerancePct);
   }
   const double ratio = rep[1].wall_s / std::max(rep[0].wall_s, 1e-9);
   const double cpu_ratio = cpu[1] / std::max(cpu[0], 1e-9);
