@@ -72,12 +72,16 @@ int compare_command(const std::vector<std::string>& args) {
   config_options cfg;
   std::string json_path;
   po::options_description opts("cdma-vp compare options");
-  add_config_options(opts, cfg);
+  add_config_options(opts, cfg, false);
   opts.add_options()("json", po::value(&json_path), "write the comparison as JSON to this file")(
       "help,h", "print this help");
+  po::options_description refused;  // parsed to be refused with a reason, not listed in --help
+  refused.add_options()("mode", po::value<std::string>());
+  po::options_description parsed;
+  parsed.add(opts).add(refused);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    po::store(po::command_line_parser(args).options(parsed).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "usage: cdma-vp compare [options]\n"

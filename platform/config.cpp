@@ -427,7 +427,7 @@ std::vector<param> table(platform_config& c) {
       boolean("verify", c.verify, "compare every prefetched byte with what was offloaded"),
       string("name_map", c.name_map, {}, "JSON {\"name in file\": \"layer key\"} renaming the tensors of activations"),
       string("missing_activations", c.missing_activations, {"auto", "error", "dense"},
-             "offloaded tensors the activations file does not hold (pool outputs are computed from their input): error, or dense synthetic data"),
+             "offloaded tensors the activations file does not hold (pool outputs are computed from their input): error, or dense synthetic data; auto (default): dense for the embedded default's shipped sample, else error (the list shows it resolved)"),
       number("zero_run", c.mean_zero_run, 0.0, 1e9, "synthetic: mean zero-run length in elements (clustered zeros); 0 = independent"),
       string("density_profile", c.density_profile, {}, "synthetic: per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)"),
       only_or_range(number("training_progress", c.training_progress, -1.0, 1.0, "0..1: point of density_profile to use; -1: end of training",

@@ -241,7 +241,7 @@ bool valid_utf8(const std::string& s) {
 }
 }  // namespace
 
-void add_config_options(po::options_description& d, config_options& o) {
+void add_config_options(po::options_description& d, config_options& o, bool with_mode) {
   d.add_options()
       ("preset", po::value(&o.preset), "platform preset: titanx-gen3 (default), titanxp-gen3, "
                                         "v100-gen3, a100-gen4, h100-gen5")
@@ -271,9 +271,11 @@ void add_config_options(po::options_description& d, config_options& o) {
       ("training-progress", po::value<std::string>(), "0..1: point of --density-profile to use (default: end of training)")
       ("seed", po::value<std::string>(), "seed of the synthetic activations")
       ("layer-times", po::value<std::string>(), "CSV layer,forward_ms,backward_ms overriding the roofline for the listed layers")
-      ("mode", po::value<std::string>(), "timing: lt (default, b_transport + quantum) | at (4-phase nb_transport) (= --param mode=)")
       ("steps", po::value<std::string>(), "training steps to simulate: a comma-separated subset of oracle,vdnn,cdma in that order (default all three; = --param steps=)")
       ("check-protocol", "protocol_checker on every initiator -> target connection; violations fail the run");
+  if (with_mode)
+    d.add_options()("mode", po::value<std::string>(),
+                    "timing: lt (default, b_transport + quantum) | at (4-phase nb_transport) (= --param mode=)");
 }
 
 void config_options::resolve(const po::variables_map& vm) {

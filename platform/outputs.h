@@ -184,7 +184,9 @@ struct config_options {
   /// Throws config_error naming the key / file.
   void resolve(const boost::program_options::variables_map& vm);
 };
-void add_config_options(boost::program_options::options_description& d, config_options& o);
+/// `with_mode` false leaves --mode out (compare runs both modes: it refuses --mode through an
+/// option of its own that its help does not list).
+void add_config_options(boost::program_options::options_description& d, config_options& o, bool with_mode = true);
 
 /// Where results go.
 struct output_options {

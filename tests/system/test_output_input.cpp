@@ -355,6 +355,12 @@ TEST(OutputInput, CompareRefusesAMode) {
                {"--mode at: compare runs the job in both modes"});
   expect_error("compare " + k_fast.substr(0, k_fast.size() - 3) + " --param mode=lt", 2,
                {"--param mode=lt: compare runs the job in both modes"});
+  // ... and its help does not offer --mode (docs audit s15: it listed the option it refuses).
+  std::string help;
+  ASSERT_EQ(cli("compare --help", &help), 0);
+  EXPECT_EQ(help.find("--mode"), std::string::npos) << help;
+  ASSERT_EQ(cli("run --help", &help), 0);
+  EXPECT_NE(help.find("--mode arg"), std::string::npos) << help;
 }
 
 TEST(OutputInput, PrintableEscapesControlsAndBrokenUtf8) {

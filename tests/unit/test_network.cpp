@@ -494,6 +494,9 @@ TEST(Roofline, PresetsAndValidation) {
   EXPECT_EQ(x.memory_bytes, 12ull * 1024 * 1024 * 1024);
   const wl::gpu_params xp = wl::titan_xp();
   EXPECT_DOUBLE_EQ(xp.dram_Bps, 547.6e9);
+  // As the platform preset titanxp-gen3 has it (docs audit s15: 12e12 against 12.1 TFLOP/s).
+  EXPECT_DOUBLE_EQ(xp.peak_flops, 12.1e12);
+  EXPECT_NEAR(3840 * 2 * 1582e6, xp.peak_flops, 0.06e12);
   wl::gpu_params bad;
   bad.flop_efficiency = 1.5;
   wl::layer l;

@@ -19,7 +19,7 @@ gpu_params titan_x_maxwell() { return gpu_params{}; }
 gpu_params titan_xp() {
   gpu_params g;
   g.name = "Titan Xp";
-  g.peak_flops = 12e12;
+  g.peak_flops = 12.1e12;
   g.dram_Bps = 547.6e9;
   g.memory_bytes = 12ull << 30;
   return g;

@@ -36,8 +36,10 @@ struct gpu_params {
 
 /// Titan X (Maxwell) preset (= default gpu_params).
 gpu_params titan_x_maxwell();
-/// Titan Xp preset (the cDMA HPCA paper's GPU): 12e12 FLOP/s fp32 (spec sheet, "about 12
-/// TFLOP/s"), 547.6e9 B/s GDDR5X (384-bit x 11.4 Gb/s), 12 GiB; same efficiency factors.
+/// Titan Xp preset (the cDMA HPCA paper's GPU): 12.1e12 FLOP/s fp32 (NVIDIA's spec sheet,
+/// 12.1 TFLOP/s: 3840 CUDA cores x 2 FLOP x 1582 MHz boost = 12.15e12; the platform preset
+/// `titanxp-gen3` uses the same), 547.6e9 B/s GDDR5X (384-bit x 11.4 Gb/s), 12 GiB; same
+/// efficiency factors.
 gpu_params titan_xp();
 
 /// Tesla V100 (SXM2 16 GB) preset: 15.7e12 FLOP/s fp32 and 900e9 B/s HBM2 (NVIDIA V100
