@@ -15,6 +15,8 @@
 
 #include "tests/support/payload.h"
 #include "tests/support/sc_fixture.h"
+#include "tlm/core/payload_pool.h"
+#include "tlm/core/protocol_checker.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/memory/host_memory.h"
 #include "tlm/pcie/link_math.h"
@@ -516,4 +518,173 @@ TEST(PcieCplSplit, ClosedFormEqualsTheCompletionWalk) {
           EXPECT_EQ(s.wire_bytes, walk.wire_bytes);
         }
     }
+}
+
+// ---- LT read tags and completion credits across transactions (breakit-s15 F1, F2, F3) ----
+
+namespace {
+
+// A DMA-like initiator that issues `n` reads of `bytes` each (consecutive addresses) at once:
+// LT, one b_transport after the other, each annotated at time 0 (as an engine's window
+// pipeline issues them); AT, BEGIN_REQ after BEGIN_REQ (each after the previous END_REQ),
+// all pipelined. Payloads with a memory manager; a protocol_checker sits between it and the
+// link in AT. Returns the time the last read completed, ps.
+struct burst_driver : sc_module {
+  tlm_utils::simple_initiator_socket<burst_driver> init{"init"};
+  bool at = false;
+  int n = 0;
+  std::uint64_t bytes = 0;
+  ps_t last_done = 0;
+  int end_reqs = 0, resps = 0, errors = 0;
+  sc_event ev;
+  cdma::payload_pool pool;
+  std::vector<std::uint8_t> buf;
+  SC_HAS_PROCESS(burst_driver);
+  explicit burst_driver(sc_module_name nm) : sc_module(nm) {
+    init.register_nb_transport_bw(this, &burst_driver::bw);
+    SC_THREAD(go);
+  }
+  tlm_sync_enum bw(tlm_generic_payload& gp, tlm_phase& ph, sc_time&) {
+    if (ph == END_REQ) {
+      ++end_reqs;
+    } else {
+      ++resps;
+      if (!gp.is_response_ok()) ++errors;
+      last_done = std::max(last_done, now_ps());
+      gp.release();
+    }
+    ev.notify(SC_ZERO_TIME);
+    return ph == END_REQ ? TLM_ACCEPTED : TLM_COMPLETED;
+  }
+  void go() {
+    buf.assign(bytes * n, 0);
+    for (int i = 0; i < n; ++i) {
+      tlm_generic_payload* gp = pool.allocate();
+      gp->acquire();
+      setup(*gp, TLM_READ_COMMAND, buf_addr + bytes * i, buf.data() + bytes * i, bytes);
+      sc_time d = SC_ZERO_TIME;
+      if (at) {
+        tlm_phase ph = BEGIN_REQ;
+        EXPECT_EQ(init->nb_transport_fw(*gp, ph, d), TLM_ACCEPTED);
+        while (end_reqs <= i) wait(ev);  // request exclusion rule
+      } else {
+        init->b_transport(*gp, d);
+        if (!gp->is_response_ok()) ++errors;
+        last_done = std::max(last_done, cdma::to_ps(sc_time_stamp() + d));
+        ++resps;
+        gp->release();
+      }
+    }
+    while (resps < n) wait(ev);
+  }
+};
+
+/// Runs the burst in LT or AT (protocol_checker in the path for AT); returns the last completion.
+ps_t burst(const pcie::link_params& lp, const host_memory_params& hp, bool at, int n,
+           std::uint64_t bytes) {
+  cdma::test::reset_systemc_context();
+  sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+  burst_driver d("d");
+  protocol_checker chk("chk");
+  pcie_link link("link", lp);
+  host_memory host("host", hp);
+  d.at = at;
+  d.n = n;
+  d.bytes = bytes;
+  d.init.bind(chk.tgt);
+  chk.init.bind(link.tgt);
+  link.init.bind(host.tgt);
+  sc_start();
+  EXPECT_EQ(chk.violations(), 0u);
+  EXPECT_EQ(chk.begun(), static_cast<std::size_t>(n));
+  EXPECT_EQ(chk.completed(), static_cast<std::size_t>(n));
+  EXPECT_EQ(d.resps, n);
+  EXPECT_EQ(d.errors, 0);
+  if (at) {
+    EXPECT_EQ(link.tags_in_use(), 0u);
+  }
+  return d.last_done;
+}
+
+}  // namespace
+
+// 64 reads of 64 B (one MRd each) issued at once with 4 tags (F1: LT let every read out at once,
+// whatever the tags). Default link: one read holds its tag for
+//   RTT = ser(24 B MRd) + 400 ns + 80 ns + 64 B / 204.8 GB/s + ser(84 B CplD) + 400 ns,
+// the four completions of a round follow each other on h2d (ser(84 B) apart, more than the
+// MRd spacing), and request k + 4 takes the tag request k frees: request 4r + j's completion
+// arrives at (r + 1) x RTT + j x ser(84 B). The last (r = 15, j = 3): 16 RTT + 3 ser(84 B),
+// about 14.2 us (all 64 at once would be about 1.2 us).
+TEST_F(PcieLinkTest, TagsBoundConcurrentLtReadsAsInAt) {
+  pcie::link_params lp;
+  lp.tags = 4;
+  const ps_t ser_cpl = pcie::ser_ps(lp, 84);
+  const ps_t rtt = pcie::ser_ps(lp, 24) + 400000 + 80000 + cdma::transfer_ps(64, 204.8e9) + ser_cpl + 400000;
+  const double expect = static_cast<double>(16 * rtt + 3 * ser_cpl);
+  const ps_t lt = burst(lp, fast_host(), false, 64, 64);
+  const ps_t at = burst(lp, fast_host(), true, 64, 64);
+  EXPECT_NEAR(static_cast<double>(lt) / expect, 1.0, 0.005) << "LT " << lt << " ps";
+  EXPECT_NEAR(static_cast<double>(at) / expect, 1.0, 0.005) << "AT " << at << " ps";
+  EXPECT_NEAR(static_cast<double>(lt) / static_cast<double>(at), 1.0, 0.005);
+  // With tags to spare the same burst is bound by h2d alone: one round trip, then the 64
+  // completions and (LT counts Acks per transaction) 64 Ack DLLPs of 8 B, about 1.26 us.
+  lp.tags = 256;
+  const ps_t free_lt = burst(lp, fast_host(), false, 64, 64);
+  EXPECT_LE(free_lt, rtt + 64 * (ser_cpl + pcie::ser_ps(lp, 8)));
+  EXPECT_GT(free_lt, rtt + 63 * ser_cpl);
+}
+
+// 16 reads of 4 KiB issued at once on the measured-host link with ONE completion header
+// credit (F2: LT ignored completion credits). 64 B completions: 16 x 64 = 1024 CplD, each
+// waiting for the UpdateFC of the one before (UpdateFC per TLP), one credit loop
+//   ser(84 B) + 100 ns + 20 ns (fc_release) + ser(8 B UpdateFC) + 100 ns, about 226 ns.
+// The first CplD starts once the first request's data is there:
+//   ser(24 B MRd) + 100 ns + 250 ns + 80 ns + 512 B / 204.8 GB/s + 250 ns,
+// the last one 1023 loops later, and arrives ser(84 B) + 100 ns after it starts: ~231.8 us.
+TEST_F(PcieLinkTest, CompletionCreditsPaceLtReadsAsInAt) {
+  pcie::link_params lp = pcie::preset("measured-host");
+  lp.cplh_credits = 1;
+  ASSERT_EQ(lp.updatefc_every, 1u);
+  ASSERT_EQ(lp.cpl_bytes, 64u);
+  const ps_t first = pcie::ser_ps(lp, 24) + 100000 + 250000 + 80000 + cdma::transfer_ps(512, 204.8e9) + 250000;
+  const ps_t loop = pcie::credit_loop_ps(lp, 84);
+  EXPECT_NEAR(static_cast<double>(loop), 225856.0, 2.0);
+  const double expect = static_cast<double>(first + 1023 * loop + pcie::ser_ps(lp, 84) + 100000);
+  const ps_t lt = burst(lp, fast_host(), false, 16, 4096);
+  const ps_t at = burst(lp, fast_host(), true, 16, 4096);
+  EXPECT_NEAR(static_cast<double>(lt) / expect, 1.0, 0.005) << "LT " << lt << " ps";
+  EXPECT_NEAR(static_cast<double>(at) / expect, 1.0, 0.005) << "AT " << at << " ps";
+  // Completion data credits alone: 16 credits = one 64 B CplD (4 data credits) x 4 in flight,
+  // so 4 CplD per loop: 1024 / 4 = 256 loops.
+  lp.cplh_credits = 0;
+  lp.cpld_credits = 16;
+  const double expect_d = static_cast<double>(first + 255 * loop + 3 * pcie::ser_ps(lp, 84) +
+                                              pcie::ser_ps(lp, 84) + 100000);
+  const ps_t lt_d = burst(lp, fast_host(), false, 16, 4096);
+  const ps_t at_d = burst(lp, fast_host(), true, 16, 4096);
+  EXPECT_NEAR(static_cast<double>(lt_d) / expect_d, 1.0, 0.01) << "LT " << lt_d << " ps";
+  EXPECT_NEAR(static_cast<double>(at_d) / expect_d, 1.0, 0.01) << "AT " << at_d << " ps";
+}
+
+// One tag and a slow host (100 MB/s): 4 reads of 4 KiB issued at once are 32 requests of
+// 512 B one after the other (F3: LT counted the host time of the whole read in every
+// request's round trip and was 4.4x too slow). Each takes
+//   ser(24 B MRd) + 400 ns + 80 ns + 512 B / 100 MB/s + 2 x ser(276 B CplD) + 400 ns,
+// about 6.04 us (5.12 us of it host memory): 32 of them about 193 us.
+TEST_F(PcieLinkTest, OneTagWithSlowHostMemoryIsOneRequestAtATime) {
+  pcie::link_params lp;
+  lp.tags = 1;
+  host_memory_params hp = fast_host();
+  hp.bandwidth_Bps = 100e6;
+  const ps_t req = pcie::ser_ps(lp, 24) + 400000 + 80000 + cdma::transfer_ps(512, 100e6) +
+                   2 * pcie::ser_ps(lp, 276) + 400000;
+  EXPECT_NEAR(static_cast<double>(req), 6.036e6, 0.001e6);
+  const double expect = 32.0 * static_cast<double>(req);
+  const ps_t lt = burst(lp, hp, false, 4, 4096);
+  const ps_t at = burst(lp, hp, true, 4, 4096);
+  EXPECT_NEAR(static_cast<double>(lt) / expect, 1.0, 0.005) << "LT " << lt << " ps";
+  EXPECT_NEAR(static_cast<double>(at) / expect, 1.0, 0.005) << "AT " << at << " ps";
+  // One read alone: its 8 requests in sequence, whatever came before it.
+  const ps_t one = burst(lp, hp, false, 1, 4096);
+  EXPECT_NEAR(static_cast<double>(one) / (8.0 * static_cast<double>(req)), 1.0, 0.005);
 }

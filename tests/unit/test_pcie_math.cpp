@@ -426,3 +426,96 @@ TEST(PcieCreditStream, SendIsTheTlpByTlpLoop) {
     }
   }
 }
+
+// tag_scoreboard: the LT rule for read tags across transactions. A request takes the tag
+// released earliest; a tag never used is free from time 0.
+TEST(PcieTagScoreboard, RequestTakesTheEarliestReleasedTag) {
+  tag_scoreboard tags(3);
+  EXPECT_EQ(tags.free_at(0, 10), 3u);  // none used yet
+  // Three requests at t = 0 take the three unused tags and release them at 900, 500, 700.
+  EXPECT_EQ(tags.take(), 0u);
+  tags.release(900);
+  EXPECT_EQ(tags.take(), 0u);
+  tags.release(500);
+  EXPECT_EQ(tags.take(), 0u);
+  tags.release(700);
+  EXPECT_EQ(tags.used(), 3u);
+  EXPECT_EQ(tags.free_at(499, 3), 0u);
+  EXPECT_EQ(tags.free_at(500, 3), 1u);
+  EXPECT_EQ(tags.free_at(800, 3), 2u);
+  EXPECT_EQ(tags.free_at(800, 1), 1u);  // counts up to `want`
+  EXPECT_EQ(tags.free_at(900, 3), 3u);
+  // The fourth request waits for the tag released at 500, the fifth for 700; a request whose
+  // tag comes back at 600 (earlier than 900) is next in line before the one released at 900.
+  EXPECT_EQ(tags.take(), 500u);
+  tags.release(600);
+  EXPECT_EQ(tags.take(), 600u);
+  tags.release(2000);
+  EXPECT_EQ(tags.take(), 700u);
+  tags.release(1000);
+  EXPECT_EQ(tags.take(), 900u);
+  tags.release(1500);
+  EXPECT_EQ(tags.take(), 1000u);
+  tags.release(1100);
+  EXPECT_EQ(tags.take(), 1100u);
+  tags.release(1200);
+  EXPECT_EQ(tags.take(), 1200u);
+  tags.release(3000);
+  EXPECT_EQ(tags.take(), 1500u);
+  tags.release(3100);
+  EXPECT_EQ(tags.take(), 2000u);
+  tags.release(3200);
+  // take_if_free: all-or-nothing. Held now: 3000, 3100, 3200.
+  EXPECT_FALSE(tags.take_if_free(3099, 2));  // only one is free by 3099
+  EXPECT_EQ(tags.used(), 3u);
+  EXPECT_TRUE(tags.take_if_free(3100, 2));  // the tags of 3000 and 3100
+  tags.release(5000);
+  tags.release(4000);
+  EXPECT_EQ(tags.take(), 3200u);
+  tags.release(4500);
+  EXPECT_EQ(tags.take(), 4000u);
+  tags.release(6000);
+  EXPECT_FALSE(tags.take_if_free(1000000, 4));  // more than there are
+  tag_scoreboard fresh(4);
+  EXPECT_TRUE(fresh.take_if_free(0, 4));  // unused tags are free from 0
+  EXPECT_FALSE(fresh.take_if_free(1000000, 1));
+}
+
+// release_run: n tags released evenly from first to last; taken in time order, interleaved
+// with single releases.
+TEST(PcieTagScoreboard, RunOfReleasesIsSpreadEvenly) {
+  tag_scoreboard tags(8);
+  EXPECT_TRUE(tags.take_if_free(0, 5));
+  tags.release_run(1000, 1400, 5);  // 1000, 1100, 1200, 1300, 1400
+  EXPECT_EQ(tags.used(), 5u);
+  EXPECT_EQ(tags.free_at(1250, 8), 3u + 3u);  // 3 unused + 1000, 1100, 1200
+  EXPECT_FALSE(tags.take_if_free(1250, 7));
+  EXPECT_TRUE(tags.take_if_free(1100, 5));  // 3 unused + 1000, 1100
+  tags.release(1150);
+  tags.release_run(2000, 2000, 4);
+  EXPECT_EQ(tags.take(), 1150u);  // sorted by first release: before the run's 1200
+  EXPECT_EQ(tags.take(), 1200u);
+  EXPECT_EQ(tags.take(), 1300u);
+  EXPECT_EQ(tags.take(), 1400u);
+  EXPECT_EQ(tags.take(), 2000u);
+  EXPECT_EQ(tags.used(), 3u);
+}
+
+// `tags` tags, each request holding its tag `rtt`, all ready at 0: request k issues in round
+// k / tags, at (k / tags) x rtt, whichever transaction it belongs to.
+TEST(PcieTagScoreboard, StreamOfRequestsMatchesTheClosedForm) {
+  for (std::uint32_t n_tags : {1u, 4u, 32u, 256u}) {
+    tag_scoreboard tags(n_tags);
+    const ps_t rtt = 10300000;  // 10.3 us
+    ps_t last_issue = 0;
+    const std::uint64_t requests = 3136;
+    for (std::uint64_t k = 0; k < requests; ++k) {
+      last_issue = tags.take();  // all requests ready at 0
+      tags.release(last_issue + rtt);
+    }
+    EXPECT_EQ(last_issue, (requests - 1) / n_tags * rtt) << n_tags;  // whole rounds
+    // The closed form counts fractional rounds: within one round trip.
+    EXPECT_NEAR(static_cast<double>(last_issue),
+                static_cast<double>(tag_paced_ps(requests, n_tags, rtt)), static_cast<double>(rtt));
+  }
+}

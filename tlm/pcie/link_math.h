@@ -265,6 +265,142 @@ private:
 /// the arrival of its last completion: (requests - tags) x rtt / tags (0 if requests <= tags).
 ps_t tag_paced_ps(std::uint64_t requests, std::uint32_t tags, ps_t rtt_ps);
 
+/// The requester's read tags over the whole stream of MRd, across transactions (the LT path's
+/// rule; the AT path frees a tag when the last CplD of its request arrives, §2.2.6.2). It
+/// holds the release time of every tag that has been used (the arrival of the last
+/// completion of the request that took it last); a tag never used is free from time 0.
+/// A request takes the tag released earliest, so it cannot issue before that release: with
+/// `tags` tags, requests after the first `tags` wait for the earliest release among the
+/// requests still holding one. Requests are taken in call order (LT's order). Example: 32
+/// tags, 3136 requests of 64 B each holding its tag about 10.3 us: the last issues about
+/// 3136 / 32 x 10.3 us after the first, whether they come as one transaction or as 3136.
+/// The releases are kept as runs: release_run(first, last, n) stands for n tags released
+/// at times spread evenly from `first` to `last` (a read's requests, whose completions follow
+/// each other), so recording a read costs O(1), not O(requests); runs are kept sorted by
+/// their next release and taken from the earliest; a release inside a run's span splits the
+/// run there (a run released over a span holding other runs' releases is taken whole first:
+/// an approximation for reads whose completions overlap, which LT's FIFO link makes rare).
+/// Cost: O(1) per call when the releases come in time order (the usual case), else release
+/// moves the later runs up by one.
+class tag_scoreboard {
+public:
+  explicit tag_scoreboard(std::uint32_t tags = 256) : unused_(tags), ring_(pow2_at_least(tags)) {}
+  /// Tags free at time `t` (never used, or released at or before t), counting up to `want`.
+  std::uint64_t free_at(ps_t t, std::uint64_t want) const {
+    std::uint64_t n = unused_;
+    for (std::size_t i = 0; n < want && i < count_; ++i) {
+      const run& r = at(i);
+      for (std::uint64_t j = r.taken; n < want && j < r.n; ++j) {
+        if (time_of(r, j) > t) return n;
+        ++n;
+      }
+    }
+    return n;
+  }
+  /// If `want` tags are free at `t` (free_at(t, want) == want), takes them (as `want` take()
+  /// calls, each returning a time <= t) and returns true; else changes nothing and returns
+  /// false. The releases are sorted, so only the want-th earliest is compared.
+  bool take_if_free(ps_t t, std::uint64_t want) {
+    if (unused_ >= want) {
+      unused_ -= want;
+      return true;
+    }
+    std::uint64_t need = want - unused_;
+    // Find the run holding the need-th earliest release.
+    std::size_t i = 0;
+    std::uint64_t left = need;
+    for (; i < count_; ++i) {
+      const run& r = at(i);
+      const std::uint64_t avail = r.n - r.taken;
+      if (left <= avail) break;
+      left -= avail;
+    }
+    if (i == count_ || time_of(at(i), at(i).taken + left - 1) > t) return false;
+    unused_ = 0;
+    for (std::size_t k = 0; k < i; ++k) pop_front();
+    at(0).taken += left;
+    if (at(0).taken == at(0).n) pop_front();
+    return true;
+  }
+  /// Takes the tag released earliest; returns its release time (0 for a tag never used).
+  /// Each take() is followed by one release (in any order, before the next free_at()).
+  ps_t take() {
+    if (unused_ != 0) {
+      --unused_;
+      return 0;
+    }
+    run& r = at(0);
+    const ps_t t = time_of(r, r.taken);
+    if (++r.taken == r.n) pop_front();
+    return t;
+  }
+  /// A taken tag is released at `t` (its request's last completion arrives at `t`).
+  void release(ps_t t) { release_run(t, t, 1); }
+  /// `n` taken tags are released at times spread evenly from `first` to `last` (>= first).
+  void release_run(ps_t first, ps_t last, std::uint64_t n) {
+    if (n == 0) return;
+    // The run whose next release is the latest at or before `first` may go on releasing after
+    // it: its later part is split off, so `first` is taken before it.
+    std::size_t i = count_;
+    while (i > 0 && next_of(at(i - 1)) > first) --i;
+    if (i > 0 && at(i - 1).last > first) {
+      run& r = at(i - 1);
+      std::uint64_t j = r.taken + 1;  // next_of(r) <= first: the split is after r.taken
+      while (time_of(r, j) <= first) ++j;
+      const run later{time_of(r, j), r.last, r.n - j, 0};
+      r.last = time_of(r, j - 1);
+      r.n = j;
+      insert(later);
+    }
+    insert(run{first, std::max(first, last), n, 0});
+  }
+  /// Tags used and not taken again since (for tests); tags - used() are unused.
+  std::uint64_t used() const {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < count_; ++i) n += at(i).n - at(i).taken;
+    return n;
+  }
+
+private:
+  struct run {
+    ps_t first, last;
+    std::uint64_t n, taken;  ///< tags in the run, tags of it taken again
+  };
+  static std::size_t pow2_at_least(std::uint32_t n) {
+    std::size_t s = 1;
+    while (s < n) s <<= 1;
+    return s;
+  }
+  /// Release time of the j-th tag of a run.
+  static ps_t time_of(const run& r, std::uint64_t j) {
+    if (r.n <= 1 || r.last == r.first) return r.first;
+    return r.first + static_cast<ps_t>(static_cast<double>(r.last - r.first) * static_cast<double>(j) /
+                                       static_cast<double>(r.n - 1) + 0.5);
+  }
+  run& at(std::size_t i) { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  const run& at(std::size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  /// Release time of the next tag of a run to be taken.
+  static ps_t next_of(const run& r) { return time_of(r, r.taken); }
+  /// Inserts `x` keeping the runs sorted by their next release (moves later ones up by one).
+  void insert(const run& x) {
+    const std::size_t mask = ring_.size() - 1;
+    std::size_t i = count_;
+    while (i > 0 && next_of(at(i - 1)) > x.first) {
+      ring_[(head_ + i) & mask] = at(i - 1);
+      --i;
+    }
+    ring_[(head_ + i) & mask] = x;
+    ++count_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --count_;
+  }
+  std::uint64_t unused_;
+  std::vector<run> ring_;  ///< runs of release times, sorted by next release, count_ from head_
+  std::size_t head_ = 0, count_ = 0;
+};
+
 // ---- templates ------------------------------------------------------------------------------
 
 namespace detail {
@@ -361,7 +497,8 @@ inline void credit_stream::take(ps_t end, std::uint64_t hdr, std::uint64_t data)
   pend_tlps_ = pend_hdr_ = pend_data_ = 0;
 }
 
-inline credit_stream::ends credit_stream::send(bandwidth_server& srv, ps_t at, std::uint64_t n,
+// Inlined at each call (LT runs it once per run of equal TLPs: ~1 M times a step).
+[[gnu::always_inline]] inline credit_stream::ends credit_stream::send(bandwidth_server& srv, ps_t at, std::uint64_t n,
                                                std::uint64_t wire, ps_t ser, std::uint64_t hdr,
                                                std::uint64_t data) {
   // ready() and take() of each TLP with the infinite-type tests hoisted (an infinite type

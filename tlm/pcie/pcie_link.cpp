@@ -69,6 +69,8 @@ pcie_link::pcie_link(sc_module_name name, const link_params& params)
       params_(validated(params)),
       lt_posted_(params_, params_.ph_credits, params_.pd_credits),
       lt_nonposted_(params_, params_.nph_credits, 0),
+      lt_completion_(params_, params_.cplh_credits, params_.cpld_credits),
+      lt_tags_(params_.tags),
       peq_(this, &pcie_link::peq_cb),
       actions_("actions") {
   rate_ = tlp_rate_Bps(params_);
@@ -142,7 +144,7 @@ bool pcie_link::check_whole(tlm_generic_payload& trans) {
 }
 
 ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
-                            ps_t ready_ps) {
+                            ps_t ready_ps, bool* ok) {
   // The reused payload, unless it is in use: a host-memory target may wait() inside
   // b_transport (legal in LT), letting another process of this link reach here meanwhile.
   // (The local payload is constructed only then: a payload's constructor and destructor cost
@@ -164,6 +166,7 @@ ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::
   sc_time delay = to_sc(std::max(ready_ps, now) - now);
   init->b_transport(sub, delay);
   if (owns) sub_busy_ = false;
+  if (ok != nullptr) *ok = sub.is_response_ok();
   if (!sub.is_response_ok() && trans.is_response_ok())
     trans.set_response_status(sub.get_response_status());
   return now_ps(delay);
@@ -267,6 +270,11 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
     c.wire_bytes += k * one.wire_bytes;
   });
   r.wire_bytes = r.tlps * ovh;
+  // Read tags over the whole stream (tag_scoreboard): if a request of this read finds no tag
+  // free at t0, or completions take finite credits, the read is timed request by request.
+  // Otherwise every request takes a tag free at t0 and none waits (releases set below).
+  if (!lt_completion_.infinite() || !lt_tags_.take_if_free(t0, r.tlps))
+    return lt_read_paced(trans, t0, r.tlps, c.tlps);
   ps_t start = 0, last_mrd = 0;  // first and last MRd start
   const ps_t ser = ser_mrd_;  // one MRd on the wire (= ser_ps(p, ovh))
   if (lt_nonposted_.infinite()) {
@@ -290,18 +298,26 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
     cpl.tlps = 1;
     cpl.wire_bytes = cpl_ovh_;
     const ps_t e = lt_send(H2D, cpl, std::max(h1, h2) + p.rc_latency_ps);
+    lt_tags_.release_run(e + p.latency_ps, e + p.latency_ps, r.tlps);
     return e + p.latency_ps;
   }
   const ps_t cpl_link_end = lt_send(H2D, c, c_start);
-  // Round trip of one request: issue to the arrival of its last completion.
-  const ps_t rtt = c_start + transfer_ps(c1.wire_bytes, rate_) + p.latency_ps - start;
-  // The MRd stream's own issue times already hold the link and the non-posted credits of
-  // the whole stream (credit_stream::send); tags bound it within this transaction.
-  const ps_t pace = std::max(tag_paced_ps(r.tlps, p.tags, rtt), last_mrd - start);
-  const ps_t last_issue = start + pace;
+  // The MRd stream's own issue times hold the link and the non-posted credits of the whole
+  // stream (credit_stream::send); every request had a tag at t0. The last request completes
+  // after the completions of the whole read, one round trip after its issue (the first
+  // request's, issue to first completion + its own completions) and after its data.
   const ps_t cl_ser = transfer_ps(cl.wire_bytes, rate_);
-  const ps_t end = std::max({cpl_link_end, last_issue + (c_start - start) + cl_ser,
+  const ps_t end = std::max({cpl_link_end, last_mrd + (c_start - start) + cl_ser,
                              h2 + p.rc_latency_ps + cl_ser});
+  // Each request's tag is released when its last completion arrives: the first request's
+  // when its completions, first in the completion block (which starts at or after c_start),
+  // are through; the last's at end; the others' spread evenly in between
+  // (tag_scoreboard::release_run: the bounds of `end` are linear in the request number for
+  // equal requests).
+  const ps_t rel1 = r.tlps == 1 ? end
+                                : cpl_link_end - transfer_ps(c.wire_bytes, rate_) +
+                                      transfer_ps(c1.wire_bytes, rate_);
+  lt_tags_.release_run(rel1 + p.latency_ps, end + p.latency_ps, r.tlps);
   // Acks for the MRds and UpdateFC (non-posted) on h2d; Acks for the CplDs on d2h.
   lt_dllps(H2D, acks_for(p, r.tlps) + updatefcs_for(p, r.tlps, p.nph_credits != 0),
            first_arrive);
@@ -310,6 +326,77 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
                updatefcs_for(p, c.tlps, p.cplh_credits != 0 || p.cpld_credits != 0),
            c_start + p.latency_ps);
   return end + p.latency_ps;
+}
+
+ps_t pcie_link::lt_read_paced(tlm_generic_payload& trans, ps_t t0, std::uint64_t mrds,
+                              std::uint64_t cplds) {
+  // Request by request, as AT times them but with no event: each MRd takes the tag released
+  // earliest (tag_scoreboard) and the non-posted credits (credit_stream), the root complex
+  // reads host memory for it when it arrives, its completions go out on h2d when its data is
+  // there (through the completion credits, credit_stream), and its tag is released when the
+  // last of them arrives. An MRd waiting for a tag beyond the direction's horizon (t0 or the
+  // end of its latest reservation) books its wire bytes at the horizon, as lt_dllps does: a
+  // reservation far ahead would hold back every TLP issued before it on the FIFO server.
+  const link_params& p = params_;
+  const std::uint64_t base = trans.get_address(), len = trans.get_data_length();
+  bandwidth_server& up = dir_[D2H].server;
+  bandwidth_server& down = dir_[H2D].server;
+  link_stats& up_st = dir_[D2H].st;
+  link_stats& down_st = dir_[H2D].st;
+  const ps_t ser = ser_mrd_;
+  const bool np_inf = lt_nonposted_.infinite(), cpl_inf = lt_completion_.infinite();
+  // A run of `k` completions of `bytes` payload each, ready at `ready`: returns the end of the
+  // last one on h2d.
+  auto send_cpl = [&](std::uint64_t bytes, std::uint64_t k, ps_t ready) {
+    const std::uint64_t wire = bytes + cpl_ovh_;
+    down_st.tlps += k;
+    down_st.payload_bytes += k * bytes;
+    down_st.wire_bytes += k * wire;
+    if (cpl_inf) return down.reserve(ready, k * wire);
+    return lt_completion_.send(down, ready, k, wire, transfer_ps(wire, rate_), 1, data_credits(bytes))
+        .last;
+  };
+  trans.set_response_status(TLM_OK_RESPONSE);
+  ps_t end = 0, first_arrive = 0, first_ready = 0;
+  bool first = true;
+  for_each_mrd(base, len, p, [&](std::uint64_t a, std::uint64_t n) {
+    const ps_t at = std::max(t0, lt_tags_.take());
+    const ps_t busy = up.busy_until(), horizon = std::max(t0, busy);
+    const ps_t t = np_inf ? at : lt_nonposted_.ready(std::max(at, busy), 1, 0);
+    const ps_t e = up.reserve(at <= horizon ? t : horizon, ovh_, ser);
+    const ps_t s = std::max(t, e - ser);  // the MRd's first byte
+    if (!np_inf) lt_nonposted_.take(s + ser, 1, 0);
+    ++up_st.tlps;
+    up_st.wire_bytes += ovh_;
+    const ps_t arrive = s + ser + p.latency_ps + p.rc_latency_ps;
+    bool ok = true;
+    const ps_t ready = host_access(trans, a - base, n, arrive, &ok) + p.rc_latency_ps;
+    ps_t last = 0;
+    if (!ok) {
+      last = send_cpl(0, 1, ready);  // one completion without data (UR / CA status)
+    } else {  // for_each_cpld's pieces: up to the next RCB boundary, then full pieces
+      const std::uint64_t head = a % p.rcb != 0 ? std::min<std::uint64_t>(n, p.rcb - a % p.rcb) : 0;
+      const std::uint64_t full = (n - head) / cpl_payload_, tail = (n - head) % cpl_payload_;
+      if (head != 0) last = send_cpl(head, 1, ready);
+      if (full != 0) last = send_cpl(cpl_payload_, full, ready);
+      if (tail != 0) last = send_cpl(tail, 1, ready);
+    }
+    const ps_t rel = last + p.latency_ps;  // the last completion arrives: the tag is free
+    lt_tags_.release(rel);
+    end = std::max(end, rel);
+    if (first) {
+      first_arrive = arrive;
+      first_ready = ready;
+      first = false;
+    }
+  });
+  // Acks for the MRds and UpdateFC (non-posted) on h2d; Acks and UpdateFC (completions) for
+  // the CplDs on d2h.
+  lt_dllps(H2D, acks_for(p, mrds) + updatefcs_for(p, mrds, p.nph_credits != 0), first_arrive);
+  lt_dllps(D2H,
+           acks_for(p, cplds) + updatefcs_for(p, cplds, p.cplh_credits != 0 || p.cpld_credits != 0),
+           first_ready + p.latency_ps);
+  return end;
 }
 
 void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {

@@ -21,12 +21,23 @@
 //          writes host memory as TLPs arrive: everything but the last TLP from the first
 //          arrival, the last TLP from the last arrival (+ rc_latency each); done = the later.
 //          Ack / UpdateFC DLLPs (acks_for, updatefcs_for) are reserved on h2d.
-//   read:  the MRd stream on d2h; host memory reads the first request when it arrives and the
-//          rest right after; the CplD stream (cpld_split) on h2d from the first request's data;
-//          the end is bounded by the link, by tags (tag_paced_ps with the first request's
-//          round trip), by non-posted credits (credit_stream over all MRd) and by host memory;
-//          + latency.
-//          A failed read returns one completion without data (cpl_overhead_bytes).
+//   read:  read tags are tracked over the whole stream of MRd, across transactions
+//          (pcie::tag_scoreboard: the release time of every tag, i.e. the arrival of the last
+//          CplD of the request that holds it), as the credits are. When every request of the
+//          read finds a tag free at t0 and completion credits are infinite (the usual case):
+//          the MRd stream on d2h (non-posted credits: credit_stream over all MRd); host memory
+//          reads the first request when it arrives and the rest right after; the CplD stream
+//          (cpld_split) on h2d from the first request's data; the end is bounded by the link,
+//          by the last MRd's issue plus the first request's round trip and by host memory;
+//          + latency; the requests' tags are released from the first one's completions to
+//          the end, evenly (tag_scoreboard::release_run).
+//          Otherwise (a request must wait for a tag, or finite CplH/CplD credits), request
+//          by request with no event (lt_read_paced): the MRd takes the tag released
+//          earliest and its non-posted credits, host memory is read for it when it arrives,
+//          its CplDs go out when its data is there through the completion credits
+//          (credit_stream over all CplD), and its tag is released when the last one arrives.
+//          A failed read returns one completion without data (cpl_overhead_bytes) per
+//          failing request (one for the read in the first case).
 //   zero length: completes at once with TLM_OK_RESPONSE and no TLP.
 // AT (nb_transport_fw, 4-phase base protocol, Accellera at_target shape): BEGIN_REQ is
 //   answered TLM_ACCEPTED; a PEQ sends END_REQ and cuts the transaction into TLPs; two
@@ -175,12 +186,16 @@ private:
   /// Root complex -> host memory: [off, off+n) of `trans` from `ready_ps`; returns the time
   /// the access is done (ps); copies an error status into `trans`.
   ps_t host_access(tlm::tlm_generic_payload& trans, std::uint64_t off, std::uint64_t n,
-                   ps_t ready_ps);
+                   ps_t ready_ps, bool* ok = nullptr);
   /// Reserves `bytes` of one LT block on `d` from `ready` and counts it; returns its end.
   ps_t lt_send(int d, const pcie::tlp_split& s, ps_t ready);
   void lt_dllps(int d, std::uint64_t n, ps_t ready);
   ps_t lt_write(tlm::tlm_generic_payload& trans, ps_t t0);
   ps_t lt_read(tlm::tlm_generic_payload& trans, ps_t t0);
+  /// lt_read request by request, for a read some of whose requests wait for a tag or whose
+  /// completions take finite completion credits; `mrds` / `cplds`: its MRd and CplD counts.
+  ps_t lt_read_paced(tlm::tlm_generic_payload& trans, ps_t t0, std::uint64_t mrds,
+                     std::uint64_t cplds);
 
   // AT path.
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
@@ -214,8 +229,10 @@ private:
   bool sub_busy_ = false;
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
-  /// LT: posted (PH/PD, d2h MWr) and non-posted (NPH, d2h MRd) credits over the whole stream.
-  pcie::credit_stream lt_posted_, lt_nonposted_;
+  /// LT: posted (PH/PD, d2h MWr), non-posted (NPH, d2h MRd) and completion (CplH/CplD, h2d
+  /// CplD) credits over the whole stream, and the read tags over the whole stream of MRd.
+  pcie::credit_stream lt_posted_, lt_nonposted_, lt_completion_;
+  pcie::tag_scoreboard lt_tags_;
   std::uint64_t seq_ = 0, next_request_ = 0;
 
   tlm_utils::peq_with_cb_and_phase<pcie_link> peq_;
