@@ -43,9 +43,11 @@ struct bench {
   protocol_checker chk_gpu, chk_pcie, chk_regs;
   sc_signal<bool> irq;
 
-  bench(std::function<void(cpu&)> body, const cdma_engine_params& ep)
-      : gpu("gpu", memory_params{64 * MiB, 300e9, 200 * ps_per_ns, 65536}),
-        host("host", memory_params{64 * MiB, 12e9, 500 * ps_per_ns, 65536}),
+  bench(std::function<void(cpu&)> body, const cdma_engine_params& ep,
+        const memory_params& gpu_p = memory_params{64 * MiB, 300e9, 200 * ps_per_ns, 65536},
+        const memory_params& host_p = memory_params{64 * MiB, 12e9, 500 * ps_per_ns, 65536})
+      : gpu("gpu", gpu_p),
+        host("host", host_p),
         engine("cdma", ep), drv("cpu", std::move(body)), chk_gpu("chk_gpu"), chk_pcie("chk_pcie"),
         chk_regs("chk_regs"), irq("irq") {
     engine.gpu_mem.bind(chk_gpu.tgt);
@@ -252,4 +254,188 @@ TEST_F(CdmaAt, SimulationEndsAfterTheLastLateWrite) {
   b.gpu.store().read(B, back.data(), LEN);
   EXPECT_TRUE(back == src);
   EXPECT_EQ(b.violations(), 0u);
+}
+
+// ---- Many windows in flight (breaker s15 F6: the AT stream's work per event no longer grows
+// with the windows in flight; these tests pin the results of such streams) ----
+
+namespace {
+
+constexpr std::size_t W64 = 64;                 // smallest window (min_window_bytes)
+constexpr std::size_t N64 = LEN / W64;          // 4096 windows of 64 B
+constexpr std::uint64_t Z64 = 52;               // ZVC of one pattern() window: 4 B mask + 12 x 4 B
+
+// GPU 64 GB/s, 200 ns and host 8 GB/s, 500 ns: 64 B take exactly 1000 ps on the GPU bus and
+// 8000 ps on the host bus; the 16-byte status write-back 250 ps (transfer_ps, no rounding).
+constexpr ps_t LG = 200 * ps_per_ns, LH = 500 * ps_per_ns;
+constexpr ps_t TG64 = 1000, TH64 = 8000, TG_WB = 250;
+
+// A GPU -> host copy of N64 windows of 64 B with `max_out` windows in flight at most: the
+// descriptor's time (fetch to write-back), the peak in flight and the checks.
+struct copy_result {
+  ps_t ps = 0;
+  unsigned peak = 0;
+  std::size_t violations = 0, pool_created = 0, pool_in_use = 0;
+  bool data_ok = false;
+};
+
+copy_result copy_64b_windows(unsigned max_out) {
+  cdma::test::reset_systemc_context();
+  sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+  cdma_engine_params ep;
+  ep.approximately_timed = true;
+  ep.window_bytes = W64;
+  ep.max_outstanding = max_out;
+  const auto src = pattern(LEN);
+  dma_descriptor d = make(dma_direction::copy_d2h, A, H, LEN, 0);
+  bench b(
+      [&](cpu& c) {
+        c.init();
+        c.post(d);
+        c.wait_done(1);
+        EXPECT_EQ(c.rd(reg::ERROR_COUNT), 0u);
+      },
+      ep, memory_params{64 * MiB, 64e9, LG, 65536}, memory_params{64 * MiB, 8e9, LH, 65536});
+  b.gpu.store().write(A, src.data(), LEN);
+  sc_start();
+  EXPECT_TRUE(b.drv.finished);
+  copy_result r;
+  if (b.engine.records().size() == 1) r.ps = b.engine.records()[0].finished - b.engine.records()[0].started;
+  std::vector<std::uint8_t> out(LEN);
+  b.host.store().read(H, out.data(), LEN);
+  r.data_ok = out == src;
+  r.peak = b.engine.peak_in_flight();
+  r.violations = b.violations();
+  r.pool_created = b.engine.pool().created();
+  r.pool_in_use = b.engine.pool().in_use();
+  return r;
+}
+
+}  // namespace
+
+// Every window in flight at once (max_outstanding 4096 = the 4096 windows): all reads go out
+// at the fetch time, read k returns at (k + 1) x 1000 ps + LG, and the host bus, 8 x slower,
+// serialises the writes from the first read's return: the last write is done N x 8000 ps + LH
+// later. Descriptor = fetch (64 B read: 1000 ps + LG) + first read (1000 ps + LG) + N x 8000 ps
+// + LH + write-back (250 ps + LG). One window in flight (max_outstanding 1): each window is a
+// read then a write, back to back: fetch + N x (1000 + LG + 8000 + LH) + write-back.
+TEST_F(CdmaAt, ManyWindowsInFlightCopyMatchesTheMemoryModel) {
+  const copy_result all = copy_64b_windows(4096);
+  EXPECT_TRUE(all.data_ok);
+  EXPECT_EQ(all.violations, 0u);
+  EXPECT_EQ(all.peak, 4096u);
+  EXPECT_EQ(all.pool_in_use, 0u);
+  EXPECT_LE(all.pool_created, 2u * 4096 + 2);
+  EXPECT_EQ(all.ps, (TG64 + LG) + (TG64 + LG) + N64 * TH64 + LH + (TG_WB + LG));  // 33.870250 us
+
+  const copy_result one = copy_64b_windows(1);
+  EXPECT_TRUE(one.data_ok);
+  EXPECT_EQ(one.violations, 0u);
+  EXPECT_EQ(one.peak, 1u);
+  EXPECT_EQ(one.ps, (TG64 + LG) + N64 * (TG64 + LG + TH64 + LH) + (TG_WB + LG));  // 2904.465250 us
+}
+
+// Offload and prefetch of 4096 windows of 64 B, all in flight, through the ZVC units: the data
+// come back bit-exact, every window compresses to 52 B, and nothing violates the protocol.
+// With 4096 windows, max_outstanding 4096 and 8192 both never bind (next_read - completed <=
+// next_read < 4096 at every read issue), so both runs must give the same times.
+TEST_F(CdmaAt, ManyWindowsInFlightRoundTripIsBitExact) {
+  struct res {
+    ps_t off = 0, pre = 0;
+    unsigned peak = 0;
+  };
+  auto run = [](unsigned max_out) {
+    cdma::test::reset_systemc_context();
+    sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+    cdma_engine_params ep;
+    ep.approximately_timed = true;
+    ep.window_bytes = W64;
+    ep.max_outstanding = max_out;
+    const auto src = pattern(LEN);
+    bench b(
+        [&](cpu& c) {
+          c.init();
+          c.post(make(dma_direction::offload, A, H, LEN, M));
+          c.wait_done(1);
+          c.post(make(dma_direction::prefetch, H, B, LEN, M));
+          c.wait_done(2);
+          EXPECT_EQ(c.rd(reg::ERROR_COUNT), 0u);
+        },
+        ep);
+    b.gpu.store().write(A, src.data(), LEN);
+    sc_start();
+    EXPECT_TRUE(b.drv.finished);
+    std::vector<std::uint8_t> back(LEN);
+    b.gpu.store().read(B, back.data(), LEN);
+    EXPECT_TRUE(back == src);
+    EXPECT_EQ(b.violations(), 0u);
+    EXPECT_EQ(b.engine.pool().in_use(), 0u);
+    res r;
+    const auto& recs = b.engine.records();
+    EXPECT_EQ(recs.size(), 2u);
+    if (recs.size() == 2) {
+      EXPECT_EQ(recs[0].out_data_bytes, N64 * Z64);
+      EXPECT_EQ(recs[0].windows, N64);
+      EXPECT_EQ(recs[1].out_data_bytes, LEN);
+      r.off = recs[0].finished - recs[0].started;
+      r.pre = recs[1].finished - recs[1].started;
+    }
+    r.peak = b.engine.peak_in_flight();
+    return r;
+  };
+  const res a = run(4096), b = run(8192);
+  EXPECT_EQ(a.peak, 4096u);  // every window in flight
+  EXPECT_EQ(b.peak, 4096u);
+  EXPECT_EQ(a.off, b.off);
+  EXPECT_EQ(a.pre, b.pre);
+}
+
+// A corrupt window in the middle of 4096 windows in flight: the prefetch stops with
+// corrupt_window at that window's host address, waits for every read still in flight, writes
+// only whole good windows before it, returns every payload, and the ring goes on.
+TEST_F(CdmaAt, ManyWindowsInFlightCorruptWindowStopsCleanly) {
+  cdma_engine_params ep;
+  ep.approximately_timed = true;
+  ep.window_bytes = W64;
+  ep.max_outstanding = 4096;
+  constexpr std::size_t BAD = 2000;
+  const auto src = pattern(LEN);
+  bench* bp = nullptr;
+  bench b(
+      [&](cpu& c) {
+        c.init();
+        c.post(make(dma_direction::offload, A, H, LEN, M));
+        c.wait_done(1);
+        // Window BAD's mask claims 32 nonzeros: it needs more bytes than its 52 -> corrupt.
+        const std::uint8_t ones[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+        bp->host.store().write(H + BAD * Z64, ones, 4);
+        c.post(make(dma_direction::prefetch, H, B, LEN, M));
+        c.wait_done(2);
+        EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::corrupt_window));
+        EXPECT_EQ(c.rd(reg::ERROR_ADDR_LO), H + BAD * Z64);
+        EXPECT_EQ(c.rd(reg::ERROR_COUNT), 1u);
+        c.post(make(dma_direction::copy_d2h, A, 0x2000000, LEN, 0));
+        c.wait_done(3);
+        EXPECT_EQ(c.rd(reg::ERROR_COUNT), 1u);
+      },
+      ep);
+  bp = &b;
+  b.gpu.store().write(A, src.data(), LEN);
+  sc_start();
+  EXPECT_TRUE(b.drv.finished);
+  EXPECT_EQ(b.violations(), 0u);
+  EXPECT_EQ(b.engine.pool().in_use(), 0u);
+  ASSERT_EQ(b.engine.records().size(), 3u);
+  const dma_record& pre = b.engine.records()[1];
+  EXPECT_EQ(pre.error, dma_error::corrupt_window);
+  EXPECT_GT(pre.windows, 0u);
+  EXPECT_LT(pre.windows, BAD);
+  EXPECT_EQ(pre.out_data_bytes, pre.windows * W64);
+  std::vector<std::uint8_t> got(LEN);
+  b.gpu.store().read(B, got.data(), LEN);
+  EXPECT_TRUE(std::equal(src.begin(), src.begin() + pre.out_data_bytes, got.begin()));
+  EXPECT_EQ(b.engine.records()[2].error, dma_error::none);
+  std::vector<std::uint8_t> copied(LEN);
+  b.host.store().read(0x2000000, copied.data(), LEN);
+  EXPECT_TRUE(copied == src);
 }

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 #include <systemc>
 #include <tlm>
@@ -252,7 +253,15 @@ private:
     int sock = 0;              ///< 0 gpu_mem, 1 pcie
     bool completed_fw = false; ///< TLM_COMPLETED on the forward call: no END_RESP to send
     bool done = false;         ///< response received (time in `done_ps`)
+    bool write = false;        ///< TLM_WRITE_COMMAND (else a read)
     ps_t done_ps = 0;
+    std::size_t window = 0;    ///< window index k in at_stream, or no_window (at_access)
+  };
+  static constexpr std::size_t no_window = ~std::size_t{0};
+  /// A finished at_stream transaction, handed from the PEQ callback to at_stream (at_done_).
+  struct at_done_item {
+    std::size_t k = 0;   ///< window index
+    bool write = false;  ///< the window's write (else its read)
   };
   /// One window in flight through read -> unit -> write.
   struct at_window {
@@ -261,6 +270,7 @@ private:
     tlm::tlm_generic_payload* rd = nullptr;
     tlm::tlm_generic_payload* wr = nullptr;
     bool transformed = false, written = false;
+    bool retired = false;      ///< written, or abandoned after an error (counted in `completed`)
     ps_t ready = 0;            ///< unit output available (write may issue)
     std::size_t out_len = 0;   ///< bytes to write
   };
@@ -281,8 +291,11 @@ private:
   };
   static int sock_index(const socket_t& s, const cdma_engine& e) { return &s == &e.gpu_mem ? 0 : 1; }
   /// Sends BEGIN_REQ once the socket's request phase is free (waits); handles the return.
+  /// `window`: the at_stream window index (its completion is then queued in at_done_), or
+  /// no_window.
   tlm::tlm_generic_payload* at_begin(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr,
-                                     std::uint8_t* data, std::size_t len);
+                                     std::uint8_t* data, std::size_t len,
+                                     std::size_t window = no_window);
   /// A whole AT transaction (waits for its response). Same contract as access().
   bool at_access(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                  std::size_t len, ps_t at, ps_t& done);
@@ -296,7 +309,10 @@ private:
 
   payload_pool pool_;
   tlm_utils::peq_with_cb_and_phase<cdma_engine> at_peq_;
-  std::map<tlm::tlm_generic_payload*, at_txn> at_txns_;
+  /// Open transactions by payload (never iterated: the order of its elements is immaterial).
+  std::unordered_map<tlm::tlm_generic_payload*, at_txn> at_txns_;
+  /// Stream transactions finished since at_stream last looked, in callback order.
+  std::vector<at_done_item> at_done_;
   tlm::tlm_generic_payload* req_owner_[2] = {nullptr, nullptr};  ///< request phase open, per socket
   sc_core::sc_event at_ev_;
   unsigned peak_in_flight_ = 0;

@@ -14,6 +14,10 @@
 // or BEGIN_RESP) and TLM_COMPLETED are all handled; END_REQ and BEGIN_RESP on the backward
 // path go into a PEQ whose callback ends the request phase, sends END_RESP and wakes the
 // thread. One request phase open per socket (request exclusion rule).
+//
+// Cost: the callback also queues each finished window transaction (at_done_) for at_stream,
+// which handles just those, in window order; no step visits every window in flight, so the
+// work per event does not grow with max_outstanding (it did: breaker s15 F6).
 #include <algorithm>
 #include <sstream>
 #include "tlm/cdma/cdma_engine.h"
@@ -25,7 +29,7 @@ namespace cdma {
 using namespace tlm;
 
 tlm_generic_payload* cdma_engine::at_begin(socket_t& s, tlm_command cmd, std::uint64_t addr,
-                                           std::uint8_t* data, std::size_t len) {
+                                           std::uint8_t* data, std::size_t len, std::size_t window) {
   const int si = sock_index(s, *this);
   while (req_owner_[si] != nullptr) wait(at_ev_);  // request exclusion rule
   tlm_generic_payload* p = pool_.allocate();
@@ -42,6 +46,8 @@ tlm_generic_payload* cdma_engine::at_begin(socket_t& s, tlm_command cmd, std::ui
   at_txn& t = at_txns_[p];
   t = at_txn{};
   t.sock = si;
+  t.window = window;
+  t.write = cmd == TLM_WRITE_COMMAND;
   req_owner_[si] = p;
   tlm_phase ph = BEGIN_REQ;
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
@@ -81,6 +87,7 @@ void cdma_engine::at_peq_cb(tlm_generic_payload& p, const tlm_phase& ph) {
       sc_core::sc_time d = sc_core::SC_ZERO_TIME;
       (t.sock == 0 ? gpu_mem : pcie)->nb_transport_fw(p, e, d);
     }
+    if (!t.done && t.window != no_window) at_done_.push_back(at_done_item{t.window, t.write});
     t.done = true;
     t.done_ps = now_ps();
   } else {
@@ -121,60 +128,81 @@ bool cdma_engine::at_access(socket_t& s, tlm_command cmd, std::uint64_t addr, st
 }
 
 dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, dma_record& r) {
-  std::deque<at_window> win;  // issued, not yet retired; in window order
-  std::vector<bool> retired;  // parallel to win
+  // Work per wake-up is proportional to the transactions that finished since the last one,
+  // not to the windows in flight (up to max_outstanding; breaker s15 F6): the PEQ callback
+  // hands each finished stream transaction over in at_done_ (window index and kind), windows
+  // live in a deque indexed by k - front().k, and each window carries its retired flag.
+  std::deque<at_window> win;  // issued, not yet popped; in window order (win[i].k = win.front().k + i)
   std::size_t next_read = 0, next_write = 0, completed = 0;
   dma_error err = dma_error::none;
+  bool swept = false;  // after the first error: every idle window retired once
   const unsigned max_out = std::max(1u, p_.max_outstanding);
   const int rsi = sock_index(*sp.rs, *this), wsi = sock_index(*sp.ws, *this);
+  std::vector<at_done_item> batch;
+  std::vector<std::size_t> touched;  // windows (k) that finished a transaction in this batch
+  at_done_.clear();
   (void)r;
   for (;;) {
     bool acted = false;
-    // Responses (in any order).
-    for (std::size_t i = 0; i < win.size(); ++i) {
-      at_window& w = win[i];
-      if (w.rd != nullptr && at_txns_.at(w.rd).done) {
-        ps_t rt = 0;
-        const bool ok = at_finish(w.rd, rt);
-        w.rd = nullptr;
+    // Responses. Handled in window order (read before write of one window), as a scan over
+    // all windows would meet them: the order fixes the unit and link reservations, the error
+    // seen first and the payload pool's reuse order.
+    if (!at_done_.empty()) {
+      batch.swap(at_done_);
+      at_done_.clear();
+      std::sort(batch.begin(), batch.end(), [](const at_done_item& a, const at_done_item& b) {
+        return a.k != b.k ? a.k < b.k : a.write < b.write;
+      });
+      touched.clear();
+      for (const at_done_item& it : batch) {
+        at_window& w = win[it.k - win.front().k];
         acted = true;
-        if (!ok && err == dma_error::none) err = sp.read_err;
-        if (ok && err == dma_error::none) {
-          if (!sp.transform(w)) {
-            err = dma_error::corrupt_window;
+        touched.push_back(it.k);
+        if (!it.write) {
+          ps_t rt = 0;
+          const bool ok = at_finish(w.rd, rt);
+          w.rd = nullptr;
+          if (!ok && err == dma_error::none) err = sp.read_err;
+          if (ok && err == dma_error::none) {
+            if (!sp.transform(w)) {
+              err = dma_error::corrupt_window;
+            } else {
+              // One timing rule, one place: the same link / unit stages as the LT path.
+              w.ready = sp.stage(w, rt);
+              w.transformed = true;
+            }
+          }
+        } else {
+          ps_t wt = 0;
+          const bool ok = at_finish(w.wr, wt);
+          w.wr = nullptr;
+          if (!ok) {
+            if (err == dma_error::none) err = sp.write_err;
           } else {
-            // One timing rule, one place: the same link / unit stages as the LT path.
-            w.ready = sp.stage(w, rt);
-            w.transformed = true;
+            pipe.complete(wt);
+            w.written = true;
+            sp.written(w);
           }
         }
       }
-      if (w.wr != nullptr && at_txns_.at(w.wr).done) {
-        ps_t wt = 0;
-        const bool ok = at_finish(w.wr, wt);
-        w.wr = nullptr;
-        acted = true;
-        if (!ok) {
-          if (err == dma_error::none) err = sp.write_err;
-        } else {
-          pipe.complete(wt);
-          w.written = true;
-          sp.written(w);
+      batch.clear();
+      // Retire windows that are written, or will never be after an error: only the windows
+      // touched here can have changed, except on the first error, which may strand windows
+      // that wait for their write (one sweep).
+      auto retire = [&](at_window& w) {
+        if (w.retired || w.rd != nullptr || w.wr != nullptr) return;
+        if (w.written || err != dma_error::none) {
+          w.retired = true;
+          ++completed;
         }
+      };
+      if (err != dma_error::none && !swept) {
+        swept = true;
+        for (at_window& w : win) retire(w);
+      } else {
+        for (std::size_t k : touched) retire(win[k - win.front().k]);
       }
-    }
-    // Retire windows that are written, or will never be after an error.
-    for (std::size_t i = 0; i < win.size(); ++i) {
-      at_window& w = win[i];
-      if (retired[i] || w.rd != nullptr || w.wr != nullptr) continue;
-      if (w.written || err != dma_error::none) {
-        retired[i] = true;
-        ++completed;
-      }
-    }
-    while (!win.empty() && retired.front()) {
-      win.pop_front();
-      retired.erase(retired.begin());
+      while (!win.empty() && win.front().retired) win.pop_front();
     }
     const ps_t now = now_ps();
     // Next write, in window order, at its unit output time.
@@ -183,7 +211,7 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
       nw = &win[next_write - win.front().k];
     if (nw != nullptr && nw->transformed && nw->ready <= now && req_owner_[wsi] == nullptr) {
       const std::uint64_t a = sp.write_addr(*nw);
-      nw->wr = at_begin(*sp.ws, TLM_WRITE_COMMAND, a, nw->out.data(), nw->out_len);
+      nw->wr = at_begin(*sp.ws, TLM_WRITE_COMMAND, a, nw->out.data(), nw->out_len, nw->k);
       ++next_write;
       nw = nullptr;
       acted = true;
@@ -192,14 +220,13 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
     if (err == dma_error::none && next_read < sp.windows && next_read - completed < max_out &&
         req_owner_[rsi] == nullptr) {
       win.emplace_back();
-      retired.push_back(false);
       at_window& w = win.back();
       w.k = next_read++;
       std::uint64_t a = 0;
       std::size_t len = 0;
       sp.read_req(w.k, a, len);
       w.in.resize(std::max<std::size_t>(len, 1));
-      w.rd = at_begin(*sp.rs, TLM_READ_COMMAND, a, w.in.data(), len);
+      w.rd = at_begin(*sp.rs, TLM_READ_COMMAND, a, w.in.data(), len, w.k);
       peak_in_flight_ = std::max<unsigned>(peak_in_flight_, static_cast<unsigned>(next_read - completed));
       acted = true;
     }

@@ -40,19 +40,19 @@ public:
   dma_pipeline(unsigned units, double unit_Bps, ps_t latency, unsigned max_outstanding,
                double link_Bps = 0.0, unit_placement placement = unit_placement::dma)
       : unit_free_(std::max(1u, units), 0), unit_Bps_(unit_Bps), latency_(latency),
-        done_(std::max(1u, max_outstanding), 0), link_(link_Bps), placement_(placement) {}
+        slots_(std::max(1u, max_outstanding)), link_(link_Bps), placement_(placement) {}
 
   /// Starts a new transfer at time t (ps): no window issues before t.
   void start(ps_t t) {
     issue_ = t;
     last_done_ = t;
-    std::fill(done_.begin(), done_.end(), 0);
+    done_.clear();
     slot_ = 0;
   }
 
   /// Earliest time the next window may issue its read.
   ps_t next_issue() {
-    issue_ = std::max(issue_, done_[slot_]);
+    if (slot_ < done_.size()) issue_ = std::max(issue_, done_[slot_]);
     return issue_;
   }
 
@@ -87,8 +87,11 @@ public:
 
   /// Records that the current window's write finished at `done`.
   void complete(ps_t done) {
-    done_[slot_] = done;
-    slot_ = (slot_ + 1) % done_.size();
+    if (done_.size() < slots_)
+      done_.push_back(done);
+    else
+      done_[slot_] = done;
+    slot_ = (slot_ + 1) % slots_;
     last_done_ = std::max(last_done_, done);
   }
 
@@ -106,7 +109,12 @@ private:
   std::vector<ps_t> unit_free_;
   double unit_Bps_;
   ps_t latency_;
+  /// Write completion times of the last `slots_` (max_outstanding) windows, a ring indexed by
+  /// slot_; grown with the windows written since start() (a slot never written yet holds no
+  /// constraint), so a transfer costs memory and time in its windows, not in max_outstanding
+  /// (a 1M-entry ring was allocated and zeroed per descriptor before; breaker s15 F6).
   std::vector<ps_t> done_;
+  std::size_t slots_;
   std::size_t slot_ = 0;
   ps_t issue_ = 0;
   ps_t last_done_ = 0;
