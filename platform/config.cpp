@@ -523,7 +523,7 @@ std::vector<param> table(platform_config& c) {
       time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link latency"),
       time_p("pcie.rc_latency", c.pcie.rc_latency_ps, 0, 1e9, "root-complex latency each way"),
       bytes_p("pcie.cpl_bytes", c.pcie.cpl_bytes, 0, 4096, "completion size (0: RCB/MPS rule)"),
-      integer("pcie.tags", c.pcie.tags, 1, 1024, "read tags (outstanding MRd; 10-bit tags: up to 1024)"),
+      integer("pcie.tags", c.pcie.tags, 1, 768, "read tags (outstanding MRd; 10-bit tags: up to 768, PCIe 4.0 §2.2.6.2)"),
       integer("pcie.ack_every", c.pcie.ack_every, 1, 1 << 16, "TLPs per ACK DLLP"),
       integer("pcie.updatefc_every", c.pcie.updatefc_every, 1, 1 << 16, "TLPs per UpdateFC DLLP"),
       integer("pcie.ph_credits", c.pcie.ph_credits, 0, 1 << 20, "posted header credits (0: unlimited)"),

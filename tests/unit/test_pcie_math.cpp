@@ -58,6 +58,12 @@ TEST(PcieMath, UnknownGenerationAndBadParamsThrow) {
   p = link_params{};
   p.tags = 0;
   EXPECT_THROW(p.validate(), std::invalid_argument);
+  // 10-bit tags: 1024 values, of which a requester uses the 768 with Tag[9:8] != 00b (PCIe
+  // 4.0 §2.2.6.2; docs audit s15: 1024 was accepted).
+  p.tags = 768;
+  EXPECT_NO_THROW(p.validate());
+  p.tags = 769;
+  EXPECT_THROW(p.validate(), std::invalid_argument);
 }
 
 TEST(PcieMath, TlpAndDllpOverhead) {

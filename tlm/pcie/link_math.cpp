@@ -32,7 +32,7 @@ void link_params::validate() const {
   need(rcb == 64 || rcb == 128, "link_params.rcb must be 64 or 128");
   need(cpl_bytes == 0 || (cpl_bytes % rcb == 0 && cpl_bytes <= mps),
        "link_params.cpl_bytes must be 0 (= MPS) or a multiple of rcb that is <= mps");
-  need(tags >= 1 && tags <= 1024, "link_params.tags must be 1..1024");
+  need(tags >= 1 && tags <= 768, "link_params.tags must be 1..768 (10-bit tags: Tag[9:8] = 00b not used, PCIe 4.0 §2.2.6.2)");
   need(ack_every >= 1, "link_params.ack_every must be >= 1");
   need(updatefc_every >= 1, "link_params.updatefc_every must be >= 1");
   // A finite credit pool must hold one UpdateFC batch of the largest TLP, else the
