@@ -100,14 +100,18 @@ struct round_trip_result {
   std::size_t violations = 0, pool_created = 0;
   unsigned peak_in_flight = 0;
   std::uint64_t compressed = 0;
+  std::uint64_t offload_windows = 0, prefetch_out = 0;  // windows compressed; bytes written back
+  std::size_t pool_in_use = 0;                          // payloads not returned at the end
 };
 
-round_trip_result round_trip(bool at, unsigned max_outstanding = 8) {
+/// Offload then prefetch of LEN bytes; window_bytes 0: the engine's default (4 KiB).
+round_trip_result round_trip(bool at, unsigned max_outstanding = 8, std::size_t window_bytes = 0) {
   cdma::test::reset_systemc_context();
   sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
   cdma_engine_params ep;
   ep.approximately_timed = at;
   ep.max_outstanding = max_outstanding;
+  if (window_bytes != 0) ep.window_bytes = window_bytes;
   const auto src = pattern(LEN);
   round_trip_result r;
   bench b(
@@ -132,9 +136,12 @@ round_trip_result round_trip(bool at, unsigned max_outstanding = 8) {
     r.offload_ps = recs[0].finished - recs[0].started;
     r.prefetch_ps = recs[1].finished - recs[1].started;
     r.compressed = recs[0].out_data_bytes;
+    r.offload_windows = recs[0].windows;
+    r.prefetch_out = recs[1].out_data_bytes;
   }
   r.violations = b.violations();
   r.pool_created = b.engine.pool().created();
+  r.pool_in_use = b.engine.pool().in_use();
   r.peak_in_flight = b.engine.peak_in_flight();
   return r;
 }
@@ -340,54 +347,18 @@ TEST_F(CdmaAt, ManyWindowsInFlightCopyMatchesTheMemoryModel) {
 // With 4096 windows, max_outstanding 4096 and 8192 both never bind (next_read - completed <=
 // next_read < 4096 at every read issue), so both runs must give the same times.
 TEST_F(CdmaAt, ManyWindowsInFlightRoundTripIsBitExact) {
-  struct res {
-    ps_t off = 0, pre = 0;
-    unsigned peak = 0;
-  };
-  auto run = [](unsigned max_out) {
-    cdma::test::reset_systemc_context();
-    sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
-    cdma_engine_params ep;
-    ep.approximately_timed = true;
-    ep.window_bytes = W64;
-    ep.max_outstanding = max_out;
-    const auto src = pattern(LEN);
-    bench b(
-        [&](cpu& c) {
-          c.init();
-          c.post(make(dma_direction::offload, A, H, LEN, M));
-          c.wait_done(1);
-          c.post(make(dma_direction::prefetch, H, B, LEN, M));
-          c.wait_done(2);
-          EXPECT_EQ(c.rd(reg::ERROR_COUNT), 0u);
-        },
-        ep);
-    b.gpu.store().write(A, src.data(), LEN);
-    sc_start();
-    EXPECT_TRUE(b.drv.finished);
-    std::vector<std::uint8_t> back(LEN);
-    b.gpu.store().read(B, back.data(), LEN);
-    EXPECT_TRUE(back == src);
-    EXPECT_EQ(b.violations(), 0u);
-    EXPECT_EQ(b.engine.pool().in_use(), 0u);
-    res r;
-    const auto& recs = b.engine.records();
-    EXPECT_EQ(recs.size(), 2u);
-    if (recs.size() == 2) {
-      EXPECT_EQ(recs[0].out_data_bytes, N64 * Z64);
-      EXPECT_EQ(recs[0].windows, N64);
-      EXPECT_EQ(recs[1].out_data_bytes, LEN);
-      r.off = recs[0].finished - recs[0].started;
-      r.pre = recs[1].finished - recs[1].started;
-    }
-    r.peak = b.engine.peak_in_flight();
-    return r;
-  };
-  const res a = run(4096), b = run(8192);
-  EXPECT_EQ(a.peak, 4096u);  // every window in flight
-  EXPECT_EQ(b.peak, 4096u);
-  EXPECT_EQ(a.off, b.off);
-  EXPECT_EQ(a.pre, b.pre);
+  const round_trip_result a = round_trip(true, 4096, W64), b = round_trip(true, 8192, W64);
+  for (const round_trip_result* r : {&a, &b}) {
+    EXPECT_TRUE(r->data_ok);
+    EXPECT_EQ(r->violations, 0u);
+    EXPECT_EQ(r->pool_in_use, 0u);
+    EXPECT_EQ(r->compressed, N64 * Z64);
+    EXPECT_EQ(r->offload_windows, N64);
+    EXPECT_EQ(r->prefetch_out, LEN);
+    EXPECT_EQ(r->peak_in_flight, 4096u);  // every window in flight
+  }
+  EXPECT_EQ(a.offload_ps, b.offload_ps);
+  EXPECT_EQ(a.prefetch_ps, b.prefetch_ps);
 }
 
 // A corrupt window in the middle of 4096 windows in flight: the prefetch stops with
