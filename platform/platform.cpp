@@ -460,6 +460,16 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   rep.dram_model = t->gpu_mem.dram() != nullptr;
+  if (rep.dram_model) {
+    rep.dram_preset = cfg.gpu_mem.resolved_dram_preset();
+  } else if (cfg.gpu_mem.model == gpu_memory_model::dram) {
+    // The documented fallback (docs/dram.md): said, not silent (re-check s15: a sweep over
+    // channel counts compared DRAM with bus runs and the JSON config said "model": "dram").
+    std::ostringstream why;
+    why << "dram_preset " << cfg.gpu_mem.dram_preset << " matches no DRAM preset for "
+        << cfg.gpu_mem.peak_bandwidth_Bps / 1e9 << " GB/s with " << cfg.gpu_mem.channels << " channels";
+    rep.bus_reason = why.str();
+  }
   rep.dram_violations = t->gpu_mem.dram_stats().violations;  // refresh deadline at the end too
   if (vcd) {
     sc_core::sc_close_vcd_trace_file(vcd);

@@ -173,6 +173,13 @@ struct run_report {
   /// Meaningful only with the DRAM model (dram_model).
   std::uint64_t dram_violations = 0;
   bool dram_model = false;                 ///< the GPU memory used the DRAM model (not bus)
+  /// The DRAM timing preset the DRAM model used (dram_model), e.g. "gddr5_titanx"; empty with
+  /// the bus model.
+  std::string dram_preset;
+  /// Why the bus model was used although `gpu_mem.model` is dram (dram_preset auto matched no
+  /// preset: e.g. "dram_preset auto matches no DRAM preset for 336 GB/s with 2 channels");
+  /// empty otherwise.
+  std::string bus_reason;
   /// How the run used the host machine (wall time only; no simulated result depends on it):
   /// how the simulation thread found the activation chunks (64 KiB) it took (ready, being
   /// produced by a worker, not started), the queued chunks it produced itself while it waited

@@ -225,7 +225,8 @@ void print_summary(std::ostream& os, const run_report& r) {
                              : " (every DRAM command re-checked, refresh deadline included)")
        << "\n";
   else
-    os << "GPU DRAM timing-rule violations: n/a (gpu_mem bus model: no DRAM commands)\n";
+    os << "GPU DRAM timing-rule violations: n/a (gpu_mem bus model: no DRAM commands"
+       << (r.bus_reason.empty() ? "" : "; used because " + r.bus_reason + ", docs/dram.md") << ")\n";
   {
     // Open-loop kernel traffic that could not keep to its schedule (AT, too few requests
     // in flight): the kernels' DRAM bandwidth, and so the contention, is understated.
@@ -441,6 +442,11 @@ nlohmann::json to_json(const run_report& r) {
   j["mismatched_bytes"] = r.mismatched_bytes();
   // GPU DRAM timing-rule violations of the whole run (0 expected); null with the bus model.
   j["dram_timing_violations"] = r.dram_model ? json(r.dram_violations) : json();
+  // The GPU memory timing model actually used (config.gpu_mem.model is the one asked for):
+  // "dram" with its preset, or "bus" (with the reason when dram was asked for).
+  j["gpu_mem_model"] = {{"used", r.dram_model ? "dram" : "bus"},
+                        {"dram_preset", r.dram_model ? json(r.dram_preset) : json()},
+                        {"bus_reason", r.bus_reason.empty() ? json() : json(r.bus_reason)}};
   // null: nothing was compared -- no transfer step was asked for (--steps oracle; not true
   // for 0 bytes) or verification is off (verify = false: not false, which means a mismatch);
   // After an I/O error stopped a step: false if a compared byte differed, else null (the

@@ -59,6 +59,9 @@ TEST_F(platform_test, small_synthetic_network_runs_end_to_end_bit_exact) {
     const auto j = cdma::platform::to_json(rep);
     EXPECT_EQ(j.at("dram_timing_violations"), 0);
     EXPECT_EQ(j.at("stats").at("dram.cdma.timing_violations").at("value"), 0.0);
+    // 336 GB/s with 12 channels is the Titan X preset (docs/dram.md presets table).
+    EXPECT_EQ(j.at("gpu_mem_model"),
+              (nlohmann::json{{"used", "dram"}, {"dram_preset", "gddr5_titanx"}, {"bus_reason", nullptr}}));
   }
 
   const auto to = rep.oracle.result.step, tv = rep.vdnn.result.step, tc = rep.cdma.result.step;
@@ -629,4 +632,29 @@ TEST_F(platform_test, figures_of_a_step_not_run_are_dash_null_or_empty_never_zer
     EXPECT_EQ(data_rows, 4);
     std::remove(csv.c_str());
   }
+}
+
+// gpu_mem.model dram whose dram_preset auto matches no preset (336 GB/s is GDDR5's, but with 2
+// channels, not 12) falls back to the bus model as documented -- and says so in the report
+// and the JSON (re-check s15: the JSON config said "model": "dram" and nothing else did).
+TEST_F(platform_test, a_fallback_to_the_bus_model_is_said_with_its_reason) {
+  platform_config cfg;
+  cfg.network = "synthetic";
+  cfg.batch = 1;
+  cfg.steps = "oracle";
+  cfg.gpu_mem.channels = 2;
+  const auto rep = cdma::platform::run(cfg);
+  EXPECT_FALSE(rep.dram_model);
+  EXPECT_EQ(rep.bus_reason, "dram_preset auto matches no DRAM preset for 336 GB/s with 2 channels");
+  std::ostringstream os;
+  cdma::platform::print_summary(os, rep);
+  EXPECT_NE(os.str().find("GPU DRAM timing-rule violations: n/a (gpu_mem bus model: no DRAM commands; used because "
+                          "dram_preset auto matches no DRAM preset for 336 GB/s with 2 channels, docs/dram.md)"),
+            std::string::npos)
+      << os.str();
+  const auto j = cdma::platform::to_json(rep);
+  EXPECT_EQ(j.at("gpu_mem_model").at("used"), "bus");
+  EXPECT_TRUE(j.at("gpu_mem_model").at("dram_preset").is_null());
+  EXPECT_EQ(j.at("gpu_mem_model").at("bus_reason"), rep.bus_reason);
+  EXPECT_EQ(j.at("config").at("gpu_mem").at("model"), "dram");  // what was asked for
 }
