@@ -292,6 +292,35 @@ TEST(PcieMath, RunsAreTheSplittersTlps) {
   }
 }
 
+// The completions of one read request in runs (LT's request-by-request path): by hand, then
+// the same TLPs in the same order as for_each_cpld for random requests and parameters.
+TEST(PcieMath, CpldRunsAreTheSplittersTlps) {
+  link_params p;  // RCB 64, completions of MPS 256 (cpl_bytes 0)
+  // 500 B at 4100: 60 B to the RCB boundary at 4160, then 256, then 184.
+  std::vector<std::array<std::uint64_t, 3>> runs;
+  for_each_cpld_run(4100, 500, p, [&](std::uint64_t a, std::uint64_t n, std::uint64_t k) {
+    runs.push_back({a, n, k});
+  });
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0], (std::array<std::uint64_t, 3>{4100, 60, 1}));
+  EXPECT_EQ(runs[1], (std::array<std::uint64_t, 3>{4160, 256, 1}));
+  EXPECT_EQ(runs[2], (std::array<std::uint64_t, 3>{4416, 184, 1}));
+  std::mt19937_64 rng(10);
+  for (int i = 0; i < 20000; ++i) {
+    link_params q;
+    q.mps = 128u << (rng() % 6);
+    q.mrrs = 128u << (rng() % 6);
+    q.rcb = rng() % 2 ? 64 : 128;
+    q.cpl_bytes = rng() % 3 == 0 ? q.rcb : 0;
+    const std::uint64_t addr = rng() % 8192;
+    const std::uint64_t len = std::min<std::uint64_t>(rng() % (q.mrrs + 1), 4096 - addr % 4096);
+    piece_list c;
+    for_each_cpld(addr, len, q, [&](std::uint64_t a, std::uint64_t n) { c.emplace_back(a, n); });
+    ASSERT_EQ(expand([&](auto f) { for_each_cpld_run(addr, len, q, f); }), c)
+        << "cpld at " << addr << " len " << len << " rcb " << q.rcb << " cpl_bytes " << q.cpl_bytes;
+  }
+}
+
 // LT's read path counts the completions of a run of equal requests from its first one: the
 // requests of a run start MRRS apart, a multiple of the RCB, so each has the same count.
 TEST(PcieMath, RequestsOfARunHaveTheSameCompletionCount) {

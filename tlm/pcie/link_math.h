@@ -137,6 +137,12 @@ void for_each_mrd(std::uint64_t addr, std::uint64_t len, const link_params& p, F
 /// which are RCB-aligned (a legal completer choice, §2.3.1.1).
 template <class F>
 void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
+/// for_each_cpld's completions in runs of equal size: f(addr, n, count) for `count`
+/// consecutive CplDs of n bytes from addr: at most three runs (the piece up to the RCB
+/// boundary, the full pieces, the last shorter piece); same TLPs in the same order (test
+/// PcieMath.CpldRunsAreTheSplittersTlps). LT's request-by-request read path uses it.
+template <class F>
+void for_each_cpld_run(std::uint64_t addr, std::uint64_t len, const link_params& p, F f);
 
 /// The TLPs of for_each_mwr / for_each_mrd in runs of equal size: calls f(addr, n, count)
 /// for `count` consecutive TLPs of n bytes each, the first at addr (the others follow
@@ -468,6 +474,21 @@ void for_each_cpld(std::uint64_t addr, std::uint64_t len, const link_params& p, 
     addr += piece;
     len -= piece;
   }
+}
+
+template <class F>
+void for_each_cpld_run(std::uint64_t addr, std::uint64_t len, const link_params& p, F f) {
+  if (len == 0) return;
+  const std::uint64_t piece_max = completion_payload(p);  // a multiple of the RCB
+  // The head up to the next RCB boundary is shorter than an RCB, so shorter than piece_max:
+  // for_each_cpld's min3 reduces to min(len, to_next).
+  const std::uint64_t head = addr % p.rcb != 0 ? (len < detail::to_next(addr, p.rcb) ? len
+                                                                                  : detail::to_next(addr, p.rcb))
+                                               : 0;
+  const std::uint64_t full = (len - head) / piece_max, tail = (len - head) % piece_max;
+  if (head != 0) f(addr, head, std::uint64_t{1});
+  if (full != 0) f(addr + head, piece_max, full);
+  if (tail != 0) f(addr + head + full * piece_max, tail, std::uint64_t{1});
 }
 
 // credit_stream: inline. ready()/take() state the per-TLP rule (tests check it by hand);

@@ -374,12 +374,10 @@ ps_t pcie_link::lt_read_paced(tlm_generic_payload& trans, ps_t t0, std::uint64_t
     ps_t last = 0;
     if (!ok) {
       last = send_cpl(0, 1, ready);  // one completion without data (UR / CA status)
-    } else {  // for_each_cpld's pieces: up to the next RCB boundary, then full pieces
-      const std::uint64_t head = a % p.rcb != 0 ? std::min<std::uint64_t>(n, p.rcb - a % p.rcb) : 0;
-      const std::uint64_t full = (n - head) / cpl_payload_, tail = (n - head) % cpl_payload_;
-      if (head != 0) last = send_cpl(head, 1, ready);
-      if (full != 0) last = send_cpl(cpl_payload_, full, ready);
-      if (tail != 0) last = send_cpl(tail, 1, ready);
+    } else {  // for_each_cpld's completions, as runs of equal size
+      for_each_cpld_run(a, n, p, [&](std::uint64_t, std::uint64_t bytes, std::uint64_t k) {
+        last = send_cpl(bytes, k, ready);
+      });
     }
     const ps_t rel = last + p.latency_ps;  // the last completion arrives: the tag is free
     lt_tags_.release(rel);
