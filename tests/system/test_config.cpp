@@ -140,6 +140,74 @@ TEST(config, file_errors_name_the_file) {
   EXPECT_THROW(load_config_file(tmp("missing.json")), config_error);
 }
 
+// On a measured-host preset the calibrated posted data credits (192 per Gen3 x16 line rate,
+// docs/pcie.md) and the completion size (64 B, 128 B from Gen5) follow pcie.gen / pcie.lanes,
+// unless given. Line rates by hand: Gen3 x16 = 8 GT/s x 128/130 x 16 / 8 = 15.754 GB/s;
+// Gen4 x16 2x that; Gen3 x8 half; Gen1 x8 = 2.5 GT/s x 8/10 x 8 / 8 = 2.0 GB/s -> 192 x 2.0 /
+// 15.754 = 24.4 -> 24; Gen1 x1 -> 3.05, below one UpdateFC batch of 256-B MWr (16) -> 16.
+TEST(config, pcie_gen_and_lanes_rescale_the_measured_host_calibration) {
+  auto same_link = [](const cdma::pcie::link_params& a, const cdma::pcie::link_params& b) {
+    EXPECT_EQ(a.gen, b.gen);
+    EXPECT_EQ(a.lanes, b.lanes);
+    EXPECT_EQ(a.pd_credits, b.pd_credits);
+    EXPECT_EQ(a.ph_credits, b.ph_credits);
+    EXPECT_EQ(a.nph_credits, b.nph_credits);
+    EXPECT_EQ(a.cpl_bytes, b.cpl_bytes);
+    EXPECT_EQ(a.mps, b.mps);
+    EXPECT_EQ(a.mrrs, b.mrrs);
+    EXPECT_EQ(a.tags, b.tags);
+    EXPECT_EQ(a.updatefc_every, b.updatefc_every);
+  };
+  platform_config c = preset("titanx-gen3");  // measured-host (Gen3 x16): 192 credits, 64-B completions
+  ASSERT_EQ(c.pcie.pd_credits, 192u);
+  apply_override(c, "pcie.gen=4");
+  EXPECT_EQ(c.pcie.pd_credits, 384u);
+  EXPECT_EQ(c.pcie.cpl_bytes, 64u);
+  same_link(c.pcie, cdma::pcie::preset("measured-host-gen4x16"));
+  apply_override(c, "pcie.lanes=8");
+  EXPECT_EQ(c.pcie.pd_credits, 192u);
+  apply_override(c, "pcie.gen=5");
+  EXPECT_EQ(c.pcie.pd_credits, 384u);
+  EXPECT_EQ(c.pcie.cpl_bytes, 128u);
+  same_link(c.pcie, cdma::pcie::preset("measured-host-gen5x8"));
+  apply_override(c, "pcie.gen=1");
+  EXPECT_EQ(c.pcie.pd_credits, 24u);
+  EXPECT_EQ(c.pcie.cpl_bytes, 64u);
+  apply_override(c, "pcie.lanes=1");
+  EXPECT_EQ(c.pcie.pd_credits, 16u);
+
+  // A given key is kept, whichever comes first; a new preset forgets it.
+  platform_config d = preset("titanx-gen3");
+  apply_override(d, "pcie.pd_credits=100");
+  apply_override(d, "pcie.gen=5");
+  EXPECT_EQ(d.pcie.pd_credits, 100u);
+  EXPECT_EQ(d.pcie.cpl_bytes, 128u);
+  apply_override(d, "pcie.cpl_bytes=64");
+  apply_override(d, "pcie.gen=6");
+  EXPECT_EQ(d.pcie.pd_credits, 100u);
+  EXPECT_EQ(d.pcie.cpl_bytes, 64u);
+  apply_override(d, "pcie.preset=measured-host");
+  apply_override(d, "pcie.gen=4");
+  EXPECT_EQ(d.pcie.pd_credits, 384u);
+
+  // A spec-ideal preset has no calibration: its unlimited credits stay unlimited.
+  platform_config e = preset("titanx-gen3");
+  apply_override(e, "pcie.preset=gen3x16");
+  apply_override(e, "pcie.gen=5");
+  EXPECT_EQ(e.pcie.pd_credits, 0u);
+  EXPECT_EQ(e.pcie.cpl_bytes, cdma::pcie::preset("gen5x16").cpl_bytes);
+
+  // The same in a file, whatever the key order.
+  const std::string p = tmp("gen4.json");
+  std::ofstream(p) << R"({"pcie": {"gen": 4}})";
+  EXPECT_EQ(load_config_file(p).pcie.pd_credits, 384u);
+  std::ofstream(p) << R"({"pcie": {"pd_credits": 50, "gen": 4}})";
+  EXPECT_EQ(load_config_file(p).pcie.pd_credits, 50u);
+  std::ofstream(p) << R"({"pcie": {"gen": 4, "pd_credits": 50}})";
+  EXPECT_EQ(load_config_file(p).pcie.pd_credits, 50u);
+  std::remove(p.c_str());
+}
+
 TEST(config, effective_config_round_trips_through_a_file) {
   platform_config c = preset("h100-gen5");
   apply_override(c, "pcie.latency=500 ns");

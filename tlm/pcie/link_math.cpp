@@ -61,31 +61,23 @@ link_params preset(const std::string& name) {
     p.gen = m[1].matched ? std::stoi(m[2]) : 3;
     p.lanes = m[1].matched ? std::stoi(m[3]) : 16;
     // Calibrated host (docs/pcie.md "measured host"): MPS 256 / MRRS 512 / RCB 64 as BIOSes
-    // set them; 64 B completions (cache-line granularity of Intel root complexes);
-    // 256 tags (8-bit Extended Tag); latency split: 100 ns link each way, 250 ns root complex
+    // set them; completions of measured_host_cpl_bytes(); 256 tags (8-bit Extended Tag); latency split: 100 ns link each way, 250 ns root complex
     // each way, so a 64 B read takes about 0.8 us with 80 ns host DRAM (ARCHITECTURE §9:
     // about 0.85 us measured).
     p.mps = 256;
     p.mrrs = 512;
     p.rcb = 64;
-    p.cpl_bytes = 64;
     p.tags = 256;
     p.latency_ps = 100 * ps_per_ns;
     p.rc_latency_ps = 250 * ps_per_ns;
     p.fc_release_ps = 20 * ps_per_ns;
     p.nph_credits = 64;
     p.ph_credits = 64;
-    // Posted data credits of the root port, calibrated so that device-to-host writes match
-    // the measured 12.89 GB/s (Gen3 x16, P100) and scaled with the line rate for later
-    // generations (buffers sized to the same credit-loop time): 192 credits = 3072 B per
-    // 8 GT/s x16 (12 MWr of 256 B per 238 ns credit loop = 12.9 GB/s). The root port returns
-    // an UpdateFC per released TLP (updatefc_every 1).
+    // Posted data credits of the root port (calibrated; measured_host_pd_credits()); the root
+    // port returns an UpdateFC per released TLP (updatefc_every 1).
     p.updatefc_every = 1;
-    const double scale = raw_rate_Bps(p.gen, p.lanes) / raw_rate_Bps(3, 16);
-    p.pd_credits = static_cast<std::uint32_t>(192 * scale + 0.5);
-    p.pd_credits = std::max<std::uint32_t>(p.pd_credits, p.updatefc_every * 16);
-    // Gen5+ root complexes (Sapphire Rapids, Genoa) stream 128 B completions.
-    if (p.gen >= 5) p.cpl_bytes = 128;
+    p.pd_credits = measured_host_pd_credits(p.gen, p.lanes, p.updatefc_every);
+    p.cpl_bytes = measured_host_cpl_bytes(p.gen);
   } else {
     throw std::invalid_argument("unknown PCIe preset '" + name +
                                 "'; expected genGxW (G 1..6, W 1,2,4,8,12,16,32), "
@@ -97,6 +89,15 @@ link_params preset(const std::string& name) {
   p.validate();
   return p;
 }
+
+std::uint32_t measured_host_pd_credits(int gen, int lanes, std::uint32_t updatefc_every) {
+  // 192 credits = 3072 B per 8 GT/s x16 (12 MWr of 256 B per 238 ns credit loop = 12.9 GB/s).
+  const double scale = raw_rate_Bps(gen, lanes) / raw_rate_Bps(3, 16);
+  const auto pd = static_cast<std::uint32_t>(192 * scale + 0.5);
+  return std::max<std::uint32_t>(pd, updatefc_every * 16);
+}
+
+std::uint32_t measured_host_cpl_bytes(int gen) { return gen >= 5 ? 128 : 64; }
 
 double raw_rate_Bps(int gen, int lanes) {
   if (lanes < 1) throw std::invalid_argument("raw_rate_Bps: lanes must be >= 1");

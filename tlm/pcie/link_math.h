@@ -87,6 +87,18 @@ struct link_params {
 /// Throws std::invalid_argument listing the accepted forms for an unknown name.
 link_params preset(const std::string& name);
 
+/// The measured-host calibration's rate-dependent values, for a link of `gen` (1..6) x `lanes`
+/// (>= 1), as preset("measured-host-genGxW") sets them (docs/pcie.md "Measured-host preset"):
+/// posted data credits (16 B each) = 192 x raw_rate_Bps(gen, lanes) / raw_rate_Bps(3, 16),
+/// rounded, at least one UpdateFC batch of 256-B MWr (`updatefc_every` x 16); 192 is the
+/// calibration to the 12.89 GB/s device-to-host writes of a Gen3 x16 P100 (bandwidthTest), the
+/// scaling keeps the root port's buffer at the same credit-loop time. Throws as raw_rate_Bps.
+std::uint32_t measured_host_pd_credits(int gen, int lanes, std::uint32_t updatefc_every);
+/// Completion size of the measured host, bytes: 64 (cache-line completions of Intel root
+/// complexes) up to Gen4, 128 from Gen5 (Sapphire Rapids / Genoa root complexes; calibration
+/// to the 53-57 GB/s Gen5 x16 host-to-device figure, docs/pcie.md).
+std::uint32_t measured_host_cpl_bytes(int gen);
+
 /// Line rate of one direction after line encoding, B/s: GT/s x lanes x efficiency / 8.
 /// Gen1 2.5 and Gen2 5 GT/s with 8b/10b; Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b;
 /// Gen6 64 GT/s PAM4 (Flit Mode: no line code; flit overhead is in tlp_rate_Bps).
