@@ -217,8 +217,8 @@ TEST_F(GpuMemory, RequestSpanningTwoChannels) {
 /// and the refreshes falling into the stream average out (a stream of about one tREFI ends
 /// with the channels that had one refresh more): gddr5_titanx 336 GB/s x 7.8 us = 2.6 MB ->
 /// 4 MiB; gddr5x_titanxp 547.6 GB/s x 7.8 us = 4.3 MB -> 8 MiB; hbm2_p100 / hbm2_v100
-/// 732 / 900 GB/s x 15.6 us = 11.4 / 14.0 MB -> 16 MiB; hbm3_h100 3.35 TB/s x 15.6 us =
-/// 52 MB -> 64 MiB.
+/// 732 / 900 GB/s x 15.6 us = 11.4 / 14.0 MB -> 16 MiB; hbm2_a100 1555 GB/s x 15.6 us =
+/// 24.3 MB -> 32 MiB; hbm3_h100 3.35 TB/s x 15.6 us = 52 MB -> 64 MiB.
 std::uint64_t stream_bytes(const dram::dram_spec& s) {
   const double need = s.peak_bandwidth_Bps() * 4.0 * ps_to_s(s.ps(s.t.tREFI));
   std::uint64_t b = 4u << 20;
@@ -232,7 +232,7 @@ std::uint64_t stream_bytes(const dram::dram_spec& s) {
 TEST_F(GpuMemory, SequentialStreamsReach85To95PercentOfPeakAndLtAgreesWithAt) {
   const std::map<std::string, std::uint64_t> expected_bytes = {
       {"gddr5_titanx", 4u << 20}, {"gddr5x_titanxp", 8u << 20}, {"hbm2_p100", 16u << 20},
-      {"hbm2_v100", 16u << 20}, {"hbm3_h100", 64u << 20}};
+      {"hbm2_v100", 16u << 20}, {"hbm2_a100", 32u << 20}, {"hbm3_h100", 64u << 20}};
   for (const auto& preset : dram::preset_names()) {
     const auto p = preset_params(preset);
     ASSERT_EQ(p.max_outstanding, 0u);  // auto
@@ -266,6 +266,7 @@ TEST_F(GpuMemory, DefaultWindowFollowsThePreset) {
                                                     {"gddr5x_titanxp", 1024},  // 12
                                                     {"hbm2_p100", 1024},       // 64 x 16 = 1024
                                                     {"hbm2_v100", 1024},       // 64
+                                                    {"hbm2_a100", 1280},       // 80 x 16
                                                     {"hbm3_h100", 2560}};      // 160 x 16
   for (const auto& preset : dram::preset_names()) {
     EXPECT_EQ(default_max_outstanding(dram::preset(preset)), expected.at(preset)) << preset;
@@ -440,7 +441,9 @@ TEST_F(GpuMemory, ParamsValidatedAgainstThePreset) {
   EXPECT_EQ(p.resolved_dram_preset(), "gddr5x_titanxp");
   p.peak_bandwidth_Bps = 3350e9;
   EXPECT_EQ(p.resolved_dram_preset(), "hbm3_h100");
-  p.peak_bandwidth_Bps = 1555e9;  // A100: no preset
+  p.peak_bandwidth_Bps = 1555e9;
+  EXPECT_EQ(p.resolved_dram_preset(), "hbm2_a100");
+  p.peak_bandwidth_Bps = 1000e9;  // no preset within 1 %
   EXPECT_NO_THROW(p.validate());
   EXPECT_EQ(p.effective_model(), gpu_memory_model::bus);
   p = gpu_memory_params{};

@@ -1463,7 +1463,7 @@ TEST(bad_input, s9_grid_values_spelling_one_setting_are_refused) {
 TEST(bad_input, s9_dram_preset_names_the_key_and_auto) {
   EXPECT_EQ(override_error("gpu_mem.dram_preset=AUTO"),
             "--param: gpu_mem.dram_preset = \"AUTO\": expected one of auto, gddr5_titanx, gddr5x_titanxp, hbm2_p100, "
-            "hbm2_v100, hbm3_h100 (lower case)");
+            "hbm2_v100, hbm2_a100, hbm3_h100 (lower case)");
   // host_mem.size's bound in a readable unit (it was "17578125000000000 KiB"): 2^60 B = 2^20 TiB.
   EXPECT_NE(override_error("host_mem.size=100 KiB").find("from 1 MiB to 1048576 TiB"), std::string::npos)
       << override_error("host_mem.size=100 KiB");

@@ -53,7 +53,7 @@ TEST(config, every_preset_loads_and_differs_where_it_should) {
 TEST(config, gpu_memory_window_follows_the_dram_preset) {
   const std::pair<const char*, unsigned> expected[] = {
       {"titanx-gen3", 1024}, {"titanxp-gen3", 1024}, {"v100-gen3", 1024},
-      {"a100-gen4", 1024},  // no DRAM preset at 1555 GB/s: bus model, not limited
+      {"a100-gen4", 1280},  // hbm2_a100: 80 pseudo-channels x 16
       {"h100-gen5", 2560}};  // hbm3_h100: 160 pseudo-channels x 16
   ASSERT_EQ(std::size(expected), preset_names().size());
   for (const auto& [name, window] : expected) {

@@ -51,15 +51,16 @@ TEST(DramSpec, PresetsMatchTheSpecSheets) {
   EXPECT_NEAR(preset("gddr5x_titanxp").peak_bandwidth_Bps(), 547.6e9, 0.1e9);  // 12 x 4 x 11.408e9
   EXPECT_DOUBLE_EQ(preset("hbm2_p100").peak_bandwidth_Bps(), 732e9);          // 64 x 8 B x 1.4297e9
   EXPECT_DOUBLE_EQ(preset("hbm2_v100").peak_bandwidth_Bps(), 900e9);
+  EXPECT_DOUBLE_EQ(preset("hbm2_a100").peak_bandwidth_Bps(), 1555e9);         // 80 x 8 B x 2.4297e9
   EXPECT_DOUBLE_EQ(preset("hbm3_h100").peak_bandwidth_Bps(), 3350e9);         // 160 x 4 B x 5.234e9
   EXPECT_EQ(preset("gddr5_titanx").burst_bytes(), 32u);    // 32 bit x BL8
   EXPECT_EQ(preset("gddr5x_titanxp").burst_bytes(), 64u);  // 32 bit x BL16
   EXPECT_EQ(preset("hbm2_p100").burst_bytes(), 32u);       // 64 bit x BL4
   EXPECT_EQ(preset("hbm3_h100").burst_bytes(), 32u);       // 32 bit x BL8
   EXPECT_EQ(g5().burst_ps(), 1143u);                       // 8 / 7e9 s = 1142.86 ps
-  // Capacities: 12 GiB (Titan X), 16 GiB (P100), 80 GiB (H100).
+  // Capacities: 12 GiB (Titan X), 16 GiB (P100), 40 GiB (A100), 80 GiB (H100).
   for (auto [n, gib] : {std::pair<const char*, std::uint64_t>{"gddr5_titanx", 12},
-                        {"hbm2_p100", 16}, {"hbm3_h100", 80}}) {
+                        {"hbm2_p100", 16}, {"hbm2_a100", 40}, {"hbm3_h100", 80}}) {
     const auto s = preset(n);
     EXPECT_EQ(s.channel_bytes() * s.channels, gib << 30) << n;
   }
@@ -171,11 +172,12 @@ TEST(Channel, RowHitStreamBeatsRowMissStreamByTheTimingParameters) {
 
 TEST(Channel, RefreshEveryTREFI) {
   // tREFI in ps of every preset = tREFI (tCK) x tCK (ps), from the preset table
-  // (docs/dram.md): 3413 x 571, 2782 x 701, 2788 x 1399, 3427 x 1138, 5105 x 764.
+  // (docs/dram.md): 3413 x 571, 2782 x 701, 2788 x 1399, 3427 x 1138, 4739 x 823, 5105 x 764.
   const std::pair<const char*, ps_t> presets[] = {{"gddr5_titanx", 1948823},
                                                   {"gddr5x_titanxp", 1950182},
                                                   {"hbm2_p100", 3900412},
                                                   {"hbm2_v100", 3899926},
+                                                  {"hbm2_a100", 3900197},
                                                   {"hbm3_h100", 3900220}};
   ASSERT_EQ(std::size(presets), preset_names().size());
   for (const auto& [name, refi_expected] : presets) {

@@ -128,6 +128,25 @@ dram_spec hbm2_v100() {
   return s;
 }
 
+// A100 40 GB SXM4/PCIe: 5 active HBM2 stacks (5120 bits) at 2.43 Gb/s -> 1555 GB/s (NVIDIA
+// A100 spec sheet); pseudo-channel mode: 5 x 8 x 2 = 80 pseudo-channels of 64 bits; 40 GB / 80 =
+// 512 MiB each = 16 banks x 32768 rows x 1 KiB. CK = 1.215 GHz, tCK 823 ps. The ns values of
+// hbm2_common() converted to cycles at this clock as for P100 / V100 (tRCD = tRP = CL = tRTW 14 ns
+// -> 17; tRAS 33 -> 41; tRC 47 -> 58; tCCD_L ~4 ns -> 5; tRRD_S/L 4.2/5.6 -> 6/7; tFAW 16 -> 20;
+// tWTR ~8 -> 10; WL 4 tCK; tRTP ~7 -> 9; tWR 15 -> 19; tREFI 3.9 us -> 4739; tRFC 350 ns -> 426).
+dram_spec hbm2_a100() {
+  dram_spec s = hbm2_common();
+  s.name = "hbm2_a100";
+  s.speed_grade = "2.43 Gb/s/pin, tCK 823 ps (CK 1.215 GHz), BL4";
+  s.source = "NVIDIA A100 40 GB spec sheet (5120-bit HBM2, 1555 GB/s, 40 GB); JESD235A";
+  s.channels = 80;
+  s.rows = 32768;
+  s.data_rate_bps = 1555e9 / 640.0;  // 2.4297 Gb/s: 5120 bits / 8 = 640 B per beat
+  s.tCK_ps = 823;
+  s.t = {17, 17, 41, 58, 2, 5, 6, 7, 20, 10, 17, 17, 4, 9, 19, 4739, 426};
+  return s;
+}
+
 // ---- HBM3, H100 SXM ---------------------------------------------------------------------
 // 5 active stacks x 16 channels x 2 pseudo-channels = 160 pseudo-channels of 32 bits (5120
 // bits) at 5.234 Gb/s -> 3.35 TB/s (NVIDIA H100 SXM5 80 GB spec). JEDEC JESD238: CK = data
@@ -157,7 +176,7 @@ dram_spec hbm3_h100() {
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"gddr5_titanx", "gddr5x_titanxp", "hbm2_p100", "hbm2_v100", "hbm3_h100"};
+  return {"gddr5_titanx", "gddr5x_titanxp", "hbm2_p100", "hbm2_v100", "hbm2_a100", "hbm3_h100"};
 }
 
 dram_spec preset(const std::string& name) {
@@ -166,6 +185,7 @@ dram_spec preset(const std::string& name) {
   else if (name == "gddr5x_titanxp") s = gddr5x_titanxp();
   else if (name == "hbm2_p100") s = hbm2_p100();
   else if (name == "hbm2_v100") s = hbm2_v100();
+  else if (name == "hbm2_a100") s = hbm2_a100();
   else if (name == "hbm3_h100") s = hbm3_h100();
   else {
     std::string known;
