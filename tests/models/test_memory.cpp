@@ -137,6 +137,37 @@ TEST_F(MemoryTest, BackToBackRequestsQueueOnTheBus) {
   EXPECT_EQ(d3, 2254800u);
 }
 
+// Temporal decoupling: a b_transport arriving at 1 us is called first, one arriving at 0 second
+// (two LT initiators, or an engine's write booked ahead of its next read). The second starts
+// at its own arrival on the idle bus: 4096 B / 10e9 = 409.6 ns + 50 ns = 459.6 ns, not behind
+// the first (it was 1459.6 + 409.6 ns with the FIFO bus: new-user report, session 16). A third,
+// arriving at 800 ns, does not fit before the first (800 + 409.6 > 1000 ns): it follows it,
+// 1409.6 + 409.6 + 50 = 1869.2 ns.
+TEST_F(MemoryTest, LtCallsOutOfTimeOrderEachStartAtTheirOwnArrivalWhenTheBusIsFree) {
+  memory_target mem("mem", small_params());
+  std::vector<std::uint8_t> a(4096);
+  ps_t d1 = 0, d2 = 0, d3 = 0;
+  driver drv("drv", [&](driver& d) {
+    tlm_generic_payload gp;
+    sc_time delay = sc_time(1, SC_US);
+    setup(gp, TLM_READ_COMMAND, 0, a.data(), 4096);
+    d.init->b_transport(gp, delay);
+    d1 = to_ps(delay);
+    delay = SC_ZERO_TIME;
+    d.init->b_transport(gp, delay);
+    d2 = to_ps(delay);
+    delay = sc_time(800, SC_NS);
+    d.init->b_transport(gp, delay);
+    d3 = to_ps(delay);
+  });
+  drv.init.bind(mem.tgt);
+  sc_start();
+  EXPECT_EQ(d1, 1459600u);
+  EXPECT_EQ(d2, 459600u);
+  EXPECT_EQ(d3, 1869200u);
+  EXPECT_EQ(mem.busy_ps(), 3 * 409600u);
+}
+
 TEST_F(MemoryTest, DmiPointerReadsWhatBTransportWrote) {
   memory_target mem("mem", small_params());
   const std::uint64_t addr = 0x12345;

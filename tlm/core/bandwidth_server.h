@@ -6,7 +6,9 @@
 // Pure C++ (no SystemC).
 #pragma once
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 #include "tlm/core/units.h"
 
 namespace cdma {
@@ -42,6 +44,114 @@ public:
 private:
   double rate_;
   ps_t busy_until_ = 0;
+  ps_t busy_ps_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t requests_ = 0;
+};
+
+/// A bandwidth_server for callers that may reserve out of time order (LT initiators with
+/// temporal decoupling: a b_transport arriving at now + its local time can be called after
+/// one that arrives later). Each reservation takes the earliest interval of its service time
+/// at or after `ready` that no earlier reservation occupies (the gaps before reservations
+/// booked ahead are filled), instead of queueing behind the latest one. For calls in
+/// non-decreasing `ready` order (AT; LT with one initiator) every gap lies before `ready`,
+/// so the result is bandwidth_server's, to the picosecond. Pure C++ (no SystemC).
+///
+/// Memory: one entry per busy interval (adjacent ones merge). forget_before(t) drops the
+/// intervals that end by t (the caller's promise: no later reservation has ready < t; a
+/// SystemC target passes sc_time_stamp()); beyond kMaxIntervals the oldest half is folded
+/// into a floor (a request ready before it is served from the floor on, as the FIFO would).
+class calendar_server {
+public:
+  static constexpr std::size_t kMaxIntervals = 4096;
+
+  explicit calendar_server(double bytes_per_s = 0.0) : rate_(bytes_per_s) {}
+
+  /// Occupies the resource for transfer_ps(bytes, rate()) in the earliest free interval at or
+  /// after `ready`. Returns the time (ps) the last byte has been served.
+  ps_t reserve(ps_t ready, std::uint64_t bytes) { return reserve(ready, bytes, transfer_ps(bytes, rate_)); }
+  /// reserve() with the service time given (= transfer_ps(bytes, rate())).
+  ps_t reserve(ps_t ready, std::uint64_t bytes, ps_t service) {
+    busy_ps_ += service;
+    bytes_ += bytes;
+    ++requests_;
+    ready = std::max(ready, floor_);
+    // Common case: at or after the last interval.
+    if (busy_.empty() || ready >= busy_.back().end) return service ? append(ready, service) : ready;
+    // First interval that ends after `ready` (intervals are sorted and disjoint).
+    std::size_t i = static_cast<std::size_t>(
+        std::upper_bound(busy_.begin() + head_, busy_.end(), ready,
+                         [](ps_t t, const interval& v) { return t < v.end; }) -
+        busy_.begin());
+    ps_t start = ready;
+    for (; i < busy_.size(); ++i) {
+      // Fits in the gap before interval i (a zero-length request only strictly inside a gap,
+      // so that it waits behind a busy stretch it arrives in, as with bandwidth_server).
+      if (service ? start + service <= busy_[i].start : start < busy_[i].start) break;
+      start = std::max(start, busy_[i].end);
+    }
+    if (service == 0) return start;
+    if (i == busy_.size()) return append(start, service);
+    insert(i, start, start + service);
+    return start + service;
+  }
+
+  /// Drops the intervals that end at or before `t`: no later reservation is ready before t.
+  void forget_before(ps_t t) {
+    while (head_ < busy_.size() && busy_[head_].end <= t) ++head_;
+    compact();
+  }
+
+  double rate() const { return rate_; }
+  void set_rate(double bytes_per_s) { rate_ = bytes_per_s; }
+  /// End of the latest reservation (ps).
+  ps_t busy_until() const { return busy_.empty() ? floor_ : std::max(floor_, busy_.back().end); }
+  /// Sum of service times (ps): busy_ps() / elapsed is the utilisation.
+  ps_t busy_ps() const { return busy_ps_; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t requests() const { return requests_; }
+  /// Busy intervals kept (for tests).
+  std::size_t intervals() const { return busy_.size() - head_; }
+
+private:
+  struct interval { ps_t start, end; };
+  ps_t append(ps_t start, ps_t service) {
+    if (head_ < busy_.size() && busy_.back().end == start) busy_.back().end += service;
+    else busy_.push_back({start, start + service});
+    if (busy_.size() - head_ > kMaxIntervals) fold();
+    return busy_.back().end;
+  }
+  /// [start, end) before busy_[i] and after busy_[i - 1] (if any), merged with the ones it touches.
+  void insert(std::size_t i, ps_t start, ps_t end) {
+    const bool left = i > head_ && busy_[i - 1].end == start, right = busy_[i].start == end;
+    if (left && right) {
+      busy_[i - 1].end = busy_[i].end;
+      busy_.erase(busy_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (left) {
+      busy_[i - 1].end = end;
+    } else if (right) {
+      busy_[i].start = start;
+    } else {
+      busy_.insert(busy_.begin() + static_cast<std::ptrdiff_t>(i), interval{start, end});
+      if (busy_.size() - head_ > kMaxIntervals) fold();
+    }
+  }
+  void fold() {
+    head_ += (busy_.size() - head_) / 2;
+    floor_ = std::max(floor_, busy_[head_ - 1].end);
+    compact();
+  }
+  void compact() {
+    if (head_ > 0 && head_ * 2 >= busy_.size()) {
+      busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+  double rate_;
+  std::vector<interval> busy_;  ///< sorted, disjoint, non-adjacent; [head_, size) live
+  std::size_t head_ = 0;
+  ps_t floor_ = 0;              ///< nothing starts before this (folded intervals)
   ps_t busy_ps_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t requests_ = 0;

@@ -1,9 +1,13 @@
 // memory_target: the one TLM-2.0 memory target (host DRAM and GPU DRAM both wrap it).
 //
-// Functional storage is a sparse backing_store; timing is one bandwidth_server (the data bus)
+// Functional storage is a sparse backing_store; timing is one calendar_server (the data bus)
 // plus a fixed access latency:
 //   finish = bus.reserve(ready, len)          ready = time the request arrives (ps)
 //   response time = finish + latency_ps
+// The bus gives each access the earliest free interval at or after its arrival, so an LT
+// b_transport called after one that arrives later (temporal decoupling: two initiators, or
+// an engine's read and write streams) still starts at its own arrival when the bus is free
+// then; for accesses arriving in call order (AT) it is the FIFO bandwidth_server exactly.
 // LT (b_transport) annotates delay = response time - now; AT (nb_transport_fw) sends
 // BEGIN_RESP at the response time. Both call the same execute() so they agree exactly.
 //
@@ -98,7 +102,7 @@ private:
 
   memory_params params_;
   mem::backing_store store_;
-  bandwidth_server bus_;
+  calendar_server bus_;
   std::uint64_t bytes_read_ = 0;
   std::uint64_t bytes_written_ = 0;
 
