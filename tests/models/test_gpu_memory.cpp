@@ -50,6 +50,10 @@ struct gen : sc_module {
   } mm;
   std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1 << 16, 0xAB);
   sc_event ev;
+  /// Closed loop (latency-bound initiator): each request is issued `gap_ps` after the
+  /// previous response (AT: use outstanding = 1; LT: ready = previous response + gap).
+  bool chain = false;
+  ps_t gap_ps = 0;
 
   SC_HAS_PROCESS(gen);
   explicit gen(sc_module_name n) : sc_module(n), init("init") {
@@ -78,6 +82,7 @@ struct gen : sc_module {
         dram_initiator_ext e(reqs[i].initiator);
         g.set_extension(&e);
         sc_time d = SC_ZERO_TIME;
+        if (chain && i > 0) d = sc_time::from_value(resp_time[i - 1] + gap_ps);
         init->b_transport(g, d);
         g.clear_extension(&e);
         resp_time[i] = to_ps(d);
@@ -120,7 +125,7 @@ struct gen : sc_module {
     status[req_of[s]] = g.get_response_status();
     if (use_mm) g.release();  // the target still holds its reference until we return
     free_.push_back(s);
-    ev.notify(SC_ZERO_TIME);
+    ev.notify(chain ? sc_time::from_value(gap_ps) : SC_ZERO_TIME);
     return TLM_COMPLETED;
   }
 };
@@ -151,6 +156,8 @@ struct GpuMemory : cdma::test::sc_fixture {
     g.reqs = std::move(reqs);
     g.at = at;
     g.outstanding = outstanding;
+    g.chain = chain_;
+    g.gap_ps = gap_;
     check_protocol = check_protocol && at;
     g.use_mm = check_protocol;
     if (check_protocol) {
@@ -180,6 +187,8 @@ struct GpuMemory : cdma::test::sc_fixture {
     return r;
   }
   static ps_t last(const std::vector<ps_t>& v) { return *std::max_element(v.begin(), v.end()); }
+  bool chain_ = false;  ///< run(): closed loop, one request at a time (gen::chain)
+  ps_t gap_ = 0;        ///< run(): gap between a response and the next request (gen::gap_ps)
 };
 
 }  // namespace
@@ -453,4 +462,25 @@ TEST_F(GpuMemory, ParamsValidatedAgainstThePreset) {
   p.model = gpu_memory_model::bus;
   p.peak_bandwidth_Bps = 1e12;
   EXPECT_NO_THROW(p.validate());  // the bus model has no preset
+}
+
+
+// A latency-bound initiator on HBM2 (V100): one 64-B read at 0 and, 100 ns later, the same
+// read again, one at a time. By hand (tCK 1138 ps, burst 2276, tRCD = CL = 14 794, tCCD_L
+// 4552, tRP 14 794, tRFC 350 504; controller latency 10 000): first read ACT 0, RDs at
+// 14 794 and 19 346, data end 36 416 -> response 46 416. Channel 0's REF is due at tREFI /
+// 64 = 60 936 with the row open: PRE then, REF at 75 730, busy until 426 234; the second
+// read (at 100 000) waits for it and re-opens the row: data end 426 234 + 36 416 = 462 650
+// -> response 472 650. LT gives the same times (session 16: refresh and the row state it
+// leaves; before, LT answered the second read at 134 797 ps).
+TEST_F(GpuMemory, LatencyBoundReadsWaitForRefreshInLtAsInAt) {
+  const auto p = preset_params("hbm2_v100");
+  chain_ = true;
+  gap_ = 100000 - 46416;
+  const std::vector<gen::req> r = {{0, 64, false, 0}, {0, 64, false, 0}};
+  for (bool at : {true, false}) {
+    const auto t = run(p, r, at, 1);
+    EXPECT_EQ(t[0], 46416u) << (at ? "AT" : "LT");
+    EXPECT_EQ(t[1], 472650u) << (at ? "AT" : "LT");
+  }
 }

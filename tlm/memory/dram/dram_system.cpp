@@ -20,18 +20,27 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
     // Refreshes of the channels are staggered evenly over one tREFI.
     ch_.emplace_back(spec_, pp, sch, refi ? refi * (c + 1) / spec_.channels : 0);
   lt_.resize(spec_.channels);
+  for (unsigned c = 0; c < spec_.channels; ++c) lt_[c].ref_next = refresh_offset(c);
   lt_open_.assign(static_cast<std::size_t>(spec_.channels) * spec_.banks(), closed_row);
+  bank_stamp_.assign(lt_open_.size(), 0);
+  bank_last_.assign(lt_open_.size(), closed_row);
   acc_.resize(spec_.channels);
   for (auto& a : acc_) a.per_group.assign(spec_.bank_groups, 0);
   svc_ = service_terms(spec_);
   tCL_ps_ = spec_.ps(spec_.t.tCL);
   tWL_ps_ = spec_.ps(spec_.t.tWL);
   burst_ps_ = spec_.burst_ps();
+  tRP_ps_ = spec_.ps(spec_.t.tRP);
+  tRCD_ps_ = spec_.ps(spec_.t.tRCD);
+  tRFC_ps_ = spec_.ps(spec_.t.tRFC);
+  refi_ps_ = spec_.ps(spec_.t.tREFI);
+  tFAW_ps_ = spec_.ps(spec_.t.tFAW);
+  tRRD_S_ps_ = spec_.ps(spec_.t.tRRD_S);
+  tRC_per_bank_ps_ = spec_.ps(spec_.t.tRC) / spec_.banks();
+  for (std::size_t n = 1; n < kActChain; ++n) act_chain_[n] = act_chain_far(n);
   for (int w = 0; w < 2; ++w) {
-    for (int pre = 0; pre < 2; ++pre)
-      for (int act = 0; act < 2; ++act)
-        isolated_[w][pre][act] = access_latency_ps(spec_, w != 0, pre != 0, act != 0);
-    stream_tail_[w] = (w != 0 ? tWL_ps_ : tCL_ps_) + burst_ps_ - svc_.col_any;
+    idle_tail_[w] = (w != 0 ? tWL_ps_ : tCL_ps_) + burst_ps_;
+    stream_tail_[w] = idle_tail_[w] - svc_.col_any;
   }
   const std::uint64_t bb = map_.burst_bytes();
   if (bb != 0 && (bb & (bb - 1)) == 0) bb_shift_ = __builtin_ctzll(bb);
@@ -49,7 +58,35 @@ dram_system::lt_channel_state dram_system::lt_state(unsigned c) const {
   s.acts = lt_[c].acts;
   const auto b = lt_open_.begin() + static_cast<std::ptrdiff_t>(c) * spec_.banks();
   s.open_row.assign(b, b + spec_.banks());
+  s.ref_next = lt_[c].ref_next;
   return s;
+}
+
+ps_t dram_system::refresh_offset(unsigned c) const {
+  // The AT channels' first REF (constructor above: refreshes staggered over one tREFI).
+  const ps_t refi = spec_.ps(spec_.t.tREFI);
+  return refi ? refi * (c + 1) / spec_.channels : ~ps_t{0};
+}
+
+ps_t dram_system::act_chain_far(std::uint64_t n) const {
+  if (n == 0) return 0;
+  const std::uint64_t k = n - 1;
+  return std::max({k * tRRD_S_ps_, (k / 4) * tFAW_ps_ + (k % 4) * tRRD_S_ps_,
+                   k * tRC_per_bank_ps_});
+}
+
+ps_t dram_system::lt_refresh(unsigned c, ps_t t, ps_t& due_out) {
+  // The last REF due by t (the AT channel issues one at every due time; tREFI >> tRFC, so
+  // only the last can still hold the channel at t), and every bank closed by it.
+  lt_chan& l = lt_[c];
+  const ps_t due = l.ref_next + (t - l.ref_next) / refi_ps_ * refi_ps_;
+  const ps_t end = due + (l.any_open ? tRP_ps_ : 0) + tRFC_ps_;
+  due_out = due;
+  l.ref_next = due + refi_ps_;
+  l.any_open = false;
+  const unsigned nb = spec_.banks();
+  std::fill_n(lt_open_.begin() + static_cast<std::ptrdiff_t>(c) * nb, nb, closed_row);
+  return end;
 }
 
 ps_t dram_system::lt_busy_before(ps_t t) {
@@ -81,52 +118,76 @@ ps_t dram_system::lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts
   return l.busy_until;
 }
 
-ps_t dram_system::lt_finish(bool write, ps_t ready, ps_t end, bool first_pre,
-                            bool first_act) const {
-  // An isolated access takes its access latency (row close/open, CL/WL, one burst); in a
-  // stream the channels' service times dominate, and the last burst's data follows its
-  // column command (whose slot ends the service time) by CL/WL.
-  // (Tables of the constructor: access_latency_ps(spec_, write, first_pre, first_act) and
-  // (write ? tWL : tCL) + burst - col_any.)
-  const ps_t isolated = ready + isolated_[write][first_pre][first_act];
-  const ps_t stream = end + stream_tail_[write];
-  return std::max(isolated, stream);
-}
-
-// The reference: walks the access burst by burst (split()), run by run.
+// The reference: walks the access burst by burst (split()), run by run. First the sums per
+// channel and the ACTs of the present row state (each bank's first run against its open
+// row, later runs against the row the access left in it) without changing it; then per
+// channel the refresh test and the charge; then the rows the access leaves open.
 ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
-  bool first = true, first_pre = false, first_act = false;
   const unsigned nb = spec_.banks();
+  const bool closed = policy_ == page_policy::closed;
+  if (++stamp_ == 0) {  // wrapped: no bank may look touched by this access
+    std::fill(bank_stamp_.begin(), bank_stamp_.end(), 0);
+    stamp_ = 1;
+  }
   split(addr, len, write, 0, ready, [&](unsigned c, const request& r) {
     lt_acc& a = acc_[c];
     if (!a.used) {
       a.used = true;
       touched_.push_back(c);
     }
-    std::uint64_t& open = lt_open_[c * nb + r.bank_group * spec_.banks_per_group + r.bank];
-    const bool miss = policy_ == page_policy::closed || open != r.row;
-    if (first) {
-      first_pre = miss && policy_ == page_policy::open && open != closed_row;
-      first_act = miss;
-      first = false;
+    const std::uint32_t fb = c * nb + r.bank_group * spec_.banks_per_group + r.bank;
+    bool miss;
+    if (bank_stamp_[fb] != stamp_) {  // the bank's first run in this access
+      bank_stamp_[fb] = stamp_;
+      touched_banks_.push_back(fb);
+      const std::uint64_t open = lt_open_[fb];
+      miss = closed || open != r.row;
+      ++a.banks;
+      a.first_miss += miss;
+      a.pre = a.pre || (miss && !closed && open != closed_row);
+      ++a.acts_closed;
+    } else {
+      miss = closed || bank_last_[fb] != r.row;
+      a.acts_closed += miss;
     }
-    if (miss) ++a.acts;
-    open = r.row;
+    bank_last_[fb] = r.row;
+    a.acts += miss;
     a.bursts += r.bursts;
     a.per_group[r.bank_group] += r.bursts;
   });
-  ps_t end = ready;
+  ps_t end = 0;
   for (unsigned c : touched_) {
     lt_acc& a = acc_[c];
+    lt_chan& l = lt_[c];
     const std::uint64_t maxg = *std::max_element(a.per_group.begin(), a.per_group.end());
-    end = std::max(end, lt_charge(c, a.bursts, a.acts, service_ps(svc_, a.bursts, maxg, a.acts),
-                                  ready));
-    a.bursts = a.acts = 0;
+    const bool idle = l.busy_until <= ready;
+    ps_t x = lt_idle_span(a.bursts, maxg, a.acts, a.first_miss < a.banks, a.pre);
+    ps_t start = ready;
+    if (ready + x >= l.ref_next) {
+      // A REF is due by the end of the part: every bank is closed (the part's banks all
+      // need an ACT) and an idle channel starts the part after the REF (a busy one has the
+      // refresh in its service time's average stretch).
+      ps_t due;
+      const ps_t ref_end = lt_refresh(c, ready + x, due);
+      a.acts = a.acts_closed;
+      x = lt_idle_span(a.bursts, maxg, a.acts, false, false);
+      // Ready after the due time: the part waits for the REF's end; ready before it (the
+      // part reaches it): the REF interrupts the part, which is then later by its length.
+      if (idle) start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
+    }
+    l.any_open = true;
+    const ps_t busy = lt_charge(c, a.bursts, a.acts, service_ps(svc_, a.bursts, maxg, a.acts),
+                                start);
+    end = std::max(end, idle ? start + x + idle_tail_[write] : busy + stream_tail_[write]);
+    a.bursts = a.acts = a.acts_closed = a.banks = a.first_miss = 0;
+    a.pre = false;
     std::fill(a.per_group.begin(), a.per_group.end(), 0);
     a.used = false;
   }
   touched_.clear();
-  return lt_finish(write, ready, end, first_pre, first_act);
+  for (std::uint32_t fb : touched_banks_) lt_open_[fb] = bank_last_[fb];
+  touched_banks_.clear();
+  return end;
 }
 
 const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t n) {
@@ -188,6 +249,14 @@ const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t
     cp.maxg = *std::max_element(g0, g0 + spec_.bank_groups);
     cp.col = std::max(cp.bursts * svc_.col_any, cp.maxg * svc_.col_group);
     cp.col_svc = service_ps(svc_, cp.bursts, cp.maxg, 0);
+    cp.x_hit = lt_idle_span(cp.bursts, cp.maxg, 0, true, false);
+    // The ACTs of the part after a REF closed every bank: one per bank entered plus its row
+    // changes (open page), one per run (closed page); its idle span then.
+    cp.acts_closed = 0;
+    for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
+      cp.acts_closed += policy_ == page_policy::closed ? p.banks[i].runs : 1 + p.banks[i].changes;
+    cp.x_closed = lt_idle_span(cp.bursts, cp.maxg, cp.acts_closed, false, false);
+    cp.svc_closed = service_ps(svc_, cp.bursts, cp.maxg, cp.acts_closed);
     p.chans.push_back(cp);
     bursts[c] = 0;
     std::fill(g0, g0 + spec_.bank_groups, 0);
@@ -238,14 +307,12 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     const std::uint64_t r = row0 + off;
     return r >= rows ? r - rows : r;
   };
+  lt_chan* const chan = lt_.data();
   const bool closed = policy_ == page_policy::closed;
   std::uint64_t* const open_row = lt_open_.data();
-  const std::uint64_t open0 = open_row[p.first_bank];
-  const bool first_act = closed || open0 != row_of(p.first_off);
-  const bool first_pre = first_act && !closed && open0 != closed_row;
-  ps_t end = ready;
+  ps_t end = 0;
   std::uint64_t acts_total = 0;
-  lt_chan* const chan = lt_.data();
+  const ps_t idle_tail = idle_tail_[write], stream_tail = stream_tail_[write];
   // A uniform plan (every bank stays in the access's first row, row0 < rows; the common
   // 4 KiB window) under the open policy: the same arithmetic as the general walk with
   // offsets 0 and no row changes, one compare and one store per bank over a contiguous index
@@ -254,8 +321,9 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
   const std::uint32_t* idx = p.bank_index.data();
   if (uniform) {
     // Streams stay in a row for many accesses, so usually every bank of the plan has row0
-    // open already: then no bank needs an ACT (acts = 0 per channel, service time col_svc)
-    // and no open row changes. One pass of loads checks that; otherwise the walk below.
+    // open already: then no bank needs an ACT (acts = 0 per channel, service time col_svc,
+    // idle span x_hit) and no open row changes. One pass of loads checks that; otherwise
+    // the walk below.
     const std::size_t nb = p.bank_index.size();
     std::uint64_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
     std::size_t i = 0;
@@ -269,46 +337,99 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     if ((d0 | d1 | d2 | d3) == 0) {
       for (const lt_chan_part& cp : p.chans) {
         lt_chan& l = chan[cp.ch];  // lt_charge() with acts = 0 (0 x act <= col)
+        const bool idle = l.busy_until <= ready;
+        if (__builtin_expect(ready + cp.x_hit >= l.ref_next, 0)) {
+          end = std::max(end, lt_fast_refresh(p, cp, row0, ready, cp.x_hit, idle, write));
+          continue;
+        }
         l.busy_until = std::max(l.busy_until, ready) + cp.col_svc;
         l.bursts += cp.bursts;
-        end = std::max(end, l.busy_until);
+        end = std::max(end, idle ? ready + cp.x_hit + idle_tail : l.busy_until + stream_tail);
       }
       lt_busy_ += p.bursts * burst_ps_;
       lt_bursts_ += p.bursts;
-      return lt_finish(write, ready, end, first_pre, first_act);
+      return end;
     }
   }
   for (const lt_chan_part& cp : p.chans) {
-    std::uint64_t acts = 0;
-    if (uniform) {
+    std::uint64_t acts = 0, first_miss = 0;
+    bool pre = false;
+    if (closed) {
+      for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
+        const lt_bank_part& b = p.banks[i];
+        acts += b.runs;
+        open_row[b.bank] = row_of(b.last_off);
+      }
+      first_miss = cp.bank_end - cp.bank_begin;
+    } else if (uniform) {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         std::uint64_t& open = open_row[idx[i]];
-        acts += open != row0;
+        const bool miss = open != row0;
+        acts += miss;
+        pre |= miss && open != closed_row;
         open = row0;
       }
+      first_miss = acts;
     } else {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         const lt_bank_part& b = p.banks[i];
         std::uint64_t& open = open_row[b.bank];
-        acts += closed ? b.runs : (open != row_of(b.first_off)) + b.changes;
+        const bool miss = open != row_of(b.first_off);
+        first_miss += miss;
+        pre |= miss && open != closed_row;
+        acts += miss + b.changes;
         open = row_of(b.last_off);
       }
+    }
+    lt_chan& l = chan[cp.ch];  // lt_charge(), without the totals
+    const bool idle = l.busy_until <= ready;
+    const ps_t x =
+        acts == 0 ? cp.x_hit
+                  : lt_idle_span(cp.bursts, cp.maxg, acts, first_miss < cp.bank_end - cp.bank_begin, pre);
+    if (__builtin_expect(ready + x >= l.ref_next, 0)) {
+      end = std::max(end, lt_fast_refresh(p, cp, row0, ready, x, idle, write));
+      continue;
     }
     // service_ps(): max(data time, ACT time) / availability; the data-time quotient is
     // precomputed per plan.
     const ps_t svc = acts * svc_.act <= cp.col ? cp.col_svc
                                                 : service_ps(svc_, cp.bursts, cp.maxg, acts);
-    lt_chan& l = chan[cp.ch];  // lt_charge(), without the totals
     l.busy_until = std::max(l.busy_until, ready) + svc;
     l.bursts += cp.bursts;
     l.acts += acts;
-    end = std::max(end, l.busy_until);
+    l.any_open = true;
+    end = std::max(end, idle ? ready + x + idle_tail : l.busy_until + stream_tail);
     acts_total += acts;
   }
   lt_busy_ += p.bursts * burst_ps_;
   lt_acts_ += acts_total;
   lt_bursts_ += p.bursts;
-  return lt_finish(write, ready, end, first_pre, first_act);
+  return end;
+}
+
+// The fast path's channel part `cp` reaches a REF (ready + x, x its span in the present row
+// state): as lt_generic() does, the REF closes every bank of the channel (the part's banks
+// then hold its rows again), the part needs its ACTs after a REF (acts_closed, span
+// x_closed), and an idle channel starts it after the REF. Charges the channel (and the ACT
+// total) and returns the part's end.
+ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std::uint64_t row0,
+                                  ps_t ready, ps_t x, bool idle, bool write) {
+  ps_t due;
+  const ps_t ref_end = lt_refresh(cp.ch, ready + x, due);
+  const std::uint64_t rows = map_.slices().back().count;
+  for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
+    const std::uint64_t r = row0 + p.banks[i].last_off;
+    lt_open_[p.banks[i].bank] = r >= rows ? r - rows : r;
+  }
+  const ps_t start = !idle ? ready : due <= ready ? std::max(ready, ref_end)
+                                                  : ready + (ref_end - due);
+  lt_chan& l = lt_[cp.ch];
+  l.busy_until = std::max(l.busy_until, start) + cp.svc_closed;
+  l.bursts += cp.bursts;
+  l.acts += cp.acts_closed;
+  l.any_open = true;
+  lt_acts_ += cp.acts_closed;
+  return idle ? start + cp.x_closed + idle_tail_[write] : l.busy_until + stream_tail_[write];
 }
 
 }  // namespace cdma::dram

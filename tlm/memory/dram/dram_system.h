@@ -79,15 +79,23 @@ public:
   /// LT estimate: time (ps) the last burst of the access ends when it is ready at `ready`.
   /// Per channel: bursts and row activations (tracked per bank, by policy) -> service_ps();
   /// channels serve their parts in parallel, each after its previous LT work (as a
-  /// bandwidth_server); the result is the later of ready + access latency (isolated access)
-  /// and the end of the service + CL/WL (stream).
+  /// bandwidth_server). A channel whose earlier LT work has ended by `ready` (idle) ends its
+  /// part at the access's critical path on an idle channel (lt_idle_span(): the row commands,
+  /// the ACT chain, the column commands, then CL/WL + one burst), a busy one at the end of its
+  /// service + CL/WL (stream); the access ends at the latest channel. Refresh (all-bank REF
+  /// at the AT channel's due times, first refresh_offset(c), then every tREFI): a channel
+  /// whose part reaches a REF's due time has every bank closed by it (the part's banks need
+  /// an ACT), and an idle channel's part cannot start before that REF has ended (due + tRP
+  /// if a bank was open + tRFC). A busy channel keeps the average refresh stretch of
+  /// service_ps().
   ///
   /// Fast path (row_on_top() mappings, i.e. the default): the decomposition of an access
   /// depends only on (first burst index mod row_period(), number of bursts), up to a common
   /// row offset; it is computed once by split() (the generic path), reduced to per-channel
   /// bursts / busiest bank group and per-bank (rows entered, first and last row) and
   /// memoised, so an access costs one hash look-up and one step per touched bank instead of
-  /// one cursor step per burst. Results are identical to the generic path (tested).
+  /// one cursor step per burst (a channel part that reaches a REF, about once per channel
+  /// per tREFI, takes lt_fast_refresh()). Results are identical to the generic path (tested).
   ps_t lt_access(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
 
   /// Enables / disables the memoised LT fast path (default on; the generic path is the
@@ -123,13 +131,45 @@ public:
     ps_t busy_until = 0;
     std::uint64_t bursts = 0, acts = 0;
     std::vector<std::uint64_t> open_row;
+    ps_t ref_next = 0;  ///< due time of the first REF not yet applied to the LT state
   };
+  /// Due time of channel c's first REF, ps (the AT channels' stagger: tREFI x (c + 1) /
+  /// channels; then one every tREFI). kNever-like (~0) without refresh (tREFI = 0).
+  ps_t refresh_offset(unsigned c) const;
+  /// LT, one channel's part on an idle channel: time from its start to its last column
+  /// command, ps. `bursts` (>= 1) of which `maxg` in the busiest bank group, `acts` ACTs, of
+  /// which the first ones of `first_miss` of its `banks` banks (a bank with a row hit lets
+  /// the column commands start at once), `pre`: a bank to activate has another row open
+  /// (tRP first). max(first column + (bursts - 1) x max(burst, tCCD_S), first column +
+  /// (maxg - 1) x max(burst, tCCD_L), [tRP] + tRCD + ACT chain + (maxg - 1) x max(burst,
+  /// tCCD_L)), the ACT chain being the issue time of the last ACT: ACTs tRRD_S apart, at
+  /// most 4 per tFAW (act_chain_ps()). With everything closed and one burst this is tRCD, so
+  /// the part ends tRCD + CL + burst after its start (the AT time of an isolated access).
+  ps_t lt_idle_span(std::uint64_t bursts, std::uint64_t maxg, std::uint64_t acts,
+                    bool some_hit, bool pre) const {
+    const ps_t p = pre ? tRP_ps_ : 0;
+    const ps_t col0 = some_hit ? 0 : p + tRCD_ps_;
+    ps_t x = col0 + std::max((bursts - 1) * svc_.col_any, (maxg - 1) * svc_.col_group);
+    if (acts) x = std::max(x, p + tRCD_ps_ + act_chain_ps(acts) + (maxg - 1) * svc_.col_group);
+    return x;
+  }
+  /// Issue time of the n-th ACT (n >= 1) of a chain on an idle channel, the first at 0:
+  /// max((n - 1) x tRRD_S, floor((n - 1) / 4) x tFAW + ((n - 1) mod 4) x tRRD_S,
+  /// (n - 1) x tRC / banks) (tRRD_S apart, four per tFAW window, tRC per bank over the banks).
+  ps_t act_chain_ps(std::uint64_t n) const {
+    return n < kActChain ? act_chain_[n] : act_chain_far(n);
+  }
   lt_channel_state lt_state(unsigned c) const;
 
 private:
   ps_t lt_generic(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
   ps_t lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
-  ps_t lt_finish(bool write, ps_t ready, ps_t end, bool first_pre, bool first_act) const;
+  ps_t act_chain_far(std::uint64_t n) const;
+  static constexpr std::size_t kActChain = 64;
+  /// Applies the REF(s) due up to `t` to channel c's LT state: every bank closed; returns the
+  /// end of the last of them (due + [tRP if a bank was open] + tRFC) and sets `due` to its
+  /// due time.
+  ps_t lt_refresh(unsigned c, ps_t t, ps_t& due);
   /// Charges `bursts` / busiest group / `acts` to channel `c`; returns its new busy_until.
   ps_t lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, ps_t svc, ps_t ready);
 
@@ -148,6 +188,10 @@ private:
     std::uint64_t bursts, maxg;
     ps_t col;      ///< data time of service_ps() (before refresh)
     ps_t col_svc;  ///< service_ps() when the ACT time does not exceed `col`
+    ps_t x_hit;    ///< lt_idle_span() with every bank a row hit (no ACT)
+    std::uint64_t acts_closed;  ///< ACTs with every bank closed (after a REF)
+    ps_t x_closed;              ///< lt_idle_span() then
+    ps_t svc_closed;            ///< service_ps() then
   };
   struct lt_plan {
     std::vector<lt_chan_part> chans;
@@ -161,6 +205,9 @@ private:
     std::uint64_t bursts = 0;               ///< sum of chans[].bursts (= n)
   };
   const lt_plan& plan_for(std::uint64_t m, std::uint64_t n);
+  ps_t lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std::uint64_t row0, ps_t ready,
+                       ps_t x, bool idle, bool write);
+
   /// plan_for() behind a small direct-mapped cache of plan pointers (unordered_map nodes
   /// stay put until plans_ is cleared, which also clears the cache).
   const lt_plan& cached_plan(std::uint64_t m, std::uint64_t n) {
@@ -188,13 +235,30 @@ private:
   page_policy policy_;
   std::vector<channel> ch_;
   // LT state.
-  struct lt_chan { ps_t busy_until = 0; std::uint64_t bursts = 0, acts = 0; };
-  struct lt_acc { std::uint64_t bursts = 0, acts = 0; std::vector<std::uint64_t> per_group; bool used = false; };
+  struct lt_chan {
+    ps_t busy_until = 0;
+    std::uint64_t bursts = 0, acts = 0;
+    ps_t ref_next = 0;      ///< due time of the first REF not yet applied (refresh_offset())
+    bool any_open = false;  ///< a bank was opened since the last REF applied
+  };
+  /// lt_generic(): per touched channel, the sums of the access.
+  struct lt_acc {
+    std::uint64_t bursts = 0, acts = 0, acts_closed = 0, banks = 0, first_miss = 0;
+    bool pre = false;
+    std::vector<std::uint64_t> per_group;
+    bool used = false;
+  };
   std::vector<lt_chan> lt_;
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
   std::vector<lt_acc> acc_;
   std::vector<unsigned> touched_;
+  // lt_generic(): per (channel, flat bank) the access that last touched it (stamp) and the
+  // row it left; the banks the access touched.
+  std::vector<std::uint32_t> bank_stamp_;
+  std::vector<std::uint64_t> bank_last_;
+  std::vector<std::uint32_t> touched_banks_;
+  std::uint32_t stamp_ = 0;
   ps_t lt_busy_ = 0;
   std::uint64_t lt_acts_ = 0, lt_bursts_ = 0;
   bool lt_fast_ = true;
@@ -210,10 +274,13 @@ private:
   std::vector<plan_slot> plan_cache_;  ///< 1 << kPlanCacheBits slots
   // Cached timing values of the LT estimate.
   service_terms svc_;
-  ps_t tCL_ps_ = 0, tWL_ps_ = 0, burst_ps_ = 0;
-  /// lt_finish terms: isolated_[write][precharge][activate] = access_latency_ps(...);
-  /// stream_tail_[write] = tWL/tCL + burst - col_any.
-  ps_t isolated_[2][2][2] = {}, stream_tail_[2] = {};
+  ps_t tCL_ps_ = 0, tWL_ps_ = 0, burst_ps_ = 0, tRP_ps_ = 0, tRCD_ps_ = 0, tRFC_ps_ = 0;
+  ps_t refi_ps_ = 0;
+  ps_t tFAW_ps_ = 0, tRRD_S_ps_ = 0, tRC_per_bank_ps_ = 0;
+  ps_t act_chain_[kActChain] = {};
+  /// Ends of a channel's part after its last column command: idle_tail_[write] = CL/WL +
+  /// burst; stream_tail_[write] = CL/WL + burst - col_any after the end of its service.
+  ps_t idle_tail_[2] = {}, stream_tail_[2] = {};
   /// Burst index and row without a division when burst_bytes() / rows are powers of two
   /// (the presets): burst = addr >> bb_shift_ (bb_shift_ < 0: divide); row & rows_mask_
   /// (rows_mask_ == 0: modulo).
