@@ -365,8 +365,9 @@ int bench_dram(const std::vector<std::string>& args) {
               << "\n";
       }
   if (run_lt)  // (the LT rows' REFs column is always 0: not a missing refresh)
-    std::cout << "REFs: refresh commands the AT channels issued; LT issues none, it charges refresh as the\n"
-                 "availability (tREFI - tRFC) / tREFI of every channel (docs/dram.md, LT estimate)\n";
+    std::cout << "REFs: refresh commands the AT channels issued; LT issues none: a busy channel is charged the\n"
+                 "availability (tREFI - tRFC) / tREFI, an idle one waits for a REF due at the AT channel's\n"
+                 "time and finds its rows closed (docs/dram.md, LT estimate)\n";
   std::cout << "timing-rule violations, all runs: " << total_viol << "\n";
   if (!csv.empty()) {
     std::cout << std::flush;

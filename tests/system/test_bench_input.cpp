@@ -331,7 +331,7 @@ TEST(bench_input, dram_numbers_written_any_decimal_way_or_with_a_unit_are_read_e
   ASSERT_EQ(k.code, 0) << k.err;
   EXPECT_EQ(csv_rows(slurp(d + "/k.csv")).at(0).at(6), "32");
   // The LT rows' REFs column is 0 by construction: a note under the table says why.
-  EXPECT_NE(k.out.find("LT issues none, it charges refresh as the\navailability (tREFI - tRFC) / tREFI"),
+  EXPECT_NE(k.out.find("LT issues none: a busy channel is charged the\navailability (tREFI - tRFC) / tREFI"),
             std::string::npos)
       << k.out;
 }

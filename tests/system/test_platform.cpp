@@ -232,12 +232,15 @@ TEST_F(platform_test, a_subset_of_steps_runs_only_those) {
   EXPECT_EQ(j["steps"], nlohmann::json::array({"cdma"}));
   EXPECT_TRUE(j["speedup_cdma_over_vdnn"].is_null());  // the key stays, null without the vDNN step
   // The cDMA step alone takes the same simulated time as after the other two steps, up to the
-  // state those leave behind (DRAM refresh phase and open rows; measured: 1.4 ns of 249 us).
+  // state those leave behind (DRAM refresh phase and open rows). Measured: AT 250.0899 vs
+  // 249.9854 us (104.5 ns, 4.2e-4); LT, since it places REFs at the AT channels' due times
+  // (session 16), 250.0996 vs 249.9860 us (113.7 ns, 4.5e-4; it was 1.4 ns with refresh only
+  // averaged in).
   platform_config all = cfg;
   all.steps = "oracle,vdnn,cdma";
   cdma::test::reset_systemc_context();
   EXPECT_NEAR(static_cast<double>(cdma::platform::run(all).cdma.result.step),
-              static_cast<double>(rep.cdma.result.step), 1e-4 * static_cast<double>(rep.cdma.result.step));
+              static_cast<double>(rep.cdma.result.step), 1e-3 * static_cast<double>(rep.cdma.result.step));
 
   for (const char* bad : {"", "cdma,vdnn", "oracle,oracle", "fast"}) {
     platform_config b = cfg;
