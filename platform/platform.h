@@ -138,7 +138,8 @@ struct dram_activity {
   /// Compute kernels' traffic (platform_config::kernel_traffic) that fell behind its
   /// schedule: bytes of requests issued after their kernel had ended, the largest delay of a
   /// request behind its planned issue time (ps), and how long after the step's end the last
-  /// kernel response arrived (ps; the next step starts after it). All 0 in LT.
+  /// kernel response arrived (ps; the next step starts after it). Late bytes and lag are 0 in
+  /// LT (open loop); the drain is not when the kernels oversubscribe the DRAM.
   std::uint64_t kernel_late_bytes = 0;
   std::uint64_t kernel_late_slot_bytes = 0;  ///< of those, held back by gpu.kernel_outstanding
   ps_t kernel_max_lag = 0, kernel_drain = 0;

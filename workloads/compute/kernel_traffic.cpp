@@ -70,7 +70,6 @@ kernel_traffic::kernel_traffic(sc_core::sc_module_name name, const kernel_traffi
   gpu_mem.register_nb_transport_bw(this, &kernel_traffic::nb_transport_bw);
   buf_.assign(p_.request_bytes, 0);
   lt_trans_.set_extension(new cdma::dram_initiator_ext(p_.initiator_id));
-  qk_.reset();
   SC_HAS_PROCESS(kernel_traffic);
   SC_THREAD(run);
 }
@@ -89,14 +88,12 @@ void kernel_traffic::start_kernel(ps_t duration, const kernel_bytes& bytes) {
 
 void kernel_traffic::run() {
   for (;;) {
-    if (jobs_.empty()) qk_.sync();  // may yield: re-check before waiting for a kernel
     while (jobs_.empty()) wait(job_ev_);
     const kernel_schedule s = jobs_.front();
     kernel_bytes left = job_bytes_.front();
     jobs_.pop_front();
     job_bytes_.pop_front();
     busy_ = true;
-    if (!p_.approximately_timed) qk_.sync();
     const ps_t end = s.start + s.duration;
     for (std::uint64_t k = 0; k < s.count(); ++k) {
       const bool wr = s.is_write(k);
@@ -112,6 +109,11 @@ void kernel_traffic::run() {
 
 void kernel_traffic::wait_idle() {
   while (!idle()) wait(idle_ev_);
+  // LT: every request has been issued, but its b_transport booked the DRAM ahead of the
+  // present (a backlogged channel answers later): wait for the last response, as AT does, so
+  // the next step starts on idle memory.
+  if (!p_.approximately_timed && last_response_ > now_ps())
+    wait(to_sc(last_response_) - sc_core::sc_time_stamp());
 }
 
 void kernel_traffic::note_issue(std::uint64_t len, ps_t at, ps_t issued, ps_t kernel_end,
@@ -142,8 +144,8 @@ void kernel_traffic::prepare(tlm_generic_payload& p, bool write, std::uint64_t l
 void kernel_traffic::issue(bool write, std::uint64_t len, ps_t at, ps_t kernel_end) {
   if (!p_.approximately_timed) {
     prepare(lt_trans_, write, len);
-    // Open loop: the request starts at its planned time (or the local time if later).
-    note_issue(len, at, std::max(at, now_ps(qk_.get_local_time())), kernel_end, false);
+    // Open loop: the request starts at its planned time (or now, if later).
+    note_issue(len, at, std::max(at, now_ps()), kernel_end, false);
     issue_lt(lt_trans_, at);
     return;
   }
@@ -167,13 +169,16 @@ void kernel_traffic::issue(bool write, std::uint64_t len, ps_t at, ps_t kernel_e
 }
 
 void kernel_traffic::issue_lt(tlm_generic_payload& p, ps_t at) {
-  // Open-loop: the request starts at its planned time (or at the local time if that is
-  // later); the response time only feeds the statistics.
-  if (at > now_ps(qk_.get_local_time())) qk_.set(to_sc(at) - sc_core::sc_time_stamp());
-  sc_core::sc_time d = qk_.get_local_time();
+  // Open-loop: the request starts at its planned time; the response time only feeds the
+  // statistics. The thread waits for that time instead of running ahead by up to a quantum:
+  // the LT DRAM books accesses first come, first served (dram_system::lt_access), so a
+  // request booked ahead of its time would delay every access of the engine booked after
+  // it, even one due earlier. Booked at its own time, a kernel request delays only accesses
+  // due after it, and the result no longer depends on the quantum (docs/memory.md).
+  if (at > now_ps()) wait(to_sc(at) - sc_core::sc_time_stamp());
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   gpu_mem->b_transport(p, d);
   finish(p, now_ps(d));
-  if (qk_.need_sync()) qk_.sync();
 }
 
 void kernel_traffic::issue_at(tlm_generic_payload& p, ps_t) {

@@ -15,8 +15,10 @@
 // in its first half, writes in its second) placed where no functional data lives; the bytes
 // are real transactions (the controller moves data), their content is meaningless.
 //
-// LT (default): b_transport with a tlm_quantumkeeper (global quantum); a request's annotated
-// delay starts at its planned issue time. AT (params.approximately_timed): 4-phase
+// LT (default): b_transport, each request when the simulation reaches its planned issue time
+// (not up to a quantum ahead: the LT DRAM serves bookings in call order, so a request booked
+// early would delay engine accesses due before it; docs/memory.md "LT and the quantum");
+// wait_idle() also waits for the last LT response. AT (params.approximately_timed): 4-phase
 // nb_transport_fw with pooled payloads, up to max_outstanding requests in flight, request
 // exclusion rule, END_REQ / BEGIN_RESP through a PEQ (Accellera at_initiator shape).
 //
@@ -30,7 +32,6 @@
 #include <tlm>
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/tlm_quantumkeeper.h>
 #include <vector>
 
 #include "tlm/core/payload_pool.h"
@@ -125,9 +126,10 @@ public:
   /// True when every kernel started so far has issued all its requests and (AT) every
   /// response has arrived.
   bool idle() const { return jobs_.empty() && !busy_ && in_flight_ == 0; }
-  /// Waits, in the calling SC_THREAD, until idle() (returns at once if it already is). The
-  /// platform calls it at the end of a training step so the step's DRAM statistics hold all
-  /// of its kernels' traffic and the next step starts on idle memory.
+  /// Waits, in the calling SC_THREAD, until idle() and, in LT, until the last response is
+  /// due (a backlogged LT DRAM answers after the issuing time); returns at once if both hold.
+  /// The platform calls it at the end of a training step so the step's DRAM statistics hold
+  /// all of its kernels' traffic and the next step starts on idle memory.
   void wait_idle();
   /// Bytes of requests issued after their kernel had ended (kernel start + duration): the
   /// traffic fell behind its schedule. In LT requests start at their planned times, so this
@@ -160,7 +162,6 @@ private:
   std::deque<kernel_bytes> job_bytes_;
   bool busy_ = false;
   sc_core::sc_event job_ev_, at_ev_, idle_ev_;
-  tlm_utils::tlm_quantumkeeper qk_;
   tlm::tlm_generic_payload lt_trans_;
   std::vector<std::uint8_t> buf_;
   std::uint64_t read_cursor_ = 0, write_cursor_ = 0;

@@ -147,7 +147,7 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
       a.pre = a.pre || (miss && !closed && open != closed_row);
       ++a.acts_closed;
     } else {
-      miss = closed || bank_last_[fb] != r.row;
+      miss = bank_last_[fb] != r.row;  // (closed page too: the row stays open within the access)
       a.acts_closed += miss;
     }
     bank_last_[fb] = r.row;
@@ -251,10 +251,9 @@ const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t
     cp.col_svc = service_ps(svc_, cp.bursts, cp.maxg, 0);
     cp.x_hit = lt_idle_span(cp.bursts, cp.maxg, 0, true, false);
     // The ACTs of the part after a REF closed every bank: one per bank entered plus its row
-    // changes (open page), one per run (closed page); its idle span then.
+    // changes (either policy); its idle span then.
     cp.acts_closed = 0;
-    for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
-      cp.acts_closed += policy_ == page_policy::closed ? p.banks[i].runs : 1 + p.banks[i].changes;
+    for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) cp.acts_closed += 1 + p.banks[i].changes;
     cp.x_closed = lt_idle_span(cp.bursts, cp.maxg, cp.acts_closed, false, false);
     cp.svc_closed = service_ps(svc_, cp.bursts, cp.maxg, cp.acts_closed);
     p.chans.push_back(cp);
@@ -280,7 +279,9 @@ const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t
 // The fast path: the memoised plan of (first burst mod row period, bursts), shifted by the
 // access's row (row0). Same arithmetic as lt_generic, per bank instead of per run: a bank
 // entered at rows r1..rk (in run order) needs [open != r1] + (changes between consecutive
-// runs) ACTs under the open policy, one per run under the closed policy, and ends with rk open.
+// runs) ACTs under the open policy, 1 + changes under the closed policy (the bank is closed
+// between accesses; within one access its runs in one row share the ACT, as the AT scheduler
+// keeps a row open while queued requests hit it), and ends with rk open.
 // Each channel is charged as lt_charge() does; the totals (lt_busy_, lt_acts_, lt_bursts_)
 // are added once per access (the same sums).
 ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
@@ -357,7 +358,7 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     if (closed) {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         const lt_bank_part& b = p.banks[i];
-        acts += b.runs;
+        acts += 1 + b.changes;
         open_row[b.bank] = row_of(b.last_off);
       }
       first_miss = cp.bank_end - cp.bank_begin;
