@@ -410,3 +410,53 @@ TEST_F(CdmaAt, ManyWindowsInFlightCorruptWindowStopsCleanly) {
   b.host.store().read(0x2000000, copied.data(), LEN);
   EXPECT_TRUE(copied == src);
 }
+
+// New-user report (session 16) F5: a plain copy whose second window lies beyond the end of host
+// memory (copy_d2h has no range precheck: the write itself fails). AT ends the descriptor when
+// window 0's write has reached host memory (it is in flight when window 1's write fails); LT
+// ended it at once (93 ns against 860 ns in the report). Now LT ends it after the windows
+// already written and the error response too. By hand (this bench): descriptor fetch from GPU
+// memory 64 B / 300 GB/s + 200 ns = 200.2 ns; window 0 read 4096 B / 300 GB/s + 200 ns = 213.7
+// ns, its write 4096 B / 12 GB/s + 500 ns = 841.3 ns: done ~1255 ns after the start, then the
+// status write-back (~200 ns) -- LT and AT alike.
+TEST_F(CdmaAt, AFailedWriteEndsTheDescriptorAfterTheWindowsAlreadyWrittenInLtAsInAt) {
+  auto run = [](bool at) {
+    cdma::test::reset_systemc_context();
+    sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
+    sc_report_handler::set_actions(SC_WARNING, SC_DO_NOTHING);
+    cdma_engine_params ep;
+    ep.approximately_timed = at;
+    ps_t took = 0;
+    dma_error err = dma_error::none;
+    std::uint32_t errors = 0;
+    const auto src = pattern(8192);
+    bench b(
+        [&](cpu& c) {
+          c.init();
+          c.post(make(dma_direction::copy_d2h, A, 64 * MiB - 4096, 8192, 0));
+          c.wait_done(1);
+          errors = c.rd(reg::ERROR_COUNT);
+        },
+        ep);
+    b.gpu.store().write(A, src.data(), 8192);
+    sc_start();
+    const auto& recs = b.engine.records();
+    if (!recs.empty()) {
+      took = recs[0].finished - recs[0].started;
+      err = recs[0].error;
+    }
+    EXPECT_EQ(errors, 1u);
+    EXPECT_EQ(b.violations(), 0u);
+    sc_report_handler::set_actions(SC_WARNING, SC_DISPLAY);
+    return std::make_pair(took, err);
+  };
+  const auto [lt, lt_err] = run(false);
+  const auto [at, at_err] = run(true);
+  EXPECT_EQ(lt_err, dma_error::pcie_response);
+  EXPECT_EQ(at_err, dma_error::pcie_response);
+  // Window 0's write is done 200.2 + 213.7 + 841.3 = 1255.2 ns after the start, the
+  // write-back follows: both modes between that and +300 ns, within 2 % of each other.
+  EXPECT_GT(lt, 1'255'000u);
+  EXPECT_LT(lt, 1'555'000u);
+  EXPECT_NEAR(static_cast<double>(lt), static_cast<double>(at), 0.02 * static_cast<double>(at));
+}

@@ -147,6 +147,7 @@ bool cdma_engine::access(socket_t& s, tlm::tlm_command cmd, std::uint64_t addr,
       << trans_.get_response_string();
     SC_REPORT_WARNING(name(), m.str().c_str());
     fail_addr_ = addr;
+    done = now_ps(delay);  // when the error response arrives (the descriptor ends no earlier)
     return false;
   }
   if (cmd == tlm::TLM_READ_COMMAND) regs_.count_read(len); else regs_.count_written(len);
@@ -292,10 +293,16 @@ dma_error cdma_engine::copy(const dma_descriptor& d, dma_record& r, bool to_host
     const ps_t issue = pipe.next_issue();
     advance_to(issue);
     ps_t rd = 0, wr = 0;
-    if (!access(from, tlm::TLM_READ_COMMAND, d.src + off, bufs_.in(), n, issue, rd))
+    // A failed access ends the descriptor, after the windows already written (as in AT,
+    // where their writes are in flight) and the error response.
+    if (!access(from, tlm::TLM_READ_COMMAND, d.src + off, bufs_.in(), n, issue, rd)) {
+      account_link(pipe);
+      r.finished = std::max(pipe.last_done(), rd);
       return from_err;
+    }
     if (!access(to, tlm::TLM_WRITE_COMMAND, d.dst + off, bufs_.in(), n, pipe.link(rd, n), wr)) {
       account_link(pipe);
+      r.finished = std::max(pipe.last_done(), wr);
       return to_err;
     }
     pipe.complete(wr);
@@ -325,13 +332,19 @@ dma_error cdma_engine::offload(const dma_descriptor& d, dma_record& r) {
     const ps_t issue = pipe.next_issue();
     advance_to(issue);
     ps_t rd = 0, wr = 0;
-    if (!access(gpu_mem, tlm::TLM_READ_COMMAND, d.src + off, bufs_.in(), n, issue, rd))
+    if (!access(gpu_mem, tlm::TLM_READ_COMMAND, d.src + off, bufs_.in(), n, issue, rd)) {
+      comp_busy_ += pipe.unit_busy_ps();
+      account_link(pipe);
+      r.finished = std::max(pipe.last_done(), rd);  // (see copy())
       return dma_error::gpu_mem_response;
+    }
     const codec::window_entry e = codec::compress_window(c, bufs_.in(), n, bufs_.out());
     const ps_t unit_done = pipe.offload_stage(rd, n, e.bytes);
     if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.dst + out_off, bufs_.out(), e.bytes,
                 unit_done, wr)) {
+      comp_busy_ += pipe.unit_busy_ps();
       account_link(pipe);
+      r.finished = std::max(pipe.last_done(), wr);
       return dma_error::pcie_response;
     }
     pipe.complete(wr);
@@ -352,8 +365,10 @@ dma_error cdma_engine::write_table(const dma_descriptor& d, const std::vector<st
                                    ps_t after, dma_record& r) {
   ps_t meta_done = 0;
   if (!access(pcie, tlm::TLM_WRITE_COMMAND, d.meta, const_cast<std::uint8_t*>(table.data()), table.size(),
-              after, meta_done))
+              after, meta_done)) {
+    r.finished = std::max(after, meta_done);
     return dma_error::pcie_response;
+  }
   r.meta_bytes = table.size();
   r.finished = meta_done;
   return dma_error::none;
@@ -401,6 +416,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   pipe.start(meta_done);
   std::uint64_t in_off = 0;
   dma_error result = dma_error::none;
+  ps_t failed_at = 0;  // when a failed access's error response arrived
   for (std::size_t k = 0; k < n_win; ++k) {
     const std::uint64_t off = static_cast<std::uint64_t>(k) * W;
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - off));
@@ -410,6 +426,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     ps_t rd = 0, wr = 0;
     if (!access(pcie, tlm::TLM_READ_COMMAND, d.src + in_off, bufs_.in(), e.bytes, issue, rd)) {
       result = dma_error::pcie_response;
+      failed_at = rd;
       break;
     }
     try {
@@ -425,6 +442,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     const ps_t unit_done = pipe.prefetch_stage(rd, n, e.bytes);
     if (!access(gpu_mem, tlm::TLM_WRITE_COMMAND, d.dst + off, bufs_.out(), n, unit_done, wr)) {
       result = dma_error::gpu_mem_response;
+      failed_at = wr;
       break;
     }
     pipe.complete(wr);
@@ -435,7 +453,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
   }
   decomp_busy_ += pipe.unit_busy_ps();
   account_link(pipe);
-  r.finished = pipe.last_done();
+  r.finished = std::max(pipe.last_done(), failed_at);
   return result;
 }
 
