@@ -1,6 +1,8 @@
 #!/bin/sh
 # ctest embed.install_build_run: installs the cdma_vp package from a build tree into a fresh
-# temporary prefix, builds examples/embed against it with find_package(cdma_vp), runs it, and
+# temporary prefix, builds examples/embed and examples/chain against it with
+# find_package(cdma_vp) (with -Wpedantic: the installed headers must compile without a warning
+# in a strict user build), runs them (chain in LT, and in AT with protocol checkers), and
 # builds + runs a second program with pkg-config alone.
 #   install_build_run.sh <cdma-vp build dir> <cdma-vp source dir> <scratch dir> [CXXFLAGS] [build type]
 # CXXFLAGS and the build type are those of the cdma-vp build (e.g. the sanitizer preset), so the
@@ -20,11 +22,18 @@ test -f "$prefix/lib/cmake/cdma_vp/cdma_vpConfig.cmake"
 test -f "$prefix/lib/pkgconfig/cdma_vp.pc"
 test -f "$prefix/include/cdma_vp/tlm/cdma/cdma_engine.h"
 
-cmake -S "$src/examples/embed" -B "$work/example" -DCMAKE_PREFIX_PATH="$prefix" \
-      -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
-cmake --build "$work/example" -j2 >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-if grep -q "warning:" "$work/build.log"; then cat "$work/build.log"; echo "warnings in the example build"; exit 1; fi
-SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$work/example/cdma_embed"
+# build_example <name>: configures and builds examples/<name> in $work/<name>; any warning fails.
+build_example() {
+  cmake -S "$src/examples/$1" -B "$work/$1" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCMAKE_CXX_FLAGS="$cxxflags -Wpedantic" -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+  cmake --build "$work/$1" -j2 >"$work/$1.log" 2>&1 || { cat "$work/$1.log"; exit 1; }
+  if grep -q "warning:" "$work/$1.log"; then cat "$work/$1.log"; echo "warnings in the $1 build"; exit 1; fi
+}
+build_example embed
+SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$work/embed/cdma_embed"
+build_example chain
+SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$work/chain/cdma_chain" lt
+SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$work/chain/cdma_chain" at check
 
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export PKG_CONFIG_PATH

@@ -133,10 +133,11 @@ private:
         d = x & (s.count - 1);
         x >>= s.shift;
       } else {
+        // __extension__: no -Wpedantic warning for __int128 in users' builds (same code).
         const std::uint64_t q =
             x < kRecipLimit
-                ? static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * s.recip) >>
-                                             s.rshift)
+                ? static_cast<std::uint64_t>(
+                      __extension__(static_cast<unsigned __int128>(x) * s.recip) >> s.rshift)
                 : x / s.count;
         d = x - q * s.count;
         x = q;

@@ -197,12 +197,14 @@ private:
   __attribute__((noinline)) void refresh_dirty();
   /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
   /// (time << 64 | key) and sets `bnd` to the completion bound before min_done_.
-  unsigned __int128 pick_reference(ps_t& bnd) const;
+  /// (`__extension__`, GCC/Clang: this installed header declares `unsigned __int128` without
+  /// a -Wpedantic warning in users' builds; the type and the code are unchanged.)
+  __extension__ unsigned __int128 pick_reference(ps_t& bnd) const;
   /// pick_reference()'s minimum with AVX2 (only called when the processor has it); the
   /// completion bound is not computed (bound_valid_ = false): the controller asks for it
   /// about once per request (completion_bound()), the pick runs once per command (~4 per
   /// random 64-B GDDR5 request), so it is computed when asked, by bound_pass().
-  unsigned __int128 pick_soa_avx2() const;
+  __extension__ unsigned __int128 pick_soa_avx2() const;
   /// pick_reference()'s completion bound with AVX2.
   ps_t bound_soa_avx2() const;
   /// pick_reference()'s completion bound (before min_done_, ps) of the present candidates:
@@ -253,8 +255,8 @@ private:
   /// against the checker's recomputation; a choice (and the bound: `bnd` if `have_bound`,
   /// else bound_pass()) against pick_reference(). Counted in the *_mismatches() counters.
   __attribute__((noinline, cold)) void check_pick_state();
-  __attribute__((noinline, cold)) void check_pick_choice(unsigned __int128 best, bool have_bound,
-                                                         ps_t bnd);
+  __extension__ __attribute__((noinline, cold)) void check_pick_choice(unsigned __int128 best,
+                                                                       bool have_bound, ps_t bnd);
   /// Makes the candidate of `bank` (its key not flipped) the next command, issuable at t.
   void choose(unsigned bank, std::uint64_t key, ps_t t) {
     req_.time = t;
