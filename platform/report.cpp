@@ -342,7 +342,7 @@ std::vector<stat> collect_stats(const run_report& r) {
       add("dram." + k + ".kernel_max_lag", ps_to_s(s->dram.kernel_max_lag), "s");
       add("dram." + k + ".kernel_drain", ps_to_s(s->dram.kernel_drain), "s");
     }
-    if (s->dram.columns)  // command counts exist only where the DRAM model issued commands (AT)
+    if (s->dram.columns)  // column commands exist with the DRAM model (AT channels; LT: one per burst)
       add("dram." + k + ".row_hit_rate", s->dram.row_hit_rate(), "ratio");
     if (r.dram_model)
       add("dram." + k + ".timing_violations", static_cast<double>(s->dram.timing_violations), "count");

@@ -206,6 +206,22 @@ TEST_F(GpuMemory, RequestSmallerThanOneBurst) {
   }
 }
 
+// New-user report (session 16) F7: LT counted ACTs but no column commands, so dram_stats()
+// had reads = writes = 0 in LT. Now one RD / WR per burst, as the AT channels issue them:
+// GDDR5 bursts are 32 B, so 1 MiB read in 4 KiB pieces is 32768 RD and a 64-B write 2 WR;
+// the same in AT.
+TEST_F(GpuMemory, LtCountsOneColumnCommandPerBurstAsAt) {
+  for (bool at : {false, true}) {
+    std::vector<gen::req> reqs;
+    for (std::uint64_t a = 0; a < (1u << 20); a += 4096) reqs.push_back({a, 4096, false, 0});
+    reqs.push_back({1u << 21, 64, true, 0});
+    dram_totals tot;
+    run(gpu_memory_params{}, reqs, at, 256, &tot);
+    EXPECT_EQ(tot.reads, 32768u) << (at ? "AT" : "LT");
+    EXPECT_EQ(tot.writes, 2u) << (at ? "AT" : "LT");
+  }
+}
+
 TEST_F(GpuMemory, RequestSpanningTwoChannels) {
   // [192, 320): bursts 6,7 on channel 0 (bank group 3), 8,9 on channel 1 (bank group 0),
   // served in parallel. Each channel: ACT 0, RD 11,991, RD 11,991 + tCCD_L 1,713 = 13,704,

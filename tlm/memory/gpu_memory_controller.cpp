@@ -185,6 +185,8 @@ dram_totals gpu_memory_controller::dram_stats() {
     t.data_busy_ps += k.data_busy_ps();
   }
   t.acts += dram_->lt_acts();
+  t.reads += dram_->lt_reads();
+  t.writes += dram_->lt_writes();
   t.data_busy_ps += dram_->lt_busy_ps();
   return t;
 }

@@ -146,7 +146,9 @@ struct dram_traffic {
 
 /// DRAM-side totals (model=dram).
 struct dram_totals {
-  std::uint64_t acts = 0, pres = 0, reads = 0, writes = 0, refreshes = 0;  ///< commands
+  /// Commands: the AT channels' (every kind) plus LT's estimate (ACTs, and one RD / WR per
+  /// burst; LT issues no PRE or REF commands).
+  std::uint64_t acts = 0, pres = 0, reads = 0, writes = 0, refreshes = 0;
   std::uint64_t row_hits = 0;      ///< requests served without an ACT (AT)
   std::uint64_t violations = 0;    ///< timing-rule violations counted by the checkers (0)
   ps_t data_busy_ps = 0;           ///< data-bus busy time summed over channels (AT + LT)

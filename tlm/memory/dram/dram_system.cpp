@@ -103,7 +103,10 @@ ps_t dram_system::lt_busy_before(ps_t t) {
 }
 
 ps_t dram_system::lt_access(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready) {
-  return lt_fast_path() ? lt_fast(addr, len, write, ready) : lt_generic(addr, len, write, ready);
+  const std::uint64_t before = lt_bursts_;
+  const ps_t end = lt_fast_path() ? lt_fast(addr, len, write, ready) : lt_generic(addr, len, write, ready);
+  if (write) lt_write_bursts_ += lt_bursts_ - before;
+  return end;
 }
 
 ps_t dram_system::lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, ps_t svc,

@@ -125,6 +125,10 @@ public:
   ps_t lt_busy_before(ps_t t);
   std::uint64_t lt_acts() const { return lt_acts_; }
   std::uint64_t lt_bursts() const { return lt_bursts_; }
+  /// LT column commands: bursts of reads / of writes (each burst is one RD / WR, as in AT;
+  /// lt_reads() + lt_writes() == lt_bursts()).
+  std::uint64_t lt_reads() const { return lt_bursts_ - lt_write_bursts_; }
+  std::uint64_t lt_writes() const { return lt_write_bursts_; }
   /// LT state of channel `c`: end of its LT work (ps), bursts and ACTs so far, and the open
   /// row of each bank (flat index; ~0 = closed).
   struct lt_channel_state {
@@ -260,7 +264,7 @@ private:
   std::vector<std::uint32_t> touched_banks_;
   std::uint32_t stamp_ = 0;
   ps_t lt_busy_ = 0;
-  std::uint64_t lt_acts_ = 0, lt_bursts_ = 0;
+  std::uint64_t lt_acts_ = 0, lt_bursts_ = 0, lt_write_bursts_ = 0;
   bool lt_fast_ = true;
   std::unordered_map<std::uint64_t, lt_plan> plans_;
   struct plan_scratch {
