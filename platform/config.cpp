@@ -401,24 +401,26 @@ param bytes_p(const std::string& n, T& r, double lo, double hi, const std::strin
                   [](T v) { return format_bytes(static_cast<std::uint64_t>(v)); }, doc);
 }
 
-/// `p` whose setter then runs `after` (once the value is accepted and stored).
-param then(param p, std::function<void()> after) {
-  p.set = [set = std::move(p.set), after = std::move(after)](const json& v, const std::string& where) {
+/// pcie.gen or pcie.lanes (`p`) on a measured-host PCIe preset: the rate-dependent calibration
+/// follows the link. The posted data credits and the completion size become those of the
+/// measured-host-genGxW preset of the new gen x lanes (docs/pcie.md "Measured-host preset";
+/// pcie::measured_host_pd_credits(), measured_host_cpl_bytes()) when they still hold the
+/// calibration of the old gen x lanes; a value set to anything else (in a file or with
+/// --param, before or after) is kept. (A rule on values, not on which keys were written: the
+/// effective configuration every run writes lists every key, and re-running it with another
+/// pcie.gen must rescale as on the preset.) A spec-ideal genGxW preset has unlimited credits
+/// and nothing to follow.
+param following_measured_host(param p, platform_config& c) {
+  p.set = [set = std::move(p.set), &c](const json& v, const std::string& where) {
+    const int gen0 = c.pcie.gen, lanes0 = c.pcie.lanes;
     set(v, where);
-    after();
+    if (c.pcie_preset.rfind("measured-host", 0) != 0) return;
+    if (c.pcie.pd_credits == pcie::measured_host_pd_credits(gen0, lanes0, c.pcie.updatefc_every))
+      c.pcie.pd_credits = pcie::measured_host_pd_credits(c.pcie.gen, c.pcie.lanes, c.pcie.updatefc_every);
+    if (c.pcie.cpl_bytes == pcie::measured_host_cpl_bytes(gen0))
+      c.pcie.cpl_bytes = pcie::measured_host_cpl_bytes(c.pcie.gen);
   };
   return p;
-}
-
-/// On a measured-host PCIe preset, the rate-dependent calibration follows the link: the posted
-/// data credits and the completion size become those of the measured-host-genGxW preset of the
-/// present pcie.gen x pcie.lanes (docs/pcie.md "Measured-host preset"), except a key the user
-/// gave (pcie_keys_given). A spec-ideal genGxW preset has nothing rate-dependent to follow.
-void follow_measured_host(platform_config& c) {
-  if (c.pcie_preset.rfind("measured-host", 0) != 0) return;
-  if (!c.pcie_keys_given.count("pcie.pd_credits"))
-    c.pcie.pd_credits = pcie::measured_host_pd_credits(c.pcie.gen, c.pcie.lanes, c.pcie.updatefc_every);
-  if (!c.pcie_keys_given.count("pcie.cpl_bytes")) c.pcie.cpl_bytes = pcie::measured_host_cpl_bytes(c.pcie.gen);
 }
 
 /// The parameter table, bound to one configuration object. Sources of defaults are in the
@@ -531,15 +533,12 @@ std::vector<param> table(platform_config& c) {
            throw config_error(where + ": pcie.preset = " + shown(v) + ": " + e.what());
          }
          c.pcie_preset = v.get<std::string>();
-         c.pcie_keys_given.clear();
        },
        [&c] { return json(c.pcie_preset); }},
-      then(integer("pcie.gen", c.pcie.gen, 1, 6,
-                   "PCIe generation (on a measured-host preset also rescales the calibrated credits and completion size)"),
-           [&c] { follow_measured_host(c); }),
-      then(integer("pcie.lanes", c.pcie.lanes, 1, 32,
-                   "link width (1, 2, 4, 8, 12, 16, 32; on a measured-host preset also rescales the calibrated credits)"),
-           [&c] { follow_measured_host(c); }),
+      following_measured_host(integer("pcie.gen", c.pcie.gen, 1, 6,
+                   "PCIe generation (on a measured-host preset also rescales the calibrated credits and completion size)"), c),
+      following_measured_host(integer("pcie.lanes", c.pcie.lanes, 1, 32,
+                   "link width (1, 2, 4, 8, 12, 16, 32; on a measured-host preset also rescales the calibrated credits)"), c),
       bytes_p("pcie.mps", c.pcie.mps, 128, 4096, "Max Payload Size"),
       bytes_p("pcie.mrrs", c.pcie.mrrs, 128, 4096, "Max Read Request Size"),
       bytes_p("pcie.rcb", c.pcie.rcb, 64, 128, "Read Completion Boundary"),
@@ -547,14 +546,12 @@ std::vector<param> table(platform_config& c) {
       boolean("pcie.ecrc", c.pcie.ecrc, "end-to-end CRC (+4 B per TLP)"),
       time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link latency"),
       time_p("pcie.rc_latency", c.pcie.rc_latency_ps, 0, 1e9, "root-complex latency each way"),
-      then(bytes_p("pcie.cpl_bytes", c.pcie.cpl_bytes, 0, 4096, "completion size (0: RCB/MPS rule)"),
-           [&c] { c.pcie_keys_given.insert("pcie.cpl_bytes"); }),
+      bytes_p("pcie.cpl_bytes", c.pcie.cpl_bytes, 0, 4096, "completion size (0: RCB/MPS rule)"),
       integer("pcie.tags", c.pcie.tags, 1, 768, "read tags (outstanding MRd; 10-bit tags: up to 768, PCIe 4.0 §2.2.6.2)"),
       integer("pcie.ack_every", c.pcie.ack_every, 1, 1 << 16, "TLPs per ACK DLLP"),
       integer("pcie.updatefc_every", c.pcie.updatefc_every, 1, 1 << 16, "TLPs per UpdateFC DLLP"),
       integer("pcie.ph_credits", c.pcie.ph_credits, 0, 1 << 20, "posted header credits (0: unlimited)"),
-      then(integer("pcie.pd_credits", c.pcie.pd_credits, 0, 1 << 24, "posted data credits, 16 B each (0: unlimited)"),
-           [&c] { c.pcie_keys_given.insert("pcie.pd_credits"); }),
+      integer("pcie.pd_credits", c.pcie.pd_credits, 0, 1 << 24, "posted data credits, 16 B each (0: unlimited)"),
       integer("pcie.nph_credits", c.pcie.nph_credits, 0, 1 << 20, "non-posted header credits (0: unlimited)"),
       integer("pcie.cplh_credits", c.pcie.cplh_credits, 0, 1 << 20, "completion header credits (0: unlimited)"),
       integer("pcie.cpld_credits", c.pcie.cpld_credits, 0, 1 << 24, "completion data credits (0: unlimited)"),

@@ -10,7 +10,6 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <set>
 #include <string>
 #include <vector>
 #include "tlm/cdma/cdma_engine.h"
@@ -89,11 +88,6 @@ struct platform_config {
   /// bandwidthTest runs, docs/pcie.md).
   pcie::link_params pcie = pcie::preset("measured-host");
   std::string pcie_preset = "measured-host";  ///< name of the preset pcie started from (informative)
-  /// Rate-dependent pcie keys given after the preset (`pcie.pd_credits`, `pcie.cpl_bytes`; in a
-  /// file or with --param). On a measured-host preset, setting `pcie.gen` or `pcie.lanes`
-  /// re-derives the others from the calibration (pcie::measured_host_pd_credits(),
-  /// measured_host_cpl_bytes()), as the measured-host-genGxW preset of that link has them.
-  std::set<std::string> pcie_keys_given;
   cdma_engine_params engine;
 };
 

@@ -176,7 +176,8 @@ TEST(config, pcie_gen_and_lanes_rescale_the_measured_host_calibration) {
   apply_override(c, "pcie.lanes=1");
   EXPECT_EQ(c.pcie.pd_credits, 16u);
 
-  // A given key is kept, whichever comes first; a new preset forgets it.
+  // A value changed from the calibration is kept, whichever comes first; a new preset
+  // starts from its own calibration.
   platform_config d = preset("titanx-gen3");
   apply_override(d, "pcie.pd_credits=100");
   apply_override(d, "pcie.gen=5");
@@ -189,6 +190,22 @@ TEST(config, pcie_gen_and_lanes_rescale_the_measured_host_calibration) {
   apply_override(d, "pcie.preset=measured-host");
   apply_override(d, "pcie.gen=4");
   EXPECT_EQ(d.pcie.pd_credits, 384u);
+
+  // A value equal to the calibration follows it (a rule on values, so that ...)
+  platform_config f = preset("titanx-gen3");
+  apply_override(f, "pcie.pd_credits=192");
+  apply_override(f, "pcie.gen=4");
+  EXPECT_EQ(f.pcie.pd_credits, 384u);
+  // ... the effective configuration a run writes (every key listed) re-run with another
+  // pcie.gen rescales as the preset does (it kept the Gen3 credits when given keys were pinned).
+  const std::string eff = tmp("effective_gen.json");
+  std::ofstream(eff) << to_json(preset("titanx-gen3")).dump(2);
+  platform_config g = load_config_file(eff);
+  EXPECT_EQ(g.pcie.pd_credits, 192u);
+  apply_override(g, "pcie.gen=5");
+  EXPECT_EQ(g.pcie.pd_credits, 768u);  // 32 GT/s: 4 x 192
+  EXPECT_EQ(g.pcie.cpl_bytes, 128u);
+  std::remove(eff.c_str());
 
   // A spec-ideal preset has no calibration: its unlimited credits stay unlimited.
   platform_config e = preset("titanx-gen3");

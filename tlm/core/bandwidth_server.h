@@ -63,6 +63,8 @@ private:
 /// into a floor (a request ready before it is served from the floor on, as the FIFO would).
 class calendar_server {
 public:
+  /// Busy intervals kept at most (model choice, not a hardware figure: 64 KiB of state; a
+  /// target that calls forget_before() with the present time keeps a handful).
   static constexpr std::size_t kMaxIntervals = 4096;
 
   explicit calendar_server(double bytes_per_s = 0.0) : rate_(bytes_per_s) {}
