@@ -66,7 +66,7 @@ int run_command(const std::vector<std::string>& args) {
   // The summary itself (e.g. `cdma-vp run > /dev/full`): checked at once (the reason is in
   // errno); the output files below are written all the same.
   const bool files = !o.out.json_path.empty() || !o.out.csv_path.empty() || !o.out.trace_path.empty() ||
-                     !o.out.vcd_path.empty();
+                     !o.out.vcd_path.empty() || !o.out.txn_trace_path.empty();
   int status = check_stdout(files ? "the summary is lost; the output files are still written"
                                   : "the summary is lost; --json FILE keeps the results");
   const bool stdout_ok = status == 0;

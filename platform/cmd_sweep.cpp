@@ -765,7 +765,7 @@ int sweep_command(const std::vector<std::string>& args) {
     }
     for (const auto& [path, opt] : {std::pair<const std::string&, const char*>{pass_out.json_path, "--json"},
                                     {pass_out.csv_path, "--csv"}, {pass_out.trace_path, "--trace"},
-                                    {pass_out.vcd_path, "--vcd"}})
+                                    {pass_out.vcd_path, "--vcd"}, {pass_out.txn_trace_path, "--txn-trace"}})
       if (!path.empty())
         throw config_error(std::string(opt) + " is set per run by the sweep (DIR/run_K.json); not allowed here");
     const bool pass_quiet = pass_out.quiet;

@@ -332,6 +332,13 @@ void add_output_options(po::options_description& d, output_options& o) {
       ("csv", po::value(&o.csv_path)->notifier(not_empty("--csv")), "write one CSV row per layer to FILE")
       ("trace", po::value(&o.trace_path)->notifier(not_empty("--trace")), "write a Chrome trace event JSON (open in Perfetto / chrome://tracing)")
       ("vcd", po::value(&o.vcd_path)->notifier(not_empty("--vcd")), "write a VCD of irq, compute_busy, transfer_busy and link_busy_d2h/h2d (PCIe sampled once per quantum) to FILE (as named)")
+      ("txn-trace", po::value(&o.txn_trace_path)->notifier(not_empty("--txn-trace")),
+       "write one line per transaction event (TLM call, phase, return) on the platform's "
+       "initiator -> target connections to FILE while the run goes: time (ns), connection, >> / <<, "
+       "event, RD/WR, address, length, status (docs/user-guide.md); meant for short runs")
+      ("txn-trace-only", po::value(&o.txn_trace_only)->notifier(not_empty("--txn-trace-only")),
+       "trace only these connections (comma-separated): engine_gpu_mem, runtime_gpu_mem, "
+       "kernels_gpu_mem, gpu_bus_gpu_mem, engine_pcie, pcie_host_mem, runtime_regs")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr");
 }
 
@@ -582,7 +589,8 @@ relayed_output::relayed_output(std::string path, std::string option, const std::
     const int e = errno;
     throw output_error(option_ + " " + path_ + ": cannot create a temporary directory in " +
                        (from_env ? "$TMPDIR (" + tdir + ")" : tdir) + reason(e) +
-                       " (the VCD is relayed through a FIFO there; expected " +
+                       " (" + (option_ == "--vcd" ? std::string("the VCD") : "the output") +
+                       " is relayed through a FIFO there; expected " +
                        (from_env ? "TMPDIR to name a writable directory, or TMPDIR unset to use /tmp)"
                                  : "a writable /tmp, or TMPDIR naming a writable directory)"));
   }
@@ -861,7 +869,8 @@ void output_options::check_writable(const std::vector<named_file>& inputs) const
                         {json_path.empty() ? "" : config_path_for(json_path), "--json (effective config)"},
                         {csv_path, "--csv"},
                         {trace_path, "--trace"},
-                        {vcd_path, "--vcd"}},
+                        {vcd_path, "--vcd"},
+                        {txn_trace_path, "--txn-trace"}},
                        inputs);
   probe(json_path, "--json");
   if (!json_path.empty() && !config_path_for(json_path).empty())
@@ -869,11 +878,25 @@ void output_options::check_writable(const std::vector<named_file>& inputs) const
   probe(csv_path, "--csv");
   probe(trace_path, "--trace");
   probe(vcd_path, "--vcd");
+  probe(txn_trace_path, "--txn-trace");
 }
 
 run_hooks output_options::hooks() const {
   run_hooks h;
   h.vcd_path = vcd_path;
+  h.txn_trace_path = txn_trace_path;
+  for (std::size_t a = 0; !txn_trace_only.empty() && a <= txn_trace_only.size();) {
+    std::size_t b = txn_trace_only.find(',', a);
+    if (b == std::string::npos) b = txn_trace_only.size();
+    std::string name = txn_trace_only.substr(a, b - a);
+    const auto l = name.find_first_not_of(" \t"), r = name.find_last_not_of(" \t");
+    name = l == std::string::npos ? "" : name.substr(l, r - l + 1);
+    if (name.empty())
+      throw std::invalid_argument("--txn-trace-only \"" + txn_trace_only +
+                                  "\": an empty connection name; expected a comma-separated list such as engine_pcie,pcie_host_mem");
+    h.txn_trace_only.push_back(name);
+    a = b + 1;
+  }
   if (!quiet && isatty(STDERR_FILENO)) {
     auto start = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
     h.progress = [start](const std::string& step, bool fwd, std::size_t i, std::size_t n) {
@@ -922,6 +945,11 @@ void output_options::write_all(const run_report& r, std::ostream& log) const {
   if (!vcd_path.empty()) {
     if (r.vcd_error.empty()) log << "VCD written to " << printable(vcd_path) << "\n";
     else errors += (errors.empty() ? "" : "\n") + r.vcd_error;
+  }
+  if (!txn_trace_path.empty()) {
+    if (r.txn_trace_error.empty())
+      log << "transaction trace written to " << printable(txn_trace_path) << " (" << r.txn_trace_lines << " lines)\n";
+    else errors += (errors.empty() ? "" : "\n") + r.txn_trace_error;
   }
   if (!errors.empty()) throw output_error(errors);
 }

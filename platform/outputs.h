@@ -191,11 +191,14 @@ void add_config_options(boost::program_options::options_description& d, config_o
 /// Where results go.
 struct output_options {
   std::string json_path, csv_path, trace_path, vcd_path;
+  std::string txn_trace_path;  ///< --txn-trace FILE (run_hooks::txn_trace_path)
+  std::string txn_trace_only;  ///< --txn-trace-only LIST (comma-separated connection names)
   bool quiet = false;
   /// Fails (std::runtime_error naming the path) before any simulation if a path is unwritable,
   /// two outputs name the same file or an output names one of `inputs` (check_distinct_files).
   void check_writable(const std::vector<named_file>& inputs = {}) const;
-  /// Progress on stderr when it is a terminal and the run has lasted more than 2 s.
+  /// Progress on stderr when it is a terminal and the run has lasted more than 2 s; the VCD and
+  /// transaction-trace paths. Throws std::invalid_argument for an empty name in --txn-trace-only.
   run_hooks hooks() const;
   progress_fn progress_callback() const { return hooks().progress; }
   /// Writes every requested file (JSON results + effective config beside it, CSV, trace);

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include "tlm/core/initiator_mux.h"
 #include "tlm/core/protocol_checker.h"
+#include "tlm/core/txn_tracer.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/pcie/pcie_link.h"
 #include "workloads/activations/activation_source.h"
@@ -133,42 +134,67 @@ struct top {
   }
   /// With check_protocol: one checker per initiator -> target connection.
   std::vector<std::unique_ptr<protocol_checker>> checkers;
+  /// With a transaction trace: one tracer per traced connection (after its checker).
+  std::vector<std::unique_ptr<txn_tracer>> tracers;
+  std::ostream* txn_out = nullptr;
+  std::vector<std::string> txn_only;  ///< connections traced (empty: all)
 
+  /// Binds init -> [protocol checker "chk_<conn>"] -> [tracer "trace_<conn>"] -> tgt.
   template <typename I, typename T>
-  void connect(I& init, T& tgt, bool check, const char* name) {
-    if (!check) {
+  void connect(I& init, T& tgt, bool check, const std::string& conn) {
+    const bool trace = txn_out && (txn_only.empty() ||
+                                   std::find(txn_only.begin(), txn_only.end(), conn) != txn_only.end());
+    if (trace) tracers.push_back(std::make_unique<txn_tracer>(("trace_" + conn).c_str(), txn_out, conn));
+    if (check) checkers.push_back(std::make_unique<protocol_checker>(("chk_" + conn).c_str()));
+    if (check && trace) {
+      init.bind(checkers.back()->tgt);
+      checkers.back()->init.bind(tracers.back()->tgt);
+      tracers.back()->init.bind(tgt);
+    } else if (check) {
+      init.bind(checkers.back()->tgt);
+      checkers.back()->init.bind(tgt);
+    } else if (trace) {
+      init.bind(tracers.back()->tgt);
+      tracers.back()->init.bind(tgt);
+    } else {
       init.bind(tgt);
-      return;
     }
-    checkers.push_back(std::make_unique<protocol_checker>(name));
-    init.bind(checkers.back()->tgt);
-    checkers.back()->init.bind(tgt);
   }
 
   top(const platform_config& c, const workloads::network& net,
       std::vector<workloads::layer_time> times, workloads::activation_source& src,
-      const workloads::vdnn_runtime_params& rp)
+      const workloads::vdnn_runtime_params& rp, std::ostream* trace_out = nullptr,
+      std::vector<std::string> trace_only = {})
       : gpu_mem("gpu_mem", c.gpu_mem), host_mem("host_mem", c.host_mem), pcie("pcie", c.pcie),
         engine("cdma", c.engine), gpu_bus("gpu_bus"),
-        runtime("vdnn", net, std::move(times), src, gpu_mem, rp), irq("irq") {
+        runtime("vdnn", net, std::move(times), src, gpu_mem, rp), irq("irq"),
+        txn_out(trace_out), txn_only(std::move(trace_only)) {
     const bool chk = c.check_protocol;
-    connect(engine.gpu_mem, gpu_bus.tgt, chk, "chk_engine_gpu_mem");
-    connect(runtime.gpu_mem, gpu_bus.tgt, chk, "chk_runtime_gpu_mem");
+    // (Names: txn_trace_connections().)
+    connect(engine.gpu_mem, gpu_bus.tgt, chk, "engine_gpu_mem");
+    connect(runtime.gpu_mem, gpu_bus.tgt, chk, "runtime_gpu_mem");
     if (c.kernel_traffic) {
       kernels = std::make_unique<workloads::kernel_traffic>("kernels", c.kernel);
-      connect(kernels->gpu_mem, gpu_bus.tgt, chk, "chk_kernels_gpu_mem");
+      connect(kernels->gpu_mem, gpu_bus.tgt, chk, "kernels_gpu_mem");
     }
-    connect(gpu_bus.init, gpu_mem.tgt, chk, "chk_gpu_bus_gpu_mem");
-    connect(engine.pcie, pcie.tgt, chk, "chk_engine_pcie");
-    connect(pcie.init, host_mem.tgt, chk, "chk_pcie_host_mem");
+    connect(gpu_bus.init, gpu_mem.tgt, chk, "gpu_bus_gpu_mem");
+    connect(engine.pcie, pcie.tgt, chk, "engine_pcie");
+    connect(pcie.init, host_mem.tgt, chk, "pcie_host_mem");
     pcie.set_host_size(c.host_mem.size_bytes);  // the link refuses a transaction not whole in it
-    connect(runtime.regs, engine.regs, chk, "chk_runtime_regs");
+    connect(runtime.regs, engine.regs, chk, "runtime_regs");
     engine.irq.bind(irq);
     runtime.irq.bind(irq);
   }
 };
 
 }  // namespace
+
+const std::vector<std::string>& txn_trace_connections() {
+  static const std::vector<std::string> names = {"engine_gpu_mem", "runtime_gpu_mem", "kernels_gpu_mem",
+                                                 "gpu_bus_gpu_mem", "engine_pcie", "pcie_host_mem",
+                                                 "runtime_regs"};
+  return names;
+}
 
 run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   platform_config cfg = cfg_in;
@@ -347,8 +373,34 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   }
   rep.config = cfg;
 
+  // The transaction trace: checked before anything is built, written through a FIFO relayed
+  // to the file (every write checked, like the VCD below); the stream is declared after the
+  // relay so that it closes first on every exit path.
+  for (const auto& c : hooks.txn_trace_only) {
+    const auto& all = txn_trace_connections();
+    if (std::find(all.begin(), all.end(), c) == all.end()) {
+      std::string list;
+      for (const auto& n : all) list += (list.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("--txn-trace-only: unknown connection \"" + c + "\"; expected a comma-separated list of " + list);
+    }
+    if (c == "kernels_gpu_mem" && !cfg.kernel_traffic)
+      throw std::invalid_argument("--txn-trace-only: connection kernels_gpu_mem exists only with gpu.kernel_traffic = true");
+  }
+  if (!hooks.txn_trace_only.empty() && hooks.txn_trace_path.empty())
+    throw std::invalid_argument("--txn-trace-only needs --txn-trace FILE");
+  std::unique_ptr<relayed_output> txn_relay;
+  std::ofstream txn_file;
+  if (!hooks.txn_trace_path.empty()) {
+    txn_relay = std::make_unique<relayed_output>(hooks.txn_trace_path, "--txn-trace", ".txt");
+    txn_file.open(txn_relay->fifo_base() + ".txt");
+    if (!txn_file)
+      throw output_error("--txn-trace " + hooks.txn_trace_path + ": cannot open the FIFO " +
+                         txn_relay->fifo_base() + ".txt");
+  }
+
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS));
-  auto t = std::make_unique<top>(cfg, rep.net, rep.times, *src, rp);
+  auto t = std::make_unique<top>(cfg, rep.net, rep.times, *src, rp,
+                                 txn_relay ? &txn_file : nullptr, hooks.txn_trace_only);
   dram_probe probe(t->gpu_mem, 0, cfg.kernel.initiator_id);
   std::vector<std::vector<layer_dram>> dram_layers;
   std::vector<pcie_traffic> d2h, h2d;
@@ -475,6 +527,14 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     sc_core::sc_close_vcd_trace_file(vcd);
     vcd = nullptr;
     rep.vcd_error = vcd_out->finish();
+  }
+  if (txn_relay) {
+    for (const auto& tr : t->tracers) rep.txn_trace_lines += tr->lines();
+    txn_file.close();
+    rep.txn_trace_error = txn_relay->finish();
+    if (rep.txn_trace_error.empty() && txn_file.fail())
+      rep.txn_trace_error = "--txn-trace " + hooks.txn_trace_path +
+                            ": write failed (the FIFO to the file); results computed but not saved";
   }
   std::size_t violations = 0;
   std::string first;

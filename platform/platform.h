@@ -196,6 +196,10 @@ struct run_report {
   /// Set when the VCD (run_hooks::vcd_path) could not be written: the message names the path
   /// and the reason; the results are complete (nothing of the VCD is left behind).
   std::string vcd_error;
+  /// Set when the transaction trace (run_hooks::txn_trace_path) could not be written (the
+  /// message names the path); txn_trace_lines: lines written.
+  std::string txn_trace_error;
+  std::uint64_t txn_trace_lines = 0;
   /// Set when an I/O error (the host-memory spill file, e.g. a full disk) stopped the
   /// simulation: its message. The steps completed before it are reported as usual, the
   /// others have step_report::failed; the command prints and writes what there is, exit 3.
@@ -219,7 +223,16 @@ using progress_fn = std::function<void(const std::string&, bool, std::size_t, st
 struct run_hooks {
   progress_fn progress;
   std::string vcd_path;  ///< if set: VCD of irq, compute_busy, transfer_busy, link_busy_d2h/h2d
+  /// If set: one line per transaction event on the traced connections, written to this file
+  /// while the run goes (tlm/core/txn_tracer.h gives the line format).
+  std::string txn_trace_path;
+  /// The connections txn_trace_path traces (names of txn_trace_connections()); empty: all.
+  std::vector<std::string> txn_trace_only;
 };
+/// The platform's initiator -> target connections, by name (also the protocol checkers'
+/// names without their "chk_" prefix): engine_gpu_mem, runtime_gpu_mem, kernels_gpu_mem
+/// (with gpu.kernel_traffic), gpu_bus_gpu_mem, engine_pcie, pcie_host_mem, runtime_regs.
+const std::vector<std::string>& txn_trace_connections();
 run_report run(const platform_config& cfg, const run_hooks& hooks = {});
 
 }  // namespace cdma::platform
