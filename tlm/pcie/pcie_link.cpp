@@ -62,6 +62,15 @@ struct pcie_link::action {
   request* req = nullptr;
 };
 
+struct pcie_link::timed_action {
+  ps_t at;
+  std::uint64_t seq;
+  action a;
+  /// Heap order (std::push_heap keeps the largest on top): later time, then later sequence,
+  /// is "less urgent".
+  bool operator<(const timed_action& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
 pcie_link::pcie_link(sc_module_name name, const link_params& params)
     : sc_module(name),
       tgt("tgt"),
@@ -71,8 +80,7 @@ pcie_link::pcie_link(sc_module_name name, const link_params& params)
       lt_nonposted_(params_, params_.nph_credits, 0),
       lt_completion_(params_, params_.cplh_credits, params_.cpld_credits),
       lt_tags_(params_.tags),
-      peq_(this, &pcie_link::peq_cb),
-      actions_("actions") {
+      peq_(this, &pcie_link::peq_cb) {
   rate_ = tlp_rate_Bps(params_);
   ovh_ = tlp_overhead_bytes(params_);
   cpl_ovh_ = cpl_overhead_bytes(params_);
@@ -111,6 +119,15 @@ pcie_link::~pcie_link() {
   for (auto& d : dir_)
     for (auto& q : d.q)
       for (tlp* x : q) delete x;
+  for (tlp* x : tlp_free_) delete x;
+}
+
+pcie_link::tlp* pcie_link::new_tlp() {
+  if (tlp_free_.empty()) return new tlp;
+  tlp* x = tlp_free_.back();
+  tlp_free_.pop_back();
+  *x = tlp{};
+  return x;
 }
 
 link_stats pcie_link::stats(direction dir) const {
@@ -491,7 +508,7 @@ void pcie_link::start_txn(tlm_generic_payload& trans) {
   if (trans.is_write()) {
     const std::uint32_t ovh = tlp_overhead_bytes(p);
     for_each_mwr(base, trans.get_data_length(), p, [&](std::uint64_t a, std::uint64_t n) {
-      tlp* x = new tlp;
+      tlp* x = new_tlp();
       x->k = tlp::kind::mwr;
       x->t = t;
       x->addr = a;
@@ -514,7 +531,7 @@ void pcie_link::start_txn(tlm_generic_payload& trans) {
       r->addr = a;
       r->off = a - base;
       r->len = static_cast<std::uint32_t>(n);
-      tlp* x = new tlp;
+      tlp* x = new_tlp();
       x->k = tlp::kind::mrd;
       x->t = t;
       x->req = r;
@@ -555,9 +572,12 @@ pcie_link::tlp* pcie_link::pick(int d) {
   return best;
 }
 
-void pcie_link::schedule(action* a, ps_t at) {
+void pcie_link::schedule(const action& a, ps_t at) {
   const ps_t now = now_ps();
-  actions_.notify(*a, to_sc(std::max(at, now) - now));
+  const ps_t when = std::max(at, now);
+  act_heap_.push_back({when, act_seq_++, a});
+  std::push_heap(act_heap_.begin(), act_heap_.end());
+  act_ev_.notify(to_sc(when - now));  // (an earlier pending notification is kept)
 }
 
 void pcie_link::tx_thread(int d) {
@@ -571,8 +591,7 @@ void pcie_link::tx_thread(int d) {
       end = s.server.reserve(now_ps(), bytes);
       ++s.st.dllps;
       s.st.dllp_bytes += bytes;
-      action* a = new action{action::kind::dllp_arrive, d, nullptr, x, nullptr};
-      schedule(a, end + params_.latency_ps);
+      schedule(action{action::kind::dllp_arrive, d, nullptr, x, nullptr}, end + params_.latency_ps);
     } else if (tlp* x = pick(d)) {
       if (!s.hdr_inf[x->type]) s.hdr_avail[x->type] -= x->hdr_cr;
       if (!s.data_inf[x->type]) s.data_avail[x->type] -= x->data_cr;
@@ -584,8 +603,7 @@ void pcie_link::tx_thread(int d) {
       ++s.st.tlps;
       s.st.wire_bytes += x->wire;
       if (x->k != tlp::kind::mrd) s.st.payload_bytes += x->len;
-      action* a = new action{action::kind::tlp_arrive, d, x, dllp{}, nullptr};
-      schedule(a, end + params_.latency_ps);
+      schedule(action{action::kind::tlp_arrive, d, x, dllp{}, nullptr}, end + params_.latency_ps);
     } else {
       wait(s.wake);
       continue;
@@ -599,8 +617,18 @@ void pcie_link::tx_thread(int d) {
 
 void pcie_link::action_thread() {
   for (;;) {
-    wait(actions_.get_event());
-    while (action* a = actions_.get_next_transaction()) {
+    wait(act_ev_);
+    for (;;) {
+      if (act_heap_.empty()) break;
+      const ps_t now = now_ps();
+      if (act_heap_.front().at > now) {  // the next one is later: wake then
+        act_ev_.notify(to_sc(act_heap_.front().at - now));
+        break;
+      }
+      std::pop_heap(act_heap_.begin(), act_heap_.end());
+      const action act = act_heap_.back().a;  // (a copy: handling it may schedule others)
+      act_heap_.pop_back();
+      const action* a = &act;
       switch (a->k) {
         case action::kind::tlp_arrive: on_tlp_arrive(a->dir, a->x); break;
         case action::kind::dllp_arrive: on_dllp_arrive(a->dir, a->d); break;
@@ -611,7 +639,7 @@ void pcie_link::action_thread() {
           request* r = a->req;
           const std::uint32_t ovh = cpl_overhead_bytes(params_);
           auto push = [&](std::uint64_t addr, std::uint32_t n, bool last) {
-            tlp* x = new tlp;
+            tlp* x = new_tlp();
             x->k = tlp::kind::cpld;
             x->t = r->t;
             x->req = r;
@@ -639,7 +667,6 @@ void pcie_link::action_thread() {
           break;
         }
       }
-      delete a;
     }
   }
 }
@@ -658,7 +685,7 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
     if (p.fc_release_ps == 0)
       release_credits(d, x->type, x->hdr_cr, x->data_cr);
     else
-      schedule(new action{action::kind::fc_release, d, nullptr, rel, nullptr},
+      schedule(action{action::kind::fc_release, d, nullptr, rel, nullptr},
                now_ps() + p.fc_release_ps);
   }
   txn* t = x->t;
@@ -673,7 +700,7 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
       request* r = x->req;
       const ps_t ready = host_access(*t->gp, r->off, r->len, now_ps() + p.rc_latency_ps);
       r->failed = !t->gp->is_response_ok();
-      schedule(new action{action::kind::cpl_ready, d, nullptr, dllp{}, r},
+      schedule(action{action::kind::cpl_ready, d, nullptr, dllp{}, r},
                ready + p.rc_latency_ps);
       break;
     }
@@ -692,7 +719,7 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
       break;
     }
   }
-  delete x;
+  free_tlp(x);
 }
 
 void pcie_link::release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data) {

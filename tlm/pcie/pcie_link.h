@@ -67,7 +67,6 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/peq_with_cb_and_phase.h>
-#include <tlm_utils/peq_with_get.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -202,7 +201,7 @@ private:
   void send_response(tlm::tlm_generic_payload& trans);
   void start_txn(tlm::tlm_generic_payload& trans);
   void finish_txn(txn* t);
-  void schedule(action* a, ps_t at);
+  void schedule(const action& a, ps_t at);
   void tx_thread_d2h() { tx_thread(0); }
   void tx_thread_h2d() { tx_thread(1); }
   void tx_thread(int d);
@@ -238,7 +237,20 @@ private:
   tlm_utils::peq_with_cb_and_phase<pcie_link> peq_;
   tlm::tlm_generic_payload* resp_in_progress_ = nullptr;
   std::deque<tlm::tlm_generic_payload*> resp_queue_;
-  tlm_utils::peq_with_get<action> actions_;
+  /// The AT path's pending actions (TLP / DLLP arrivals, credit releases, completions ready),
+  /// in time order and, at equal times, in the order scheduled: exactly the order in which
+  /// tlm_utils::peq_with_get (a std::multimap on the time) returned them, kept by value in a
+  /// binary heap on (time, sequence) so that an action costs no allocation. act_ev_ is
+  /// notified for the earliest one (schedule(), action_thread()).
+  /// TLP records of the AT path, reused (a 4 KiB window makes 16 MWr or 64 CplD: one
+  /// allocation each before): new_tlp() takes a reset one, free_tlp() returns it.
+  std::vector<tlp*> tlp_free_;
+  tlp* new_tlp();
+  void free_tlp(tlp* x) { tlp_free_.push_back(x); }
+  struct timed_action;
+  std::vector<timed_action> act_heap_;
+  std::uint64_t act_seq_ = 0;
+  sc_core::sc_event act_ev_{"actions"};
 
   bool record_ = false;
   std::vector<pcie::cpl_event> cpl_log_;
