@@ -15,6 +15,7 @@
 
 #include "support/at_initiator.h"
 #include "support/sc_fixture.h"
+#include "tlm/core/payload_pool.h"
 #include "tlm/core/protocol_checker.h"
 #include "tlm/core/txn_tracer.h"
 #include "tlm/memory/host_memory.h"
@@ -34,13 +35,18 @@ std::vector<std::string> lines_of(const std::string& s) {
 
 /// A target with fixed timing: b_transport adds 7 ns; nb_transport answers BEGIN_REQ with
 /// TLM_UPDATED + BEGIN_RESP after 10 ns (the request and response in one call) and END_RESP
-/// with TLM_COMPLETED; grants DMI on [0, 0xffff]; transport_dbg copies min(len, 16) bytes.
+/// with TLM_COMPLETED (with four_phase: END_REQ at once, BEGIN_RESP on the backward path 10 ns
+/// later); grants DMI on [0, 0xffff]; transport_dbg copies min(len, 16) bytes.
 /// Addresses >= 0x10000 get TLM_ADDRESS_ERROR_RESPONSE.
 class fixed_target : public sc_core::sc_module {
 public:
   tlm_utils::simple_target_socket<fixed_target> tgt;
   std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(1 << 16, 0);
+  SC_HAS_PROCESS(fixed_target);
   explicit fixed_target(sc_core::sc_module_name n) : sc_module(n), tgt("tgt") {
+    SC_METHOD(respond);
+    sensitive << resp_ev_;
+    dont_initialize();
     tgt.register_b_transport(this, &fixed_target::b_transport);
     tgt.register_nb_transport_fw(this, &fixed_target::fw);
     tgt.register_get_direct_mem_ptr(this, &fixed_target::dmi);
@@ -63,9 +69,23 @@ public:
   tlm::tlm_sync_enum fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph, sc_time& d) {
     if (ph == tlm::END_RESP) return tlm::TLM_COMPLETED;
     access(p);
+    if (four_phase) {  // END_REQ now, BEGIN_RESP on the backward path 10 ns later
+      pending_ = &p;
+      resp_ev_.notify(d + sc_time(10, SC_NS));
+      ph = tlm::END_REQ;
+      return tlm::TLM_UPDATED;
+    }
     ph = tlm::BEGIN_RESP;
     d += sc_time(10, SC_NS);
     return tlm::TLM_UPDATED;
+  }
+  bool four_phase = false;
+  tlm::tlm_generic_payload* pending_ = nullptr;
+  sc_core::sc_event resp_ev_;
+  void respond() {
+    tlm::tlm_phase ph = tlm::BEGIN_RESP;
+    sc_time d = sc_core::SC_ZERO_TIME;
+    tgt->nb_transport_bw(*pending_, ph, d);  // the initiator completes it (TLM_COMPLETED)
   }
   bool dmi(tlm::tlm_generic_payload& p, tlm::tlm_dmi& d) {
     if (p.get_address() >= mem.size()) return false;
@@ -151,44 +171,57 @@ TEST_F(TxnTracer, LtLinesCarryTheLocalTimeBeforeAndAfterTheTarget) {
 }
 
 TEST_F(TxnTracer, AtShortcutsAndTheBackwardPathAreTracedWithTheirPhases) {
+  // initiator -> base-protocol checker -> tracer -> target. First transaction: the target
+  // answers BEGIN_REQ with TLM_UPDATED + BEGIN_RESP 10 ns later, the initiator ends it with
+  // END_RESP (TLM_COMPLETED). Second: the 4-phase path, END_REQ returned (TLM_UPDATED), then
+  // BEGIN_RESP on the backward path 10 ns later, completed there by the initiator.
+  sc_core::sc_report_handler::set_actions(protocol_checker::msg_type, sc_core::SC_ERROR,
+                                          sc_core::SC_LOG);
   std::ostringstream out;
   thread_initiator ini("ini");
+  protocol_checker chk("chk");
   txn_tracer tr("tr", &out);  // label: the module's name
   fixed_target mem("mem");
-  ini.init.bind(tr.tgt);
+  ini.init.bind(chk.tgt);
+  chk.init.bind(tr.tgt);
   tr.init.bind(mem.tgt);
-  ini.body = [&mem](thread_initiator& self) {
+  payload_pool pool;
+  ini.body = [&mem, &pool](thread_initiator& self) {
     std::uint8_t buf[32] = {};
-    tlm::tlm_generic_payload p;
+    tlm::tlm_generic_payload* p = pool.allocate();
+    p->acquire();
     sc_core::wait(sc_time(1, sc_core::SC_US));
-    setup(p, tlm::TLM_READ_COMMAND, 0x40, 32, buf);
+    setup(*p, tlm::TLM_READ_COMMAND, 0x40, 32, buf);
     tlm::tlm_phase ph = tlm::BEGIN_REQ;
     sc_time d = sc_core::SC_ZERO_TIME;
-    // The target answers with TLM_UPDATED + BEGIN_RESP 10 ns later.
-    EXPECT_EQ(self.init->nb_transport_fw(p, ph, d), tlm::TLM_UPDATED);
+    EXPECT_EQ(self.init->nb_transport_fw(*p, ph, d), tlm::TLM_UPDATED);
     EXPECT_EQ(ph, tlm::BEGIN_RESP);
     EXPECT_EQ(d, sc_time(10, SC_NS));
     sc_core::wait(d);
     ph = tlm::END_RESP;
     d = sc_core::SC_ZERO_TIME;
-    EXPECT_EQ(self.init->nb_transport_fw(p, ph, d), tlm::TLM_COMPLETED);
-    // The backward path: a BEGIN_RESP the "target" sends at 1010 ns + 2 ns, completed by the
-    // initiator on the return path.
-    ph = tlm::BEGIN_RESP;
-    d = sc_time(2, SC_NS);
-    p.set_response_status(tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(mem.tgt->nb_transport_bw(p, ph, d), tlm::TLM_COMPLETED);
+    EXPECT_EQ(self.init->nb_transport_fw(*p, ph, d), tlm::TLM_COMPLETED);
+    mem.four_phase = true;
+    setup(*p, tlm::TLM_WRITE_COMMAND, 0x80, 32, buf);
+    ph = tlm::BEGIN_REQ;
+    d = sc_core::SC_ZERO_TIME;
+    EXPECT_EQ(self.init->nb_transport_fw(*p, ph, d), tlm::TLM_UPDATED);
+    EXPECT_EQ(ph, tlm::END_REQ);
+    sc_core::wait(sc_time(20, SC_NS));  // the response came meanwhile, on the backward path
     EXPECT_EQ(self.bw_phase, tlm::BEGIN_RESP);
-    EXPECT_EQ(self.bw_delay, sc_time(2, SC_NS));
+    p->release();
   };
   sc_core::sc_start();
+  EXPECT_EQ(chk.violations(), 0u) << (chk.violations() ? chk.messages().front() : "");
   const std::vector<std::string> want = {
       "1000.000 tr >> BEGIN_REQ RD 0x40 32 B",
       "1010.000 tr << BEGIN_RESP RD 0x40 32 B TLM_OK_RESPONSE",
       "1010.000 tr >> END_RESP RD 0x40 32 B",
       "1010.000 tr << TLM_COMPLETED RD 0x40 32 B TLM_OK_RESPONSE",
-      "1012.000 tr << BEGIN_RESP RD 0x40 32 B TLM_OK_RESPONSE",
-      "1012.000 tr >> TLM_COMPLETED RD 0x40 32 B TLM_OK_RESPONSE",
+      "1010.000 tr >> BEGIN_REQ WR 0x80 32 B",
+      "1010.000 tr << END_REQ WR 0x80 32 B",
+      "1020.000 tr << BEGIN_RESP WR 0x80 32 B TLM_OK_RESPONSE",
+      "1020.000 tr >> TLM_COMPLETED WR 0x80 32 B TLM_OK_RESPONSE",
   };
   EXPECT_EQ(lines_of(out.str()), want);
 }
