@@ -765,9 +765,13 @@ int sweep_command(const std::vector<std::string>& args) {
     }
     for (const auto& [path, opt] : {std::pair<const std::string&, const char*>{pass_out.json_path, "--json"},
                                     {pass_out.csv_path, "--csv"}, {pass_out.trace_path, "--trace"},
-                                    {pass_out.vcd_path, "--vcd"}, {pass_out.txn_trace_path, "--txn-trace"}})
+                                    {pass_out.vcd_path, "--vcd"}, {pass_out.txn_trace_path, "--txn-trace"},
+                                    {pass_out.txn_trace_only, "--txn-trace-only"}})
       if (!path.empty())
-        throw config_error(std::string(opt) + " is set per run by the sweep (DIR/run_K.json); not allowed here");
+        throw config_error(std::string(opt) == "--json"
+                               ? std::string("--json is set per run by the sweep (DIR/run_K.json); not allowed here")
+                               : std::string(opt) + " is a per-run output, which the sweep does not pass to its runs "
+                                 "(each run writes DIR/run_K.json; the sweep writes DIR/sweep.csv); not allowed here");
     const bool pass_quiet = pass_out.quiet;
     json plan = make_plan(grid, pass);
     std::string synthetic_grid;  // the first grid key of synthetic data, if any

@@ -336,7 +336,11 @@ void add_output_options(po::options_description& d, output_options& o) {
        "write one line per transaction event (TLM call, phase, return) on the platform's "
        "initiator -> target connections to FILE while the run goes: time (ns), connection, >> / <<, "
        "event, RD/WR, address, length, status (docs/user-guide.md); meant for short runs")
-      ("txn-trace-only", po::value(&o.txn_trace_only)->notifier(not_empty("--txn-trace-only")),
+      ("txn-trace-only", po::value(&o.txn_trace_only)->notifier([](const std::string& v) {
+         if (v.empty())
+           throw std::runtime_error("--txn-trace-only '': no connection; expected a comma-separated list of "
+                                    "connection names such as engine_pcie,pcie_host_mem");
+       }),
        "trace only these connections (comma-separated): engine_gpu_mem, runtime_gpu_mem, "
        "kernels_gpu_mem, gpu_bus_gpu_mem, engine_pcie, pcie_host_mem, runtime_regs")
       ("quiet,q", po::bool_switch(&o.quiet), "no progress on stderr");

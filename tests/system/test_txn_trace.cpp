@@ -145,5 +145,17 @@ TEST(TxnTrace, BadConnectionListsAreErrorsNamingTheConnectionAndTheExpectedForm)
   // The sweep sets outputs per run: a --txn-trace passed to every run is refused.
   EXPECT_EQ(cli("sweep --grid batch=1,2 --out " + tmp("sw") + " --network fmnist_cnn --txn-trace " + tmp("s.txt"),
                 nullptr, &err, "", 120), 2);
-  EXPECT_NE(err.find("--txn-trace is set per run by the sweep"), std::string::npos) << err;
+  EXPECT_NE(err.find("--txn-trace is a per-run output, which the sweep does not pass to its runs"), std::string::npos)
+      << err;
+  // So is the connection list alone (every run failed, the sweep still wrote its CSV: new-user s17).
+  const std::string sw2 = tmp("sw2");
+  EXPECT_EQ(cli("sweep --grid batch=1,2 --out " + sw2 + " --network fmnist_cnn --txn-trace-only engine_pcie",
+                nullptr, &err, "", 120), 2);
+  EXPECT_NE(err.find("--txn-trace-only is a per-run output"), std::string::npos) << err;
+  EXPECT_TRUE(cdma::test::entries(sw2).empty()) << "nothing written";
+  // An empty list is named as a list, not as a file name.
+  EXPECT_EQ(cli("run --network fmnist_cnn --batch 1 -q --txn-trace " + tmp("e.txt") + " --txn-trace-only ''",
+                nullptr, &err, "", 120), 2);
+  EXPECT_NE(err.find("--txn-trace-only '': no connection; expected a comma-separated list of connection names"),
+            std::string::npos) << err;
 }
