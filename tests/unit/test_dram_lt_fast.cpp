@@ -231,3 +231,68 @@ TEST(DramLtLatency, LatencyBoundAccessesMatchAtOnAverage) {
       }
   }
 }
+
+namespace {
+/// The AT reference for several accesses: each submitted at its time (in order), the
+/// channels then advanced until all have completed; returns the end of each one's last burst.
+std::vector<ps_t> at_accesses(dram_system& d, const std::vector<lt_req>& acc) {
+  std::vector<ps_t> done(acc.size(), 0);
+  for (std::size_t i = 0; i < acc.size(); ++i)
+    d.split(acc[i].addr, acc[i].len, acc[i].write, i, acc[i].ready,
+            [&](unsigned c, const request& r) { d.channels()[c].submit(r); });
+  for (auto& ch : d.channels()) {
+    ch.advance(acc.back().ready + 10'000'000);
+    for (const completion& x : ch.completions()) done[x.tag] = std::max(done[x.tag], x.done);
+    ch.completions().clear();
+  }
+  return done;
+}
+}  // namespace
+
+// Session 17: a part on a busy channel (earlier LT work not yet ended) ends no earlier than
+// on an idle channel: the stream term (end of service + CL/WL + burst - max(burst, tCCD_S))
+// has neither the ACT-to-column latency nor the wait for a REF that is under way. hbm2_v100
+// (tCK 1138 ps, burst 2276, tRCD = CL = tRP = 14 794, tCCD_L 4552, tRFC 350 504; refresh
+// availability 3119/3427; channel 0's first REF due at 60 936 ps).
+TEST(DramLtLatency, BusyChannelPartEndsNoEarlierThanOnAnIdleChannel) {
+  const dram_spec s = preset("hbm2_v100");
+  {
+    // Two 64-B reads at 0 into channel 0, bank groups 0 and 1 (addresses 0 and 64), every
+    // bank closed. The first (idle channel): 36 416 ps (HandWorkedIdleAccesses...). It books
+    // its service, max(2 bursts x 2276, 2 in one group x 4552, 1 ACT x 4 tCK) = 9104 ps /
+    // (3119/3427) = 10 004 ps (rounded up), so the second finds the channel busy: stream term
+    // 2 x 10 004 + CL 14 794 = 34 802 ps (LT before session 17: 1.6 ns before the first
+    // read's data, without its ACT). Its idle-channel span: ACT, tRCD, one tCCD_L = 19 346,
+    // + CL + burst = 36 416 ps, now the result. AT: ACT of bank group 1 at tRRD_S = 4 tCK,
+    // its RDs at 19 (13 + 4, then the column bus: the first read's second RD holds 17, tCCD_S
+    // 2 tCK) and 23 tCK, data end 23 + 13 + 2 = 38 tCK = 43 244 ps.
+    dram_system lt(s), at(s);
+    EXPECT_EQ(lt.lt_access(0, 64, false, 0), 36416u);
+    EXPECT_EQ(lt.lt_access(64, 64, false, 0), 36416u);
+    const std::vector<ps_t> a = at_accesses(at, {{0, 64, false, 0}, {64, 64, false, 0}});
+    EXPECT_EQ(a[0], 36416u);
+    EXPECT_EQ(a[1], 43244u);
+  }
+  {
+    // Sixteen 64-B reads at 0 into one row of channel 0, bank 0 (addresses k x 16 KiB: the
+    // default mapping's column field above the channels), then one more at 100 000 ps. LT
+    // books 16 x 10 004 = 160 064 ps (each read 2 x tCCD_L, stretched), so the last read finds
+    // the channel busy, its row open (span tCCD_L = 4552 ps): 100 000 + 4552 reaches channel
+    // 0's REF, due at 60 936, before it. The REF closed the row (PRE at 60 936, REF at +
+    // tRP, done at 60 936 + 14 794 + 350 504 = 426 234), so the read starts there and needs
+    // its ACT: 426 234 + 19 346 + CL + burst = 462 650 ps. The stream term alone said
+    // 160 064 + 10 004 + 14 794 = 184 862 ps (LT before session 17), 278 ns earlier.
+    dram_system lt(s), at(s);
+    std::vector<lt_req> acc;
+    for (std::uint64_t k = 0; k < 16; ++k) acc.push_back({k * 16384, 64, false, 0});
+    acc.push_back({0, 64, false, 100000});
+    ps_t last = 0;
+    for (const lt_req& r : acc) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
+    EXPECT_EQ(last, 462650u);
+    EXPECT_EQ(lt.lt_state(0).ref_next, 60936u + 3899926u);
+    // AT stops the backlog for the REF (its reads 5..15 wait for it too, which LT's busy
+    // channel still averages as the refresh stretch), so its last read ends later still.
+    const std::vector<ps_t> a = at_accesses(at, acc);
+    EXPECT_GT(a.back(), last);
+  }
+}

@@ -2,10 +2,17 @@
 // shared by the LT path (the engine computes each window's stage times from it and the
 // targets' annotated delays) and, later, the AT path. Pure C++ (no SystemC).
 //
-// A window may issue its read when the window `max_outstanding` places earlier has been
-// written (bounded buffering between the stages). (De)compression units work in parallel;
-// each window goes to the unit that is free first, occupies it for bytes / unit rate, and
-// leaves after an extra pipeline latency that does not block the unit.
+// At most `max_outstanding` windows are in flight between read issue and write completion
+// (bounded buffering between the stages): a window may issue its read once fewer than
+// `max_outstanding` windows issued before it are still unwritten, i.e. at the
+// (k - max_outstanding + 1)-th earliest write completion of windows 0..k-1 (the AT path's
+// rule: a slot frees when any window is written). Writes can complete out of window order
+// (a window whose GPU DRAM write waits for a refresh while later ones, on other channels,
+// complete); before session 17 LT waited for the window max_outstanding places earlier,
+// which stalled LT behind such a window where AT went on (docs/dram.md, Session 17).
+// (De)compression units work in parallel; each window goes to the unit that is free first,
+// occupies it for bytes / unit rate, and leaves after an extra pipeline latency that does not
+// block the unit.
 //
 // Crossbar link and unit placement (ARCHITECTURE §6, docs/cdma_engine.md "Placement"): every
 // window also crosses the link between the GPU crossbar and the engine (a bandwidth_server,
@@ -18,6 +25,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 #include "tlm/core/bandwidth_server.h"
 #include "tlm/core/units.h"
@@ -46,15 +54,11 @@ public:
   void start(ps_t t) {
     issue_ = t;
     last_done_ = t;
-    done_.clear();
-    slot_ = 0;
+    in_flight_.clear();
   }
 
   /// Earliest time the next window may issue its read.
-  ps_t next_issue() {
-    if (slot_ < done_.size()) issue_ = std::max(issue_, done_[slot_]);
-    return issue_;
-  }
+  ps_t next_issue() const { return issue_; }
 
   /// Passes `bytes` (uncompressed) through the earliest-free unit once ready; returns the
   /// time the unit's output is available.
@@ -85,13 +89,17 @@ public:
     return unit(link(read_done, c), n);
   }
 
-  /// Records that the current window's write finished at `done`.
+  /// Records that the current window's write finished at `done`. With max_outstanding
+  /// windows in flight, the one written first frees its slot: the next window issues no
+  /// earlier than that write.
   void complete(ps_t done) {
-    if (done_.size() < slots_)
-      done_.push_back(done);
-    else
-      done_[slot_] = done;
-    slot_ = (slot_ + 1) % slots_;
+    in_flight_.push_back(done);
+    std::push_heap(in_flight_.begin(), in_flight_.end(), std::greater<ps_t>());
+    if (in_flight_.size() >= slots_) {
+      std::pop_heap(in_flight_.begin(), in_flight_.end(), std::greater<ps_t>());
+      issue_ = std::max(issue_, in_flight_.back());
+      in_flight_.pop_back();
+    }
     last_done_ = std::max(last_done_, done);
   }
 
@@ -109,13 +117,11 @@ private:
   std::vector<ps_t> unit_free_;
   double unit_Bps_;
   ps_t latency_;
-  /// Write completion times of the last `slots_` (max_outstanding) windows, a ring indexed by
-  /// slot_; grown with the windows written since start() (a slot never written yet holds no
-  /// constraint), so a transfer costs memory and time in its windows, not in max_outstanding
-  /// (a 1M-entry ring was allocated and zeroed per descriptor before; breaker s15 F6).
-  std::vector<ps_t> done_;
+  /// Write completion times of the windows still holding a slot (at most max_outstanding - 1
+  /// between calls), a min-heap; grown with the windows written since start() (never
+  /// allocated whole: breaker s15 F6), so a transfer costs memory in its windows in flight.
+  std::vector<ps_t> in_flight_;
   std::size_t slots_;
-  std::size_t slot_ = 0;
   ps_t issue_ = 0;
   ps_t last_done_ = 0;
   ps_t unit_busy_ = 0;

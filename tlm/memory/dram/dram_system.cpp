@@ -165,23 +165,27 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
     const std::uint64_t maxg = *std::max_element(a.per_group.begin(), a.per_group.end());
     const bool idle = l.busy_until <= ready;
     ps_t x = lt_idle_span(a.bursts, maxg, a.acts, a.first_miss < a.banks, a.pre);
-    ps_t start = ready;
+    ps_t start = ready;  // the part's start on an idle channel (after a REF it waits for)
     if (ready + x >= l.ref_next) {
       // A REF is due by the end of the part: every bank is closed (the part's banks all
-      // need an ACT) and an idle channel starts the part after the REF (a busy one has the
-      // refresh in its service time's average stretch).
+      // need an ACT) and the part ends no earlier than the REF's end + its span (an idle
+      // channel starts it there; a busy one books its service from `ready`, the refresh
+      // being in its service time's average stretch).
       ps_t due;
       const ps_t ref_end = lt_refresh(c, ready + x, due);
       a.acts = a.acts_closed;
       x = lt_idle_span(a.bursts, maxg, a.acts, false, false);
       // Ready after the due time: the part waits for the REF's end; ready before it (the
       // part reaches it): the REF interrupts the part, which is then later by its length.
-      if (idle) start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
+      start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
     }
     l.any_open = true;
     const ps_t busy = lt_charge(c, a.bursts, a.acts, service_ps(svc_, a.bursts, maxg, a.acts),
-                                start);
-    end = std::max(end, idle ? start + x + idle_tail_[write] : busy + stream_tail_[write]);
+                                idle ? start : ready);
+    // A busy channel's part ends no earlier than it would on an idle channel (the stream
+    // term has no ACT-to-column latency and no REF wait).
+    const ps_t lat = start + x + idle_tail_[write];
+    end = std::max(end, idle ? lat : std::max(busy + stream_tail_[write], lat));
     a.bursts = a.acts = a.acts_closed = a.banks = a.first_miss = 0;
     a.pre = false;
     std::fill(a.per_group.begin(), a.per_group.end(), 0);
@@ -348,7 +352,8 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
         }
         l.busy_until = std::max(l.busy_until, ready) + cp.col_svc;
         l.bursts += cp.bursts;
-        end = std::max(end, idle ? ready + cp.x_hit + idle_tail : l.busy_until + stream_tail);
+        end = std::max(end, std::max(ready + cp.x_hit + idle_tail,
+                                     idle ? 0 : l.busy_until + stream_tail));
       }
       lt_busy_ += p.bursts * burst_ps_;
       lt_bursts_ += p.bursts;
@@ -402,7 +407,7 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     l.bursts += cp.bursts;
     l.acts += acts;
     l.any_open = true;
-    end = std::max(end, idle ? ready + x + idle_tail : l.busy_until + stream_tail);
+    end = std::max(end, std::max(ready + x + idle_tail, idle ? 0 : l.busy_until + stream_tail));
     acts_total += acts;
   }
   lt_busy_ += p.bursts * burst_ps_;
@@ -414,8 +419,8 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
 // The fast path's channel part `cp` reaches a REF (ready + x, x its span in the present row
 // state): as lt_generic() does, the REF closes every bank of the channel (the part's banks
 // then hold its rows again), the part needs its ACTs after a REF (acts_closed, span
-// x_closed), and an idle channel starts it after the REF. Charges the channel (and the ACT
-// total) and returns the part's end.
+// x_closed), and an idle channel starts it after the REF (a busy one ends no earlier than
+// that). Charges the channel (and the ACT total) and returns the part's end.
 ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std::uint64_t row0,
                                   ps_t ready, ps_t x, bool idle, bool write) {
   ps_t due;
@@ -425,15 +430,15 @@ ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std:
     const std::uint64_t r = row0 + p.banks[i].last_off;
     lt_open_[p.banks[i].bank] = r >= rows ? r - rows : r;
   }
-  const ps_t start = !idle ? ready : due <= ready ? std::max(ready, ref_end)
-                                                  : ready + (ref_end - due);
+  const ps_t start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
   lt_chan& l = lt_[cp.ch];
-  l.busy_until = std::max(l.busy_until, start) + cp.svc_closed;
+  l.busy_until = std::max(l.busy_until, idle ? start : ready) + cp.svc_closed;
   l.bursts += cp.bursts;
   l.acts += cp.acts_closed;
   l.any_open = true;
   lt_acts_ += cp.acts_closed;
-  return idle ? start + cp.x_closed + idle_tail_[write] : l.busy_until + stream_tail_[write];
+  const ps_t lat = start + cp.x_closed + idle_tail_[write];
+  return idle ? lat : std::max(l.busy_until + stream_tail_[write], lat);
 }
 
 }  // namespace cdma::dram

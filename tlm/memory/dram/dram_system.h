@@ -82,12 +82,14 @@ public:
   /// bandwidth_server). A channel whose earlier LT work has ended by `ready` (idle) ends its
   /// part at the access's critical path on an idle channel (lt_idle_span(): the row commands,
   /// the ACT chain, the column commands, then CL/WL + one burst), a busy one at the end of its
-  /// service + CL/WL (stream); the access ends at the latest channel. Refresh (all-bank REF
-  /// at the AT channel's due times, first refresh_offset(c), then every tREFI): a channel
-  /// whose part reaches a REF's due time has every bank closed by it (the part's banks need
-  /// an ACT), and an idle channel's part cannot start before that REF has ended (due + tRP
-  /// if a bank was open + tRFC). A busy channel keeps the average refresh stretch of
-  /// service_ps().
+  /// service + CL/WL (stream), but no earlier than it would end on an idle channel (session
+  /// 17: the stream term has no ACT-to-column latency and no REF wait); the access ends at
+  /// the latest channel. Refresh (all-bank REF at the AT channel's due times, first
+  /// refresh_offset(c), then every tREFI): a channel whose part reaches a REF's due time has
+  /// every bank closed by it (the part's banks need an ACT), and the part cannot end before
+  /// that REF has ended (due + tRP if a bank was open + tRFC) + its span. An idle channel's
+  /// part starts after the REF; a busy channel books its service from `ready` and keeps the
+  /// average refresh stretch of service_ps().
   ///
   /// Fast path (row_on_top() mappings, i.e. the default): the decomposition of an access
   /// depends only on (first burst index mod row_period(), number of bursts), up to a common
