@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "platform/command.h"
+#include "platform/config.h"
 #include "platform/outputs.h"
 #include "tlm/codec/codec.h"
 #include "tlm/codec/window.h"
@@ -170,8 +171,8 @@ int analyze_command(const std::vector<std::string>& args) {
                "(per-window raw fallback + 8 B metadata per window), in NCHW and NHWC layouts;\n"
                "a total line per file.\n\n"
                "  --json FILE      also write the results as JSON\n"
-               "  --window BYTES   window size of the windowed framing (default 4096)\n"
-               "  --codecs LIST    comma-separated subset of raw,zvc,rle,zlib,lz4,zstd (default all)\n"
+               "  --window BYTES   window size of the windowed framing, as cdma.window (default 4096; \"4 KiB\")\n"
+               "  --codecs LIST    comma-separated subset of raw,zvc,rle,zlib,lz4,zstd, each once (default all)\n"
                "  (each option once)\n\n"
                "Exit status: 0 ok, 2 bad options or an unreadable input (the others are analysed),\n"
                "3 the --json file could not be written (e.g. a full disk; nothing partial is left).\n";
@@ -181,22 +182,32 @@ int analyze_command(const std::vector<std::string>& args) {
         if (json_path.empty()) throw std::runtime_error("--json '': an empty file name; expected a path");
       } else if (a == "--window") {
         const std::string v = value("--window");
-        std::size_t pos = 0;
-        unsigned long long n = 0;
+        // Read as cdma.window reads it (a number of bytes or a size with its unit: "4 KiB",
+        // "1.5 KiB"; the message said "as cdma.window takes them" but refused "4 KiB").
+        // The engine's rule (cdma.window): 64 B .. cdma::max_window_bytes, whole fp32 elements;
+        // decimal only (parse_bytes alone took "0x1000" and " 4096").
+        std::uint64_t n = 0;
         try {
-          if (!v.empty() && v[0] != '-' && v[0] != '+') n = std::stoull(v, &pos);
-        } catch (const std::exception&) {
-          pos = 0;  // not a number, or out of range: the message below
+          platform_config c;
+          apply_override(c, "cdma.window=" + v, true);
+          n = c.engine.window_bytes;
+        } catch (const std::exception&) {  // the message below
         }
-        // The engine's rule (cdma.window): 64 B .. cdma::max_window_bytes, whole fp32 elements.
-        if (pos == 0 || pos != v.size() || n < 64 || n > max_window_bytes || n % 4 != 0)
-          throw std::runtime_error("--window '" + v + "': expected bytes per window as cdma.window takes them: a multiple "
-                                   "of 4 from 64 to " + std::to_string(max_window_bytes));
+        if (n < 64 || n > max_window_bytes || n % 4 != 0)
+          throw std::runtime_error("--window '" + v + "': expected bytes per window as cdma.window takes them (4096, "
+                                   "\"4 KiB\"): a multiple of 4 from 64 to " + std::to_string(max_window_bytes));
         window = static_cast<std::size_t>(n);
       } else if (a == "--codecs") {
         ids.clear();
         std::stringstream ss(value("--codecs"));
-        for (std::string name; std::getline(ss, name, ',');) ids.push_back(codec::codec_from_string(name));
+        for (std::string name; std::getline(ss, name, ',');) {
+          const codec::codec_id id = codec::codec_from_string(name);
+          // Each once (as bench dram --presets): a codec listed twice printed its rows twice.
+          if (std::find(ids.begin(), ids.end(), id) != ids.end())
+            throw std::runtime_error("--codecs: '" + name + "' names a codec listed before (raw and none are one "
+                                     "codec); expected each codec once");
+          ids.push_back(id);
+        }
         if (ids.empty()) throw std::runtime_error("--codecs: expected at least one codec name");
       } else {  // -q was read as a PATH ("-q: no such file")
         throw std::runtime_error("unknown option '" + a + "'; expected --json, --window, --codecs, --help (a PATH "

@@ -167,16 +167,8 @@ std::string same_path(const std::string& p) {
   return s;
 }
 
-/// The setting a grid value `name=value` makes, written one way so that two spellings of one
-/// setting compare equal: the effective configuration (to_json) of `base` (the sweep's other
-/// options) with the value applied, with network aliases and case (resnet-50, Alexnet) as the network's name, codec raw
-/// as none (the same codec), file and folder paths resolved (same_path), activations as the
-/// source the run uses ("" is synthetic for most networks), and pcie.preset left out (the link
-/// parameters it sets are compared one by one: gen3x16 and gen3x016). Throws what applying the
-/// value throws.
-json setting_of(const platform_config& base, const std::string& name, const std::string& value) {
-  platform_config c = base;
-  apply_override(c, name + "=" + value, false, "--grid");
+/// setting_of's normal form of a configuration `c` (see setting_of).
+json setting_json(platform_config c) {
   std::string lower = c.network;
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (lower.size() >= 5 && lower.compare(lower.size() - 5, 5, ".json") == 0) {
@@ -204,17 +196,58 @@ json setting_of(const platform_config& base, const std::string& name, const std:
   return j;
 }
 
+/// The setting a grid value `name=value` makes, written one way so that two spellings of one
+/// setting compare equal: the effective configuration (to_json) of `base` (the sweep's other
+/// options) with the value applied, with network aliases and case (resnet-50, Alexnet) as the network's name, codec raw
+/// as none (the same codec), file and folder paths resolved (same_path), activations as the
+/// source the run uses ("" is synthetic for most networks), and pcie.preset left out (the link
+/// parameters it sets are compared one by one: gen3x16 and gen3x016). Throws what applying the
+/// value throws.
+json setting_of(const platform_config& base, const std::string& name, const std::string& value) {
+  platform_config c = base;
+  apply_override(c, name + "=" + value, false, "--grid");
+  return setting_json(std::move(c));
+}
+
+/// Where a grid axis's --param goes in a run's arguments (the runs apply --params in order).
+/// 0: before the passed options: pcie.preset, which sets every pcie.* parameter, so that a
+/// passed `--param pcie.lanes=8` is applied on top of each row's preset (after it, the preset
+/// silently replaced it: both rows ran x16). 1, 2: pcie.gen, then pcie.lanes, after the passed
+/// options and before the other axes: on a measured-host preset they rescale pcie.pd_credits /
+/// pcie.cpl_bytes, so an axis of those must come after them (`--grid pcie.pd_credits=192,384
+/// --grid pcie.gen=3,4` ran the row labelled 192 at Gen4 with 384). 3: the other axes, in the
+/// grid's order. (`--grid pcie.gen=3,4 --grid pcie.preset=...` ran every row at Gen3.)
+int axis_rank(const std::string& name) {
+  std::string k;
+  try {
+    k = param_name(name, "--grid");
+  } catch (const std::exception&) {
+    return 3;
+  }
+  return k == "pcie.preset" ? 0 : k == "pcie.gen" ? 1 : k == "pcie.lanes" ? 2 : 3;
+}
+
 json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string>& pass) {
   json runs = json::array();
   std::vector<std::size_t> idx(grid.size(), 0);
+  std::vector<std::size_t> order(grid.size());
+  for (std::size_t a = 0; a < grid.size(); ++a) order[a] = a;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return axis_rank(grid[x].name) < axis_rank(grid[y].name); });
   for (;;) {
     json values = json::object();
-    std::vector<std::string> args = pass;
-    for (std::size_t a = 0; a < grid.size(); ++a) {
+    std::vector<std::string> args;
+    bool passed = false;  // the passed options are in args
+    for (std::size_t a : order) {
       values[grid[a].name] = grid[a].values[idx[a]];
+      if (!passed && axis_rank(grid[a].name) != 0) {
+        args.insert(args.end(), pass.begin(), pass.end());
+        passed = true;
+      }
       args.push_back("--param");
       args.push_back(grid[a].name + "=" + grid[a].values[idx[a]]);
     }
+    if (!passed) args.insert(args.end(), pass.begin(), pass.end());
     runs.push_back({{"values", values}, {"args", args}});
     std::size_t a = grid.size();
     while (a > 0 && ++idx[a - 1] == grid[a - 1].values.size()) idx[--a] = 0;
@@ -729,6 +762,24 @@ int sweep_command(const std::vector<std::string>& args) {
             throw;  // the value itself is malformed: named as the --grid value it is
           } catch (const std::exception&) {  // reported with the plan's other checks below
           }
+          if (axis_rank(ax.name) == 0 && !setting[x].is_null()) {
+            // A pcie.preset axis is applied before the passed options (make_plan): compare the
+            // configurations the runs get (with --param pcie.gen=4 passed, measured-host and
+            // measured-host-gen5x16 are both the Gen4 calibration).
+            platform_config c;
+            try {
+              std::vector<std::string> args = {"--param", ax.name + "=" + ax.values[x]};
+              args.insert(args.end(), pass.begin(), pass.end());
+              c = check_config(args);
+            } catch (const std::exception&) {  // reported with the plan's other checks below
+              continue;
+            }
+            if (c.pcie_preset != ax.values[x])
+              throw config_error("--grid " + ax.name + " and the passed option --param pcie.preset=" +
+                                 printable(c.pcie_preset) + " both set pcie.preset (the option would replace every "
+                                 "grid value); expected one of them");
+            setting[x] = setting_json(std::move(c));
+          }
         }
         for (std::size_t x = 0; x < ax.values.size(); ++x)
           for (std::size_t y = x + 1; y < ax.values.size(); ++y) {
@@ -778,11 +829,34 @@ int sweep_command(const std::vector<std::string>& args) {
     for (const auto& g : grid)
       if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
     std::vector<named_file> inputs;  // the files the runs read, for the check below
+    std::size_t run_index = 0;
     for (auto& r : plan["runs"]) {
+      const std::size_t k = run_index++;
       auto a = r["args"].get<std::vector<std::string>>();
       std::vector<std::string> acts;
       std::string config_file;
       const platform_config c = check_config(a, &acts, nullptr, &config_file);
+      // Each row must run with the grid values it is labelled with: nothing applied after an
+      // axis may change it (make_plan orders the axes so that the grid's own do not; a passed
+      // --param pcie.preset after a pcie.preset axis would).
+      for (const auto& [name, value] : r["values"].items()) {
+        platform_config d = c;
+        apply_override(d, name + "=" + value.get<std::string>(), false, "--grid");
+        const bool held = axis_rank(name) == 0 ? d.pcie_preset == c.pcie_preset : to_json(d) == to_json(c);
+        if (!held) {
+          const auto got = describe_params(c), want = describe_params(d);
+          std::string diff = "pcie.preset = " + c.pcie_preset;
+          for (std::size_t i = 0; axis_rank(name) != 0 && i < got.size() && i < want.size(); ++i)
+            if (got[i].value != want[i].value) {
+              diff = got[i].name + " = " + got[i].value + " (the grid value gives " + want[i].value + ")";
+              break;
+            }
+          throw config_error("--grid " + name + "=" + value.get<std::string>() + ": run " +
+                             std::to_string(k) + " would run with " + diff +
+                             ", set by an option applied after the grid value; expected the grid's parameters "
+                             "set by the grid alone (drop the other option)");
+        }
+      }
       for (auto& f : config_inputs(c, config_file))
         if (std::none_of(inputs.begin(), inputs.end(), [&f](const named_file& g) { return g.path == f.path; }))
           inputs.push_back(std::move(f));

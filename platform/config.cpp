@@ -135,6 +135,13 @@ param integer(const std::string& name, T& ref, long long lo, long long hi, const
             else if (v.is_number_integer()) x = v.get<long long>();
             else if (v.is_number_float()) {
               const double d = v.get<double>();
+              if (std::isfinite(d) && d == std::floor(d) && !(std::fabs(d) < 9007199254740992.0) &&
+                  std::fabs(d) <= static_cast<double>(hi))
+                // 1e16 is an integer in range, but a JSON float beyond 2^53 may not be the number
+                // written (9007199254740993.0 reads as ...992): say so (it said only "expected an
+                // integer in [0, 9223372036854775807]"; --param seed=1e16 is read exactly).
+                fail(where, name, v, exp + ", written in digits (a JSON number with a fraction or an exponent "
+                                         "is read as a double, exact only below 2^53 = 9007199254740992)");
               if (!(std::fabs(d) < 9007199254740992.0) || d != std::floor(d)) fail(where, name, v, exp);
               x = static_cast<long long>(d);
             } else if (v.is_string() && from_command_line(where)) {  // a file must use JSON numbers
@@ -648,8 +655,11 @@ namespace {
 /// or under "platform") is refused rather than silently taking the later value (re-breaker,
 /// session 12; a key repeated verbatim is refused by the JSON reader).
 /// `shown`: the JSON keys leading to `j`, as the messages show them ("pcie" / "lanes").
-void walk(std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where,
-          std::map<std::string, std::string>& seen, const std::string& shown = "") {
+/// `leaves`: every (key as written, value) of the document, applied by the caller (apply_json)
+/// in the order that gives a JSON object, whose keys have no order, one meaning.
+void walk(const std::vector<param>& t, const json& j, const std::string& prefix, const std::string& where,
+          std::map<std::string, std::string>& seen, std::vector<std::pair<std::string, json>>& leaves,
+          const std::string& shown = "") {
   auto leaf = [&](const std::string& key, const std::string& json_key, const json& v) {
     const std::string k = strip_prefix(key);
     const std::string as = shown + (shown.empty() ? "" : " / ") + "\"" + json_key + "\"";
@@ -657,12 +667,9 @@ void walk(std::vector<param>& t, const json& j, const std::string& prefix, const
     if (!fresh)
       throw config_error(where + ": parameter " + k + " is given twice (as " + it->second + " and as " + as +
                          "); expected it once");
-    apply_leaf(t, key, v, where);
+    leaves.emplace_back(key, v);
   };
-  // A group's "preset" is applied before its other keys, whatever their order in the file.
-  if (!prefix.empty() && j.contains("preset")) leaf(prefix + ".preset", "preset", j["preset"]);
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!prefix.empty() && it.key() == "preset") continue;
     const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     if (prefix.empty() && (it.key() == "preset" || it.key() == "description")) continue;
     if (it.value().is_object()) {
@@ -676,7 +683,7 @@ void walk(std::vector<param>& t, const json& j, const std::string& prefix, const
         group = group || p.name.rfind(k + ".", 0) == 0;
       }
       if (is_leaf || !group) leaf(key, it.key(), it.value());
-      else walk(t, it.value(), key, where, seen, shown + (shown.empty() ? "" : " / ") + "\"" + it.key() + "\"");
+      else walk(t, it.value(), key, where, seen, leaves, shown + (shown.empty() ? "" : " / ") + "\"" + it.key() + "\"");
     } else leaf(key, it.key(), it.value());
   }
 }
@@ -744,7 +751,27 @@ void apply_json(platform_config& cfg, const json& j, const std::string& origin) 
   platform_config next = cfg;
   auto t = table(next);
   std::map<std::string, std::string> seen;
-  walk(t, j, "", origin, seen);
+  std::vector<std::pair<std::string, json>> leaves;
+  walk(t, j, "", origin, seen, leaves);
+  // A JSON object has no key order of its own (the reader sorts the keys), so the order of
+  // application is fixed here, whatever the spelling ("pcie": {"preset"}, "pcie.preset",
+  // "platform.pcie.preset"): pcie.preset first (it replaces every pcie.* value: in key order a
+  // flat "pcie.latency" sorted before "pcie.preset" was silently reset to the preset's), then
+  // pcie.gen, pcie.lanes, then the other keys. On a measured-host preset gen / lanes rescale
+  // the calibrated pcie.pd_credits / pcie.cpl_bytes (following_measured_host); applied before
+  // them, every value the document gives is used as written, so a run's effective
+  // configuration re-loads as it ran. In key order ("cpl_bytes" < "gen" < "pd_credits") the
+  // file of `run --param pcie.gen=5 --param pcie.cpl_bytes=64` re-loaded with cpl_bytes 128,
+  // and a dump of h100-gen5 with "gen" edited to 4 kept pd_credits 768 but rescaled cpl_bytes
+  // 128 -> 64, half of each link (breaker s17). Calibrated values the document does not give
+  // still follow its gen / lanes ({"pcie": {"gen": 4}}: 384 credits).
+  auto rank = [](const std::string& key) {
+    const std::string k = strip_prefix(key);
+    return k == "pcie.preset" ? 0 : k == "pcie.gen" ? 1 : k == "pcie.lanes" ? 2 : 3;
+  };
+  std::stable_sort(leaves.begin(), leaves.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  for (const auto& [key, v] : leaves) apply_leaf(t, key, v, origin);
   try {
     validate(next);
   } catch (const config_error& e) {

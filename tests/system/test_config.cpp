@@ -16,6 +16,8 @@
 using namespace cdma::platform;
 using nlohmann::json;
 using cdma::test::cli;
+using cdma::test::entries;
+using cdma::test::slurp;
 
 namespace {
 
@@ -225,6 +227,123 @@ TEST(config, pcie_gen_and_lanes_rescale_the_measured_host_calibration) {
   std::remove(p.c_str());
 }
 
+// In a configuration file every value is used as written: pcie.gen / pcie.lanes are applied
+// before the file's other keys, so on a measured-host preset they rescale only the calibrated
+// pcie.pd_credits / pcie.cpl_bytes the file does not give. A JSON object has no key order (the
+// reader sorts the keys: "cpl_bytes" < "gen" < "pd_credits"), and in that order (breaker s17)
+// the effective configuration of `run --param pcie.gen=5 --param pcie.cpl_bytes=64` re-loaded
+// with cpl_bytes 128 (64 B is Gen3's calibration, so it "followed" the file's gen), and a dump
+// of h100-gen5 with "gen" edited to 4 got pd_credits 768 (kept) but cpl_bytes 64 (rescaled).
+// Hand values: 192 credits per Gen3 x16 line rate (15.754 GB/s); Gen4 x16 = 2x -> 384, Gen5
+// x16 4x -> 768, Gen3 x8 1/2 -> 96; Gen2 x4 = 5 GT/s x 8/10 x 4 / 8 = 2.0 GB/s -> 192 x 2.0 /
+// 15.754 = 24.4 -> 24; completions 64 B up to Gen4, 128 B from Gen5.
+TEST(config, a_config_file_uses_its_pcie_values_as_written_and_rescales_the_others) {
+  const std::string p = tmp("pcie_file_order.json");
+  auto load = [&](const std::string& text) {
+    std::ofstream(p) << text;
+    return load_config_file(p).pcie;
+  };
+  // Explicit values beside gen / lanes re-load as they ran (any spelling and nesting).
+  {
+    platform_config c = preset("titanx-gen3");
+    apply_override(c, "pcie.gen=5");
+    apply_override(c, "pcie.cpl_bytes=64");
+    apply_override(c, "pcie.lanes=8");
+    apply_override(c, "pcie.pd_credits=192");
+    ASSERT_EQ(c.pcie.cpl_bytes, 64u);
+    ASSERT_EQ(c.pcie.pd_credits, 192u);
+    const auto l = load(to_json(c).dump(2));
+    EXPECT_EQ(l.gen, 5);
+    EXPECT_EQ(l.lanes, 8);
+    EXPECT_EQ(l.cpl_bytes, 64u);     // was 128
+    EXPECT_EQ(l.pd_credits, 192u);
+  }
+  for (const char* text : {R"({"pcie": {"preset": "measured-host-gen5x16", "gen": 3, "pd_credits": 768, "cpl_bytes": 128}})",
+                           R"({"pcie.cpl_bytes": 128, "pcie.pd_credits": 768, "platform": {"pcie": {"gen": 3}}, "pcie.preset": "measured-host-gen5x16"})"}) {
+    const auto l = load(text);
+    EXPECT_EQ(l.gen, 3) << text;
+    EXPECT_EQ(l.pd_credits, 768u) << text;
+    EXPECT_EQ(l.cpl_bytes, 128u) << text;  // was 64: one of the two followed gen
+  }
+  // An edited h100-gen5 dump keeps both of its values (not half of each link) ...
+  {
+    json j = to_json(preset("h100-gen5"));
+    j["pcie"]["gen"] = 4;
+    const auto l = load(j.dump(2));
+    EXPECT_EQ(l.gen, 4);
+    EXPECT_EQ(l.pd_credits, 768u);
+    EXPECT_EQ(l.cpl_bytes, 128u);
+    // ... and without them the calibration follows, as --param pcie.gen=4 does on the dump.
+    j["pcie"].erase("pd_credits");
+    j["pcie"].erase("cpl_bytes");
+    const auto m = load(j.dump(2));
+    EXPECT_EQ(m.pd_credits, 384u);
+    EXPECT_EQ(m.cpl_bytes, 64u);
+  }
+  struct row { const char* text; std::uint32_t pd, cpl; };
+  for (const row r : {row{R"({"preset": "h100-gen5", "pcie": {"gen": 3, "lanes": 8}})", 96, 64},
+                      row{R"({"preset": "h100-gen5", "pcie.lanes": 4, "pcie.gen": 2})", 24, 64},
+                      row{R"({"preset": "a100-gen4", "platform.pcie.gen": 5})", 768, 128},
+                      row{R"({"pcie": {"gen": 5, "lanes": 8, "latency": "1 us"}})", 384, 128}}) {
+    const auto l = load(r.text);
+    EXPECT_EQ(l.pd_credits, r.pd) << r.text;
+    EXPECT_EQ(l.cpl_bytes, r.cpl) << r.text;
+  }
+  // pcie.preset replaces every pcie.* value, so it comes first in any spelling: a flat
+  // "pcie.latency" (sorted before "pcie.preset") was silently reset to the preset's 400 ns.
+  for (const char* text : {R"({"pcie.preset": "gen4x16", "pcie.latency": "1 us", "pcie.tags": 32})",
+                           R"({"platform": {"pcie": {"preset": "gen4x16"}}, "pcie.latency": "1 us", "pcie": {"tags": 32}})",
+                           R"({"pcie": {"latency": "1 us", "tags": 32}, "platform.pcie.preset": "gen4x16"})"}) {
+    const auto l = load(text);
+    EXPECT_EQ(l.gen, 4) << text;
+    EXPECT_EQ(l.latency_ps, 1000000u) << text;
+    EXPECT_EQ(l.tags, 32u) << text;
+  }
+  // Every link from each preset, reached with --param (the calibration followed), re-loads as
+  // it was, and so does the same with pd_credits / cpl_bytes set to the preset's calibration.
+  for (const char* base : {"titanx-gen3", "a100-gen4", "h100-gen5"})
+    for (int gen = 1; gen <= 6; ++gen)
+      for (int lanes : {1, 2, 4, 8, 12, 16, 32})
+        for (bool explicit_values : {false, true}) {
+          platform_config c = preset(base);
+          const auto calibrated = c.pcie;
+          apply_override(c, "pcie.lanes=" + std::to_string(lanes));
+          apply_override(c, "pcie.gen=" + std::to_string(gen));
+          if (explicit_values) {
+            apply_override(c, "pcie.pd_credits=" + std::to_string(calibrated.pd_credits));
+            apply_override(c, "pcie.cpl_bytes=" + std::to_string(calibrated.cpl_bytes));
+          }
+          const auto l = load(to_json(c).dump(2));
+          EXPECT_EQ(l.pd_credits, c.pcie.pd_credits) << base << " gen " << gen << " x" << lanes << " " << explicit_values;
+          EXPECT_EQ(l.cpl_bytes, c.pcie.cpl_bytes) << base << " gen " << gen << " x" << lanes << " " << explicit_values;
+        }
+  std::remove(p.c_str());
+}
+
+// An integer key given a JSON float beyond 2^53 (1e18: an integer in range, but a double that
+// may not be the number written) is refused saying to write it in digits (breaker s17: the
+// message was only "expected an integer in [0, 9223372036854775807]"); digits and --param
+// (read exactly) are accepted.
+TEST(config, a_large_integer_written_as_a_json_float_is_refused_naming_the_form) {
+  const std::string p = tmp("big_seed.json");
+  std::ofstream(p) << R"({"seed": 1e18})";
+  try {
+    load_config_file(p);
+    ADD_FAILURE() << "1e18 accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("seed = 1e+18: expected an integer in [0, 9223372036854775807], written in "
+                                         "digits"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ofstream(p) << R"({"seed": 1000000000000000000})";
+  EXPECT_EQ(load_config_file(p).seed, 1000000000000000000LL);
+  platform_config c;
+  apply_override(c, "seed=1e18");
+  EXPECT_EQ(c.seed, 1000000000000000000LL);
+  std::remove(p.c_str());
+}
+
 TEST(config, effective_config_round_trips_through_a_file) {
   platform_config c = preset("h100-gen5");
   apply_override(c, "pcie.latency=500 ns");
@@ -313,6 +432,48 @@ TEST(cli, run_writes_json_config_csv_trace_and_vcd) {
     ASSERT_FALSE(id.empty()) << s << " not declared";
     EXPECT_NE(v.str().find("\n1" + id + "\n"), std::string::npos) << s << " never rises (id " << id << ")";
   }
+}
+
+// Every sweep row runs with the grid values it is labelled with (breaker s17). The runs apply
+// --params in order, and before, the grid's came after the passed options in the grid's order:
+// `--grid pcie.gen=3,4 --grid pcie.preset=...` ran every row at Gen3 (the preset replaced the
+// gen); a passed `--param pcie.lanes=8` was replaced by each row's preset (x16); and a
+// pcie.pd_credits or pcie.cpl_bytes axis before pcie.gen was rescaled by it on measured-host
+// (the row labelled cpl_bytes 64 ran Gen5 with 128). Hand values: measured-host credits 192
+// per Gen3 x16 line rate: Gen3 x8 96, Gen4 x8 192; spec-ideal gen3x16 has none (0).
+TEST(cli, sweep_rows_run_with_their_grid_values) {
+  const std::string dir = tmp("sweep_labels");
+  std::system(("rm -rf " + dir).c_str());
+  std::string out, err;
+  ASSERT_EQ(cli("sweep --grid pcie.gen=3,4 --grid pcie.preset=measured-host,gen3x16 --param pcie.lanes=8 "
+                "--network synthetic --batch 1 --steps oracle --no-plot --jobs 1 --out " + dir, &out, &err), 0) << err;
+  struct row { int gen; const char* preset; unsigned pd; };
+  const row rows[] = {{3, "measured-host", 96}, {3, "gen3x16", 0}, {4, "measured-host", 192}, {4, "gen3x16", 0}};
+  for (int k = 0; k < 4; ++k) {
+    const json p = json::parse(slurp(dir + "/run_" + std::to_string(k) + ".json"))["config"]["pcie"];
+    EXPECT_EQ(p["gen"], rows[k].gen) << k;  // was 3 in every row
+    EXPECT_EQ(p["preset"], rows[k].preset) << k;
+    EXPECT_EQ(p["lanes"], 8) << k;          // was 16
+    EXPECT_EQ(p["pd_credits"], rows[k].pd) << k;
+  }
+  const std::string dir2 = tmp("sweep_labels2");
+  std::system(("rm -rf " + dir2).c_str());
+  ASSERT_EQ(cli("sweep --grid pcie.cpl_bytes=64,128 --grid pcie.gen=5 --network synthetic --batch 1 --steps oracle "
+                "--no-plot --jobs 1 --out " + dir2, &out, &err), 0) << err;
+  EXPECT_EQ(json::parse(slurp(dir2 + "/run_0.json"))["config"]["pcie"]["cpl_bytes"], "64 B");  // was 128 B
+  EXPECT_EQ(json::parse(slurp(dir2 + "/run_1.json"))["config"]["pcie"]["cpl_bytes"], "128 B");
+  // --merge finds each result to be its plan's run (it reads the recorded configurations).
+  EXPECT_EQ(cli("sweep --merge " + dir2 + " --no-plot", &out, &err), 0) << out << err;
+  EXPECT_NE(out.find("(2 ok)"), std::string::npos) << out;
+  // A passed --param pcie.preset would replace every value of a pcie.preset axis: refused.
+  const std::string dir3 = tmp("sweep_labels3");
+  std::system(("rm -rf " + dir3).c_str());
+  EXPECT_EQ(cli("sweep --grid pcie.preset=measured-host,gen4x16 --param pcie.preset=gen5x8 --network synthetic "
+                "--batch 1 --steps oracle --no-plot --out " + dir3, &out, &err), 2);
+  EXPECT_NE(err.find("--grid pcie.preset and the passed option --param pcie.preset=gen5x8 both set pcie.preset"),
+            std::string::npos) << err;
+  EXPECT_TRUE(entries(dir3).empty());
+  std::system(("rm -rf " + dir + " " + dir2 + " " + dir3).c_str());
 }
 
 TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {

@@ -574,6 +574,33 @@ TEST(OutputInput, AnalyzeRefusesARepeatedOption) {
   EXPECT_EQ(json::parse(slurp(b))["window_bytes"], 64);
 }
 
+// analyze --window is read as cdma.window reads it (breaker s17: "4 KiB" was refused with a
+// message saying "as cdma.window takes them"), and --codecs lists each codec once (a codec
+// given twice printed its rows twice; raw and none are one codec).
+TEST(OutputInput, AnalyzeWindowTakesSizesAsCdmaWindowAndCodecsOnce) {
+  const std::string npy = tmp("win.npy"), j = tmp("win.json");
+  write_npy(npy);
+  for (const auto& [text, bytes] : std::vector<std::pair<std::string, int>>{
+           {"'4 KiB'", 4096}, {"1.5KiB", 1536}, {"1000", 1000}, {"1MiB", 1048576}}) {
+    std::string out, err;
+    std::remove(j.c_str());
+    EXPECT_EQ(cli("analyze --json " + j + " --window " + text + " --codecs zvc " + npy, &out, &err), 0) << text << err;
+    EXPECT_EQ(json::parse(slurp(j))["window_bytes"], bytes) << text;
+  }
+  for (const std::string bad : {"63", "0x1000", "4096.5", "'4 kib'", "2MiB"}) {
+    std::string out, err;
+    EXPECT_EQ(cli("analyze --window " + bad + " " + npy, &out, &err), 2) << bad;
+    EXPECT_NE(err.find("expected bytes per window as cdma.window takes them"), std::string::npos) << bad << err;
+    EXPECT_EQ(out, "") << bad;
+  }
+  for (const std::string twice : {"zvc,lz4,zvc", "raw,none"}) {
+    std::string out, err;
+    EXPECT_EQ(cli("analyze --codecs " + twice + " " + npy, &out, &err), 2) << twice;
+    EXPECT_NE(err.find("names a codec listed before"), std::string::npos) << twice << err;
+    EXPECT_EQ(out, "") << twice;
+  }
+}
+
 // config --dump --output FILE: the messages named the option "config --dump"; they name it as
 // given, --output (the positional FILE of `config --dump FILE` stays "config --dump FILE").
 TEST(OutputInput, ConfigDumpOutputMessagesNameTheOptionAsGiven) {
