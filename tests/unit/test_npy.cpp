@@ -346,6 +346,12 @@ TEST(Npy, MalformedHeaderDict) {
   expect_refused(make_npy(dict("<f4", "(2, -1)"), d4), "h.npy", {"negative dimension -1"});
   expect_refused(make_npy(std::string(40, '(') + std::string(40, ')'), d4), "h.npy", {"nesting"});
   expect_refused(make_npy("", d4), "h.npy", {"malformed header"});
+  // A byte outside printable ASCII is shown as \xNN: a NUL (a damaged header length runs the
+  // header into the array data) cut the message there (breaker s17 F11), so the expected form
+  // after it was lost.
+  expect_refused(make_npy(dict("<f4", "(1,)") + std::string(1, '\0') + "x", d4), "h.npy",
+                 {"unexpected '\\x00' after the dict; expected a header dict like"});
+  expect_refused(make_npy(std::string("\x1b{}"), d4), "h.npy", {"unexpected '\\x1b'; expected a header dict"});
 }
 
 TEST(Npy, OverflowingOrHugeShapeIsRefusedWithoutAllocating) {

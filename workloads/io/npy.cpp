@@ -45,7 +45,7 @@ class header_parser {
   pyvalue parse_header() {
     pyvalue v = value(0);
     skip_ws();
-    if (p_ != t_.size()) error("unexpected '" + std::string(1, t_[p_]) + "' after the dict");
+    if (p_ != t_.size()) error("unexpected '" + shown(t_[p_]) + "' after the dict");
     return v;
   }
 
@@ -54,6 +54,14 @@ class header_parser {
   static constexpr const char* form =
       "a header dict like {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
 
+  /// A header byte as the message shows it: printable ASCII as itself, any other byte (a NUL
+  /// of a damaged header length would cut the message where it is read as a C string) as \xNN.
+  static std::string shown(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+    static const char hex[] = "0123456789abcdef";
+    return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+  }
   [[noreturn]] void error(const std::string& what) const {
     fail(origin_, "malformed header at character " + std::to_string(p_) + ": " + what, form);
   }
@@ -130,7 +138,7 @@ class header_parser {
         comma = eat(',');
       }
     } else {
-      error("unexpected '" + std::string(1, c) + "'");
+      error("unexpected '" + shown(c) + "'");
     }
     return v;
   }
