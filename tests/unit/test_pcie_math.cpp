@@ -190,9 +190,17 @@ TEST(PcieMath, CreditsAcksAndTags) {
   link_params p;  // Gen3 x16, latency 400 ns, fc_release 0, updatefc_every 4
   EXPECT_EQ(data_credits(256), 16u);
   EXPECT_EQ(data_credits(257), 17u);
-  EXPECT_EQ(acks_for(p, 9), 3u);            // ceil(9 / 4)
-  EXPECT_EQ(updatefcs_for(p, 9, false), 0u);  // infinite credits: never an UpdateFC
-  EXPECT_EQ(updatefcs_for(p, 9, true), 3u);
+  // DLLPs counted over the stream, one per `every` TLPs: 9 TLPs with every 4 -> 2 (8 counted),
+  // then 3 more (12) -> 1, then 1-TLP transactions: one DLLP per 4 of them, not one each.
+  std::uint64_t count = 0;
+  EXPECT_EQ(dllps_due(count, 9, 4), 2u);
+  EXPECT_EQ(count, 9u);
+  EXPECT_EQ(dllps_due(count, 3, 4), 1u);
+  std::uint64_t per_mrd = 0;
+  for (int i = 0; i < 12; ++i) per_mrd += dllps_due(count, 1, 4);
+  EXPECT_EQ(per_mrd, 3u);  // 12 single-TLP transactions: 3 Acks (AT's ++received % 4 == 0)
+  std::uint64_t c1 = 0;
+  EXPECT_EQ(dllps_due(c1, 5, 1), 5u);  // updatefc_every 1: one per TLP
   // Credit loop of a 280 B MWr: ser(280) + 400 ns + 0 + ser(8) + 400 ns.
   const double rate = 16e9 * 128.0 / 130.0 * 370.0 / 371.0;
   EXPECT_EQ(credit_loop_ps(p, 280), transfer_ps(280, rate) + 400000 + transfer_ps(8, rate) + 400000);

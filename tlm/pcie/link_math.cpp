@@ -180,12 +180,10 @@ ps_t ser_ps(const link_params& p, std::uint64_t bytes) {
   return transfer_ps(bytes, tlp_rate_Bps(p));
 }
 
-std::uint64_t acks_for(const link_params& p, std::uint64_t tlps) {
-  return (tlps + p.ack_every - 1) / p.ack_every;
-}
-
-std::uint64_t updatefcs_for(const link_params& p, std::uint64_t tlps, bool finite) {
-  return finite ? (tlps + p.updatefc_every - 1) / p.updatefc_every : 0;
+std::uint64_t dllps_due(std::uint64_t& count, std::uint64_t tlps, std::uint32_t every) {
+  const std::uint64_t before = count / every;
+  count += tlps;
+  return count / every - before;
 }
 
 ps_t credit_loop_ps(const link_params& p, std::uint64_t tlp_wire_bytes) {

@@ -196,12 +196,15 @@ inline std::uint64_t data_credits(std::uint64_t bytes) { return (bytes + 15) / 1
 /// tlp_rate_Bps so AT reservations and LT estimates are the same rule).
 ps_t ser_ps(const link_params& p, std::uint64_t bytes);
 
-/// Ack DLLPs a receiver sends for `tlps` received TLPs: tlps / ack_every (rounded up for one
-/// LT transaction; AT counts across the stream).
-std::uint64_t acks_for(const link_params& p, std::uint64_t tlps);
-/// UpdateFC DLLPs for `tlps` released TLPs of a type whose credits are finite (0 when the
-/// receiver advertised infinite credits: no UpdateFC is ever needed).
-std::uint64_t updatefcs_for(const link_params& p, std::uint64_t tlps, bool finite);
+/// DLLPs a receiver sends, one per `every` TLPs counted over the whole stream, when `tlps`
+/// more are counted: floor((count + tlps) / every) - floor(count / every); advances `count`.
+/// The rule of Acks (every = ack_every, all TLPs received in one direction) and of UpdateFC
+/// (every = updatefc_every, TLPs of one credit type released, when that type's credits are
+/// finite: with infinite credits no UpdateFC is ever needed). AT counts TLP by TLP, LT per
+/// transaction with the same counters, so a stream of 1-MRd transactions costs one Ack per
+/// ack_every MRd in LT as in AT (before session 17 LT rounded up per transaction: one Ack
+/// per MRd, 4x AT's).
+std::uint64_t dllps_due(std::uint64_t& count, std::uint64_t tlps, std::uint32_t every);
 
 /// The credit loop of one TLP, ps: the transmitter spends the credits when the TLP starts,
 /// and gets them back when the UpdateFC arrives: ser(tlp) + latency + fc_release +

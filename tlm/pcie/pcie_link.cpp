@@ -199,6 +199,12 @@ ps_t pcie_link::lt_send(int d, const tlp_split& s, ps_t ready) {
   return dir_[d].server.reserve(ready, s.wire_bytes);
 }
 
+std::uint64_t pcie_link::lt_dllps_due(int d, int type, std::uint64_t tlps, bool finite) {
+  std::uint64_t n = dllps_due(lt_ack_count_[d], tlps, params_.ack_every);
+  if (finite) n += dllps_due(lt_fc_count_[d][type], tlps, params_.updatefc_every);
+  return n;
+}
+
 void pcie_link::lt_dllps(int d, std::uint64_t n, ps_t ready) {
   if (n == 0) return;
   const std::uint64_t bytes = n * dllp_bytes_;
@@ -253,9 +259,7 @@ ps_t pcie_link::lt_write(tlm_generic_payload& trans, ps_t t0) {
   const ps_t first_arrive = first_end + p.latency_ps;
   const ps_t last_arrive = link_end + p.latency_ps;
   // Acks and UpdateFC (posted credits) travel back on h2d.
-  lt_dllps(H2D,
-           acks_for(p, s.tlps) + updatefcs_for(p, s.tlps, p.ph_credits != 0 || p.pd_credits != 0),
-           first_arrive);
+  lt_dllps(H2D, lt_dllps_due(D2H, FC_P, s.tlps, p.ph_credits != 0 || p.pd_credits != 0), first_arrive);
   trans.set_response_status(TLM_OK_RESPONSE);
   ps_t done = 0;
   if (s.tlps > 1) done = host_access(trans, 0, len - last, first_arrive + p.rc_latency_ps);
@@ -336,11 +340,8 @@ ps_t pcie_link::lt_read(tlm_generic_payload& trans, ps_t t0) {
                                       transfer_ps(c1.wire_bytes, rate_);
   lt_tags_.release_run(rel1 + p.latency_ps, end + p.latency_ps, r.tlps);
   // Acks for the MRds and UpdateFC (non-posted) on h2d; Acks for the CplDs on d2h.
-  lt_dllps(H2D, acks_for(p, r.tlps) + updatefcs_for(p, r.tlps, p.nph_credits != 0),
-           first_arrive);
-  lt_dllps(D2H,
-           acks_for(p, c.tlps) +
-               updatefcs_for(p, c.tlps, p.cplh_credits != 0 || p.cpld_credits != 0),
+  lt_dllps(H2D, lt_dllps_due(D2H, FC_NP, r.tlps, p.nph_credits != 0), first_arrive);
+  lt_dllps(D2H, lt_dllps_due(H2D, FC_CPL, c.tlps, p.cplh_credits != 0 || p.cpld_credits != 0),
            c_start + p.latency_ps);
   return end + p.latency_ps;
 }
@@ -407,9 +408,8 @@ ps_t pcie_link::lt_read_paced(tlm_generic_payload& trans, ps_t t0, std::uint64_t
   });
   // Acks for the MRds and UpdateFC (non-posted) on h2d; Acks and UpdateFC (completions) for
   // the CplDs on d2h.
-  lt_dllps(H2D, acks_for(p, mrds) + updatefcs_for(p, mrds, p.nph_credits != 0), first_arrive);
-  lt_dllps(D2H,
-           acks_for(p, cplds) + updatefcs_for(p, cplds, p.cplh_credits != 0 || p.cpld_credits != 0),
+  lt_dllps(H2D, lt_dllps_due(D2H, FC_NP, mrds, p.nph_credits != 0), first_arrive);
+  lt_dllps(D2H, lt_dllps_due(H2D, FC_CPL, cplds, p.cplh_credits != 0 || p.cpld_credits != 0),
            first_ready + p.latency_ps);
   return end;
 }
@@ -675,7 +675,7 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
   const link_params& p = params_;
   dir_state& rx = dir_[d];
   const int back = 1 - d;
-  if (++rx.received % p.ack_every == 0) {  // Ack coalescing
+  if (dllps_due(rx.received, 1, p.ack_every) != 0) {  // Ack coalescing (one per ack_every TLPs)
     dir_[back].dllps.push_back(dllp{});
     dir_[back].wake.notify(SC_ZERO_TIME);
   }

@@ -20,7 +20,7 @@
 //          far) has had back (pcie::credit_stream, the LT form of AT's UpdateFC loop); the root complex
 //          writes host memory as TLPs arrive: everything but the last TLP from the first
 //          arrival, the last TLP from the last arrival (+ rc_latency each); done = the later.
-//          Ack / UpdateFC DLLPs (acks_for, updatefcs_for) are reserved on h2d.
+//          Ack / UpdateFC DLLPs (dllps_due, counted over the stream) are reserved on h2d.
 //   read:  read tags are tracked over the whole stream of MRd, across transactions
 //          (pcie::tag_scoreboard: the release time of every tag, i.e. the arrival of the last
 //          CplD of the request that holds it), as the credits are. When every request of the
@@ -231,6 +231,13 @@ private:
   /// LT: posted (PH/PD, d2h MWr), non-posted (NPH, d2h MRd) and completion (CplH/CplD, h2d
   /// CplD) credits over the whole stream, and the read tags over the whole stream of MRd.
   pcie::credit_stream lt_posted_, lt_nonposted_, lt_completion_;
+  /// LT: TLPs counted for the Ack and UpdateFC DLLPs over the whole stream (dllps_due): TLPs
+  /// received per direction of travel, and per direction and credit type released.
+  std::uint64_t lt_ack_count_[2] = {0, 0};
+  std::uint64_t lt_fc_count_[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  /// The Ack and UpdateFC DLLPs due for `tlps` TLPs of credit type `type` that travelled in
+  /// direction `d` (the DLLPs travel the other way); `finite`: that type's credits are finite.
+  std::uint64_t lt_dllps_due(int d, int type, std::uint64_t tlps, bool finite);
   pcie::tag_scoreboard lt_tags_;
   std::uint64_t seq_ = 0, next_request_ = 0;
 
