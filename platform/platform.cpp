@@ -401,6 +401,11 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(cfg.quantum_ns, sc_core::SC_NS));
   auto t = std::make_unique<top>(cfg, rep.net, rep.times, *src, rp,
                                  txn_relay ? &txn_file : nullptr, hooks.txn_trace_only);
+  // Every connection named (checked against txn_trace_connections() above) got its tracer:
+  // the list and top's connect() calls name the same connections.
+  for (const auto& c : hooks.txn_trace_only)
+    if (std::none_of(t->tracers.begin(), t->tracers.end(), [&c](const auto& tr) { return tr->label() == c; }))
+      throw std::logic_error("--txn-trace-only: connection " + c + " is listed but not wired (platform.cpp top)");
   dram_probe probe(t->gpu_mem, 0, cfg.kernel.initiator_id);
   std::vector<std::vector<layer_dram>> dram_layers;
   std::vector<pcie_traffic> d2h, h2d;
