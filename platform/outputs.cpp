@@ -283,21 +283,40 @@ void config_options::resolve(const po::variables_map& vm) {
     throw config_error("--preset and --config both given; a config file names its preset with \"preset\"");
   config = !config_file.empty() ? load_config_file(config_file)
                                 : cdma::platform::preset(vm.count("preset") ? preset : preset_names().front());
+  given.clear();
   // A shortcut's value is checked like --param's and refused naming the option given.
-  if (vm.count("network")) apply_override(config, "network=" + network, false, "--network");
-  if (vm.count("batch")) apply_override(config, "batch=" + batch, false, "--batch");
-  if (vm.count("codec")) apply_override(config, "codec=" + codec, false, "--codec");
-  if (vm.count("activations")) apply_activations(config, activations, "--activations");
-  if (vm.count("density")) apply_override(config, "density=" + density, false, "--density");
-  if (vm.count("policy")) apply_override(config, "policy=" + policy, false, "--policy");
-  if (vm.count("no-verify")) config.verify = false;
+  auto shortcut = [&](const char* key, const std::string& value, const char* opt) {
+    apply_override(config, std::string(key) + "=" + value, false, opt);
+    given.emplace_back(key, std::string(opt) + " " + value);
+  };
+  if (vm.count("network")) shortcut("network", network, "--network");
+  if (vm.count("batch")) shortcut("batch", batch, "--batch");
+  if (vm.count("codec")) shortcut("codec", codec, "--codec");
+  if (vm.count("activations")) {
+    apply_activations(config, activations, "--activations");
+    given.emplace_back("activations", "--activations " + (activations.empty() ? std::string() : activations.front()));
+  }
+  if (vm.count("density")) shortcut("density", density, "--density");
+  if (vm.count("policy")) shortcut("policy", policy, "--policy");
+  if (vm.count("no-verify")) {
+    config.verify = false;
+    given.emplace_back("verify", "--no-verify");
+  }
   for (const auto& [opt, key] : {std::pair<const char*, const char*>{"name-map", "name_map"}, {"missing-activations", "missing_activations"}, {"zero-run", "zero_run"},
                                  {"density-profile", "density_profile"}, {"training-progress", "training_progress"},
                                  {"seed", "seed"}, {"layer-times", "layer_times"}, {"steps", "steps"}, {"mode", "mode"}})
-    if (vm.count(opt))
-      apply_override(config, std::string(key) + "=" + vm[opt].as<std::string>(), false, std::string("--") + opt);
-  if (vm.count("check-protocol")) config.check_protocol = true;
-  for (const auto& p : params) apply_override(config, p, false);
+    if (vm.count(opt)) {
+      const std::string o = std::string("--") + opt;
+      shortcut(key, vm[opt].as<std::string>(), o.c_str());
+    }
+  if (vm.count("check-protocol")) {
+    config.check_protocol = true;
+    given.emplace_back("check_protocol", "--check-protocol");
+  }
+  for (const auto& p : params) {
+    apply_override(config, p, false);  // (refuses a malformed or unknown one first)
+    given.emplace_back(param_name(p.substr(0, p.find('=')), "--param"), "--param " + p);
+  }
   // Every output records the configuration as JSON, which holds UTF-8 text only: a value with
   // other bytes (--param gpu.name=$'\xff', a Latin-1 file name) made the JSON outputs fail
   // after the run (exit 3) and `config --dump` end with an uncaught exception.

@@ -180,6 +180,11 @@ struct config_options {
   /// --activations, once per source (the option repeated appends: images concatenated in order).
   std::vector<std::string> activations;
   platform_config config;  ///< filled by resolve()
+  /// The parameters the command line set (shortcut options and --param; not the preset or the
+  /// config file), each with the option as given: (key, "--batch 4" / "--param batch=4").
+  /// Filled by resolve(); a sweep refuses a grid axis over one of them (the grid value would
+  /// silently replace it in every run).
+  std::vector<std::pair<std::string, std::string>> given;
   /// Builds `config`: preset or config file, then shortcuts, then --param in order.
   /// Throws config_error naming the key / file.
   void resolve(const boost::program_options::variables_map& vm);

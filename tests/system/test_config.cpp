@@ -441,6 +441,38 @@ TEST(cli, run_writes_json_config_csv_trace_and_vcd) {
 // pcie.pd_credits or pcie.cpl_bytes axis before pcie.gen was rescaled by it on measured-host
 // (the row labelled cpl_bytes 64 ran Gen5 with 128). Hand values: measured-host credits 192
 // per Gen3 x16 line rate: Gen3 x8 96, Gen4 x8 192; spec-ideal gen3x16 has none (0).
+TEST(cli, sweep_refuses_a_passed_option_over_a_grid_axis) {
+  // The grid value replaced the passed option in every run, silently (`--grid batch=1,2
+  // --batch 4`: no run had batch 4; breaker s17). Refused before anything runs, naming both,
+  // whatever the spelling; nothing written.
+  struct c { std::string args, msg; };
+  const c cases[] = {
+      {"--grid batch=1,2 --batch 4", "--grid batch and the passed option --batch 4 both set batch"},
+      {"--grid pcie.lanes=4,8 --param pcie.lanes=16",
+       "--grid pcie.lanes and the passed option --param pcie.lanes=16 both set pcie.lanes"},
+      {"--grid platform.batch=1,2 --param batch=3",
+       "--grid platform.batch and the passed option --param batch=3 both set batch"},
+      {"--grid codec=none,zvc --codec rle", "--grid codec and the passed option --codec rle both set codec"},
+      {"--grid seed=1,2 --seed 7", "--grid seed and the passed option --seed 7 both set seed"},
+  };
+  int k = 0;
+  for (const auto& x : cases) {
+    const std::string dir = tmp("sweep_dup_" + std::to_string(k++));
+    std::system(("rm -rf " + dir).c_str());
+    std::string err;
+    EXPECT_EQ(cli("sweep " + x.args + " --network synthetic --steps oracle --no-plot --out " + dir, nullptr, &err), 2)
+        << x.args;
+    EXPECT_NE(err.find(x.msg + " (the grid value would replace it in every run); expected one of them"),
+              std::string::npos) << err;
+    EXPECT_TRUE(cdma::test::entries(dir).empty()) << x.args << ": nothing written";
+  }
+  // Different parameters stay fine.
+  const std::string ok = tmp("sweep_dup_ok");
+  std::system(("rm -rf " + ok).c_str());
+  EXPECT_EQ(cli("sweep --grid batch=1,2 --codec rle --network synthetic --steps oracle --no-plot --jobs 1 -q --out " + ok),
+            0);
+}
+
 TEST(cli, sweep_rows_run_with_their_grid_values) {
   const std::string dir = tmp("sweep_labels");
   std::system(("rm -rf " + dir).c_str());
