@@ -272,6 +272,8 @@ private:
     bool transformed = false, written = false;
     bool retired = false;      ///< written, or abandoned after an error (counted in `completed`)
     ps_t ready = 0;            ///< unit output available (write may issue)
+    ps_t read_done = 0;        ///< read completion time (staged in window order, see at_stream)
+    bool read_ok = false;      ///< read done and transformed, not yet staged
     std::size_t out_len = 0;   ///< bytes to write
   };
   /// What a streaming descriptor does per window (copy, offload, prefetch).

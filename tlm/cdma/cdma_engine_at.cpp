@@ -133,7 +133,7 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
   // hands each finished stream transaction over in at_done_ (window index and kind), windows
   // live in a deque indexed by k - front().k, and each window carries its retired flag.
   std::deque<at_window> win;  // issued, not yet popped; in window order (win[i].k = win.front().k + i)
-  std::size_t next_read = 0, next_write = 0, completed = 0;
+  std::size_t next_read = 0, next_write = 0, completed = 0, next_stage = 0;
   dma_error err = dma_error::none;
   bool swept = false;  // after the first error: every idle window retired once
   const unsigned max_out = std::max(1u, p_.max_outstanding);
@@ -167,9 +167,8 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
             if (!sp.transform(w)) {
               err = dma_error::corrupt_window;
             } else {
-              // One timing rule, one place: the same link / unit stages as the LT path.
-              w.ready = sp.stage(w, rt);
-              w.transformed = true;
+              w.read_done = rt;
+              w.read_ok = true;
             }
           }
         } else {
@@ -186,6 +185,21 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
         }
       }
       batch.clear();
+      // The link / unit stage (one timing rule, one place: the LT path's dma_pipeline stages)
+      // is reserved in window order, each window from its own read completion, as the LT path
+      // does: a window whose read came back early waits for the windows before it (an engine
+      // that writes packed windows in order keeps them in a reorder buffer). Reserved in
+      // response order before session 17, a late window 0 queued behind up to max_outstanding
+      // later ones on a bottleneck stage (HBM answers a small tensor's reads out of order), so
+      // no write could start and the stage and the PCIe writes alternated instead of
+      // overlapping: AT up to 12.9 % slower than LT (breaker s17 F4; docs/validation.md).
+      while (err == dma_error::none && next_stage < next_read) {
+        at_window& w = win[next_stage - win.front().k];
+        if (!w.read_ok) break;
+        w.ready = sp.stage(w, w.read_done);
+        w.transformed = true;
+        ++next_stage;
+      }
       // Retire windows that are written, or will never be after an error: only the windows
       // touched here can have changed, except on the first error, which may strand windows
       // that wait for their write (one sweep).
