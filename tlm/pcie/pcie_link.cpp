@@ -724,14 +724,15 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
 
 void pcie_link::release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data) {
   dir_state& rx = dir_[d];
-  ++rx.rel_tlps[type];
   rx.rel_hdr[type] += hdr;
   rx.rel_data[type] += data;
-  if (rx.rel_tlps[type] >= params_.updatefc_every) {
+  // One UpdateFC per updatefc_every released TLPs, counted over the stream: the rule LT
+  // applies per transaction (dllps_due, lt_dllps_due).
+  if (dllps_due(rx.rel_tlps[type], 1, params_.updatefc_every) != 0) {
     dir_state& back = dir_[1 - d];
     back.dllps.push_back(dllp{true, type, rx.rel_hdr[type], rx.rel_data[type]});
     back.wake.notify(SC_ZERO_TIME);
-    rx.rel_tlps[type] = rx.rel_hdr[type] = rx.rel_data[type] = 0;
+    rx.rel_hdr[type] = rx.rel_data[type] = 0;
   }
 }
 

@@ -163,6 +163,8 @@ private:
     sc_core::sc_event wake;
     // receiver side
     std::uint64_t received = 0;
+    /// Per credit type: TLPs released over the stream (dllps_due), and the header / data
+    /// credits released since the last UpdateFC (what it returns).
     std::uint64_t rel_tlps[3] = {0, 0, 0}, rel_hdr[3] = {0, 0, 0}, rel_data[3] = {0, 0, 0};
     pcie::link_stats st;
   };
