@@ -8,6 +8,7 @@
 // the row is not the top slice or is split (the fallback: the generic path).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -259,10 +260,13 @@ TEST(DramLtLatency, BusyChannelPartEndsNoEarlierThanOnAnIdleChannel) {
   {
     // Two 64-B reads at 0 into channel 0, bank groups 0 and 1 (addresses 0 and 64), every
     // bank closed. The first (idle channel): 36 416 ps (HandWorkedIdleAccesses...). It books
-    // its service, max(2 bursts x 2276, 2 in one group x 4552, 1 ACT x 4 tCK) = 9104 ps /
-    // (3119/3427) = 10 004 ps (rounded up), so the second finds the channel busy: stream term
-    // 2 x 10 004 + CL 14 794 = 34 802 ps (LT before session 17: 1.6 ns before the first
-    // read's data, without its ACT). Its idle-channel span: ACT, tRCD, one tCCD_L = 19 346,
+    // the data bus 2 x 2276 / (3119/3427) = 5002 ps (rounded up), the ACT server 1 x 4 tCK
+    // = 4552 -> 5002 and bank group 0's server 2 x tCCD_L = 9104 -> 10 004 ps, so the second
+    // finds the channel busy (its bus until 5002). Its stream term: bus and ACT servers to
+    // 10 004, group 1's to 10 004, + CL 14 794 = 24 798 ps (session 18; before, the whole
+    // channel booked max(bus, group, ACT) per access: 2 x 10 004 + CL = 34 802 ps, and before
+    // session 17 that was the result: 1.6 ns before the first read's data, without its ACT).
+    // Its idle-channel span: ACT, tRCD, one tCCD_L = 19 346,
     // + CL + burst = 36 416 ps, now the result. AT: ACT of bank group 1 at tRRD_S = 4 tCK,
     // its RDs at 19 (13 + 4, then the column bus: the first read's second RD holds 17, tCCD_S
     // 2 tCK) and 23 tCK, data end 23 + 13 + 2 = 38 tCK = 43 244 ps.
@@ -294,5 +298,75 @@ TEST(DramLtLatency, BusyChannelPartEndsNoEarlierThanOnAnIdleChannel) {
     // channel still averages as the refresh stretch), so its last read ends later still.
     const std::vector<ps_t> a = at_accesses(at, acc);
     EXPECT_GT(a.back(), last);
+  }
+}
+
+// Session 18 (breaker s17 F3): the LT estimate books a channel's data bus, its ACTs and each
+// bank group's column commands on separate servers, so consecutive small accesses to other
+// bank groups overlap (tCCD_S apart, as the AT scheduler interleaves them) and the ACTs of
+// a few accesses overlap the row hits of the others. Before, every access booked the whole
+// channel for max(bursts x max(burst, tCCD_S), bursts in its busiest group x tCCD_L, ACTs x
+// ACT interval): a stream of 64-B accesses (2 bursts in one group) cost 2 x tCCD_L each and
+// LT fell 15-33 % behind AT with the kernels' DRAM traffic in 64-B requests. The streams
+// below are sequential 64-B reads all ready at 0 on the last channel (its first REF is far
+// after them), 16 columns x 4 bank groups of one row per group's bank 0: the first access
+// of each group opens its row (4 ACTs), the other 60 are row hits.
+TEST(DramLtLatency, SmallAccessesToOtherBankGroupsOverlapAsInAt) {
+  {
+    // gddr5_titanx: tCK 571 ps, burst = tCCD_S = 1143, tCCD_L 1713, ACT interval tRRD_S =
+    // 5710, CL 11 420, refresh availability (3413 - 193) / 3413 = 3220/3413. Default mapping:
+    // 64-B chunks over the 4 bank groups (64 B apart), then the 12 channels (256 B apart),
+    // then the columns (3 KiB apart). Per access (rounded up after / availability): data bus
+    // 2 x 1143 -> 2424 ps, bank group 2 x 1713 -> 3632, ACT 5710 -> 6053. Bus 64 x 2424 =
+    // 155 136 ps; ACT server 4 x 6053 = 24 212; each group 16 x 3632 = 58 112: the bus binds,
+    // the last read ends at 155 136 + CL + burst - tCCD_S = 155 136 + 11 420 = 166 556 ps.
+    // (Before: 4 x 6053 + 60 x 3632 + 11 420 = 253 552 ps, 1.5 x AT.)
+    const dram_spec s = preset("gddr5_titanx");
+    std::vector<lt_req> acc;
+    for (std::uint64_t k = 0; k < 16; ++k)
+      for (std::uint64_t g = 0; g < 4; ++g) acc.push_back({k * 3072 + 11 * 256 + g * 64, 64, false, 0});
+    dram_system lt(s), at(s);
+    ps_t last = 0;
+    for (const lt_req& r : acc) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
+    EXPECT_EQ(last, 166556u);
+    EXPECT_EQ(lt.lt_acts(), 4u);
+    EXPECT_EQ(lt.lt_state(11).busy_until, 155136u);
+    // AT (the reference): the 128 RDs alternate bank groups tCCD_S apart once the four rows
+    // are open; within 5 % (the LT busy channel averages refresh as a stretch).
+    const std::vector<ps_t> a = at_accesses(at, acc);
+    const ps_t at_last = *std::max_element(a.begin(), a.end());
+    EXPECT_NEAR(static_cast<double>(last) / static_cast<double>(at_last), 1.0, 0.05)
+        << "LT " << last << " ps, AT " << at_last << " ps";
+  }
+  {
+    // hbm2_v100: tCK 1138 ps, burst = tCCD_S = 2276, tCCD_L 4552, ACT interval tRRD_S =
+    // 4552, CL 14 794, availability 3119/3427. Default mapping: bank groups 64 B apart, 64
+    // channels (256 B apart), columns 16 KiB apart. Per access: bus 2 x 2276 -> 5002 ps,
+    // group 2 x 4552 -> 10 004, ACT 4552 -> 5002. Bus 64 x 5002 = 320 128 ps; groups 16 x
+    // 10 004 = 160 064; ACT 4 x 5002: the bus binds: 320 128 + 14 794 = 334 922 ps.
+    // (Before: 64 x 10 004 + 14 794 = 655 050 ps, 2 x AT.)
+    const dram_spec s = preset("hbm2_v100");
+    std::vector<lt_req> acc;
+    for (std::uint64_t k = 0; k < 16; ++k)
+      for (std::uint64_t g = 0; g < 4; ++g) acc.push_back({k * 16384 + 63 * 256 + g * 64, 64, false, 0});
+    dram_system lt(s), at(s);
+    ps_t last = 0;
+    for (const lt_req& r : acc) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
+    EXPECT_EQ(last, 334922u);
+    EXPECT_EQ(lt.lt_acts(), 4u);
+    const std::vector<ps_t> a = at_accesses(at, acc);
+    const ps_t at_last = *std::max_element(a.begin(), a.end());
+    EXPECT_NEAR(static_cast<double>(last) / static_cast<double>(at_last), 1.0, 0.05)
+        << "LT " << last << " ps, AT " << at_last << " ps";
+  }
+  {
+    // One bank group only (every access to group 0 of the last gddr5_titanx channel): its
+    // column commands stay tCCD_L apart across accesses, so the group server binds:
+    // 64 x 3632 + 11 420 = 243 868 ps (bus 64 x 2424 = 155 136).
+    const dram_spec s = preset("gddr5_titanx");
+    dram_system lt(s);
+    ps_t last = 0;
+    for (std::uint64_t k = 0; k < 64; ++k) last = lt.lt_access(k * 3072 + 11 * 256, 64, false, 0);
+    EXPECT_EQ(last, 243868u);
   }
 }

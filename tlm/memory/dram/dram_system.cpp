@@ -26,6 +26,8 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
   bank_last_.assign(lt_open_.size(), closed_row);
   acc_.resize(spec_.channels);
   for (auto& a : acc_) a.per_group.assign(spec_.bank_groups, 0);
+  lt_grp_.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, 0);
+  grp_svc_.assign(spec_.bank_groups, 0);
   svc_ = service_terms(spec_);
   tCL_ps_ = spec_.ps(spec_.t.tCL);
   tWL_ps_ = spec_.ps(spec_.t.tWL);
@@ -109,16 +111,17 @@ ps_t dram_system::lt_access(std::uint64_t addr, std::uint64_t len, bool write, p
   return end;
 }
 
-ps_t dram_system::lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, ps_t svc,
-                            ps_t ready) {
+ps_t dram_system::lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts,
+                            const ps_t* group_svc, ps_t from) {
   lt_chan& l = lt_[c];
-  l.busy_until = std::max(l.busy_until, ready) + svc;
+  const ps_t e = lt_book(c, l, group_svc, service_ps(svc_, bursts, 0, 0),
+                         acts != 0 ? act_service_ps(svc_, acts) : 0, from);
   l.bursts += bursts;
   l.acts += acts;
   lt_busy_ += bursts * burst_ps_;
   lt_acts_ += acts;
   lt_bursts_ += bursts;
-  return l.busy_until;
+  return e;
 }
 
 // The reference: walks the access burst by burst (split()), run by run. First the sums per
@@ -180,8 +183,9 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
       start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
     }
     l.any_open = true;
-    const ps_t busy = lt_charge(c, a.bursts, a.acts, service_ps(svc_, a.bursts, maxg, a.acts),
-                                idle ? start : ready);
+    for (unsigned g = 0; g < spec_.bank_groups; ++g)
+      grp_svc_[g] = a.per_group[g] != 0 ? group_service_ps(svc_, a.per_group[g]) : 0;
+    const ps_t busy = lt_charge(c, a.bursts, a.acts, grp_svc_.data(), idle ? start : ready);
     // A busy channel's part ends no earlier than it would on an idle channel (the stream
     // term has no ACT-to-column latency and no REF wait).
     const ps_t lat = start + x + idle_tail_[write];
@@ -254,15 +258,17 @@ const dram_system::lt_plan& dram_system::plan_for(std::uint64_t m, std::uint64_t
     cp.bursts = bursts[c];
     const auto g0 = per_group.begin() + static_cast<std::ptrdiff_t>(c) * spec_.bank_groups;
     cp.maxg = *std::max_element(g0, g0 + spec_.bank_groups);
-    cp.col = std::max(cp.bursts * svc_.col_any, cp.maxg * svc_.col_group);
-    cp.col_svc = service_ps(svc_, cp.bursts, cp.maxg, 0);
+    cp.grp = static_cast<std::uint32_t>(p.grp_svc.size());
+    for (unsigned g = 0; g < spec_.bank_groups; ++g)
+      p.grp_svc.push_back(g0[g] != 0 ? group_service_ps(svc_, g0[g]) : 0);
+    cp.col_svc = service_ps(svc_, cp.bursts, 0, 0);
     cp.x_hit = lt_idle_span(cp.bursts, cp.maxg, 0, true, false);
     // The ACTs of the part after a REF closed every bank: one per bank entered plus its row
     // changes (either policy); its idle span then.
     cp.acts_closed = 0;
     for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) cp.acts_closed += 1 + p.banks[i].changes;
     cp.x_closed = lt_idle_span(cp.bursts, cp.maxg, cp.acts_closed, false, false);
-    cp.svc_closed = service_ps(svc_, cp.bursts, cp.maxg, cp.acts_closed);
+    cp.act_closed = act_service_ps(svc_, cp.acts_closed);
     p.chans.push_back(cp);
     bursts[c] = 0;
     std::fill(g0, g0 + spec_.bank_groups, 0);
@@ -350,10 +356,10 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
           end = std::max(end, lt_fast_refresh(p, cp, row0, ready, cp.x_hit, idle, write));
           continue;
         }
-        l.busy_until = std::max(l.busy_until, ready) + cp.col_svc;
+        const ps_t busy = lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc, 0, ready);
         l.bursts += cp.bursts;
         end = std::max(end, std::max(ready + cp.x_hit + idle_tail,
-                                     idle ? 0 : l.busy_until + stream_tail));
+                                     idle ? 0 : busy + stream_tail));
       }
       lt_busy_ += p.bursts * burst_ps_;
       lt_bursts_ += p.bursts;
@@ -399,15 +405,14 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
       end = std::max(end, lt_fast_refresh(p, cp, row0, ready, x, idle, write));
       continue;
     }
-    // service_ps(): max(data time, ACT time) / availability; the data-time quotient is
-    // precomputed per plan.
-    const ps_t svc = acts * svc_.act <= cp.col ? cp.col_svc
-                                                : service_ps(svc_, cp.bursts, cp.maxg, acts);
-    l.busy_until = std::max(l.busy_until, ready) + svc;
+    // The data bus, ACT and bank-group servers (lt_charge()); the data and group services
+    // are precomputed per plan.
+    const ps_t busy = lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc,
+                              acts != 0 ? act_service_ps(svc_, acts) : 0, ready);
     l.bursts += cp.bursts;
     l.acts += acts;
     l.any_open = true;
-    end = std::max(end, std::max(ready + x + idle_tail, idle ? 0 : l.busy_until + stream_tail));
+    end = std::max(end, std::max(ready + x + idle_tail, idle ? 0 : busy + stream_tail));
     acts_total += acts;
   }
   lt_busy_ += p.bursts * burst_ps_;
@@ -432,13 +437,14 @@ ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std:
   }
   const ps_t start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
   lt_chan& l = lt_[cp.ch];
-  l.busy_until = std::max(l.busy_until, idle ? start : ready) + cp.svc_closed;
+  const ps_t busy =
+      lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc, cp.act_closed, idle ? start : ready);
   l.bursts += cp.bursts;
   l.acts += cp.acts_closed;
   l.any_open = true;
   lt_acts_ += cp.acts_closed;
   const ps_t lat = start + cp.x_closed + idle_tail_[write];
-  return idle ? lat : std::max(l.busy_until + stream_tail_[write], lat);
+  return idle ? lat : std::max(busy + stream_tail_[write], lat);
 }
 
 }  // namespace cdma::dram

@@ -176,8 +176,13 @@ private:
   /// end of the last of them (due + [tRP if a bank was open] + tRFC) and sets `due` to its
   /// due time.
   ps_t lt_refresh(unsigned c, ps_t t, ps_t& due);
-  /// Charges `bursts` / busiest group / `acts` to channel `c`; returns its new busy_until.
-  ps_t lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, ps_t svc, ps_t ready);
+  /// Books a part of `bursts` bursts and `acts` ACTs on channel `c` from `from`: the data
+  /// bus server (bursts x max(burst, tCCD_S) / availability), the ACT server (act_service_ps())
+  /// and the server of every bank group g the part uses (group_svc[g] = group_service_ps() of
+  /// its bursts there, 0: none); each starts at max(its own end, from). Returns the part's
+  /// service end (the latest of those servers), raises busy_until to it and adds the totals.
+  ps_t lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, const ps_t* group_svc,
+                 ps_t from);
 
   /// Memoised decomposition of an access of `n` bursts starting at burst index m (mod the
   /// row period) with row 0: per touched channel its bursts and busiest group, and per
@@ -192,12 +197,12 @@ private:
     std::uint32_t ch;
     std::uint32_t bank_begin, bank_end;  ///< range in lt_plan::banks
     std::uint64_t bursts, maxg;
-    ps_t col;      ///< data time of service_ps() (before refresh)
-    ps_t col_svc;  ///< service_ps() when the ACT time does not exceed `col`
+    std::uint32_t grp;  ///< first of its bank_groups entries in lt_plan::grp_svc
+    ps_t col_svc;  ///< the data bus server's service: service_ps(bursts, 0, 0)
     ps_t x_hit;    ///< lt_idle_span() with every bank a row hit (no ACT)
     std::uint64_t acts_closed;  ///< ACTs with every bank closed (after a REF)
     ps_t x_closed;              ///< lt_idle_span() then
-    ps_t svc_closed;            ///< service_ps() then
+    ps_t act_closed;            ///< act_service_ps(acts_closed)
   };
   struct lt_plan {
     std::vector<lt_chan_part> chans;
@@ -208,6 +213,8 @@ private:
     /// walks only `bank_index` (each bank's ACT is open != row0; it ends with row0 open).
     bool uniform = false;
     std::vector<std::uint32_t> bank_index;  ///< banks[i].bank, contiguous (uniform plans)
+    /// Per channel part, per bank group: group_service_ps() of the part's bursts in it.
+    std::vector<ps_t> grp_svc;
     std::uint64_t bursts = 0;               ///< sum of chans[].bursts (= n)
   };
   const lt_plan& plan_for(std::uint64_t m, std::uint64_t n);
@@ -242,7 +249,9 @@ private:
   std::vector<channel> ch_;
   // LT state.
   struct lt_chan {
-    ps_t busy_until = 0;
+    ps_t busy_until = 0;    ///< end of its LT work: the latest of the servers below
+    ps_t bus_until = 0;     ///< end of the data bus server's work
+    ps_t act_until = 0;     ///< end of the ACT server's work
     std::uint64_t bursts = 0, acts = 0;
     ps_t ref_next = 0;      ///< due time of the first REF not yet applied (refresh_offset())
     bool any_open = false;  ///< a bank was opened since the last REF applied
@@ -254,7 +263,32 @@ private:
     std::vector<std::uint64_t> per_group;
     bool used = false;
   };
+  /// lt_charge()'s booking without the totals: bus_svc on channel c's data bus server, act_svc
+  /// (0: none) on its ACT server and group_svc[g] (0: none) on each bank group's server, each
+  /// from max(its end, from);
+  /// returns the latest end (the part's service end) and raises l.busy_until to it.
+  ps_t lt_book(unsigned c, lt_chan& l, const ps_t* group_svc, ps_t bus_svc, ps_t act_svc,
+               ps_t from) {
+    l.bus_until = std::max(l.bus_until, from) + bus_svc;
+    ps_t e = l.bus_until;
+    if (act_svc != 0) {
+      l.act_until = std::max(l.act_until, from) + act_svc;
+      e = std::max(e, l.act_until);
+    }
+    ps_t* const g = lt_grp_.data() + static_cast<std::size_t>(c) * spec_.bank_groups;
+    for (unsigned i = 0; i < spec_.bank_groups; ++i)
+      if (group_svc[i] != 0) {
+        g[i] = std::max(g[i], from) + group_svc[i];
+        e = std::max(e, g[i]);
+      }
+    l.busy_until = std::max(l.busy_until, e);
+    return e;
+  }
   std::vector<lt_chan> lt_;
+  /// End of each (channel, bank group) server's work, channel x bank_groups + group: the
+  /// tCCD_L spacing of one group's column commands, across accesses.
+  std::vector<ps_t> lt_grp_;
+  std::vector<ps_t> grp_svc_;  ///< lt_generic(): per bank group of a part, its service
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
   std::vector<lt_acc> acc_;

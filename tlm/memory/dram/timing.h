@@ -52,6 +52,26 @@ inline ps_t service_ps(const service_terms& k, std::uint64_t bursts,
   return static_cast<ps_t>(std::ceil(static_cast<double>(std::max(col, act)) / k.avail));
 }
 
+/// Time one bank group of a channel is busy with `bursts` column accesses of one access, ps:
+/// bursts x max(burst, tCCD_L) / refresh availability, rounded up. The LT estimate books it
+/// on a per-(channel, bank group) server, apart from the channel's data bus and ACT time
+/// (service_ps() with max_bursts_one_group = 0), so that the column commands of consecutive
+/// accesses to different bank groups overlap (tCCD_S apart) as the AT scheduler interleaves
+/// them, while those of one group stay tCCD_L apart across accesses (JESD79-4 / JESD235
+/// tCCD_L: column to column, same bank group).
+inline ps_t group_service_ps(const service_terms& k, std::uint64_t bursts_in_group) {
+  return static_cast<ps_t>(
+      std::ceil(static_cast<double>(bursts_in_group * k.col_group) / k.avail));
+}
+
+/// Time a channel's row-command side is busy with `acts` ACTs, ps: acts x act_interval /
+/// refresh availability, rounded up (the LT estimate books it on a per-channel ACT server
+/// apart from the data bus, so that the ACTs of some accesses overlap the row hits of
+/// others, as the AT scheduler overlaps them).
+inline ps_t act_service_ps(const service_terms& k, std::uint64_t acts) {
+  return static_cast<ps_t>(std::ceil(static_cast<double>(acts * k.act) / k.avail));
+}
+
 /// Time a channel is busy serving `bursts` column accesses, of which at most
 /// `max_bursts_one_group` go to one bank group, needing `acts` row activations: the larger
 /// of the data time and the activation time, stretched by refresh. ps, rounded up.
