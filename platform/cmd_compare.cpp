@@ -71,9 +71,11 @@ constexpr double kLtAtTolerancePct = 2.0;
 int compare_command(const std::vector<std::string>& args) {
   config_options cfg;
   std::string json_path;
+  bool quiet = false;
   po::options_description opts("cdma-vp compare options");
   add_config_options(opts, cfg, false);
   opts.add_options()("json", po::value(&json_path), "write the comparison as JSON to this file")(
+      "quiet,q", po::bool_switch(&quiet), "no progress on stderr (as run and sweep)")(
       "help,h", "print this help");
   po::options_description refused;  // parsed to be refused with a reason, not listed in --help
   refused.add_options()("mode", po::value<std::string>());
@@ -128,7 +130,7 @@ int compare_command(const std::vector<std::string>& args) {
     c.mode = modes[i];
     if (i > 0) fresh_systemc_context();
     try {
-      std::cerr << "cdma-vp compare: running " << modes[i] << " ...\n";
+      if (!quiet) std::cerr << "cdma-vp compare: running " << modes[i] << " ...\n";
       auto* probe = new cpu_probe("cpu_probe");  // owned by the context, like the run's modules
       const double c0 = cpu_seconds();
       rep[i] = run(c);

@@ -913,6 +913,32 @@ void validate(const platform_config& c) {
     throw config_error("density = " + g(c.synthetic_density) + " (--density) cannot be combined with density_profile = \"" +
                        c.density_profile + "\" (--density-profile), which sets every layer's density; expected "
                        "one of them");
+  // The DRAM preset fixes the peak bandwidth: say it with the configuration's keys (the
+  // model's own message names its struct fields; new-user trial s18).
+  if (c.gpu_mem.model == gpu_memory_model::dram) {
+    std::string name;
+    try {
+      name = c.gpu_mem.resolved_dram_preset();
+    } catch (const std::invalid_argument&) {
+      // an unknown preset: reported below by validate(), naming it
+    }
+    if (!name.empty()) {
+      const dram::dram_spec spec = dram::preset(name);
+      const double want = spec.peak_bandwidth_Bps();
+      // (validate() also requires the channel count of a GDDR preset; HBM presets set theirs.)
+      const std::string channels =
+          name.rfind("hbm", 0) == 0 ? ""
+                                    : " and gpu_mem.channels=" + std::to_string(spec.channels);
+      if (std::fabs(want - c.gpu_mem.peak_bandwidth_Bps) > 0.01 * c.gpu_mem.peak_bandwidth_Bps)
+        throw config_error("gpu_mem.dram_preset = \"" + name + "\" (" + g(want / 1e9) +
+                           " GB/s peak) disagrees with gpu_mem.peak_bandwidth = " +
+                           g(c.gpu_mem.peak_bandwidth_Bps / 1e9) +
+                           " GB/s; expected both to describe one memory: also set "
+                           "--param gpu_mem.peak_bandwidth=" + g(want / 1e9) +
+                           "GB/s" + channels + ", use a platform --preset with that "
+                           "DRAM (cdma-vp config --presets), or --param gpu_mem.model=bus");
+    }
+  }
   try {
     c.pcie.validate();
     c.gpu_mem.validate();

@@ -1490,4 +1490,29 @@ TEST(bad_input, s9_compare_gives_no_speed_ratio_for_times_printed_as_zero) {
   }
   EXPECT_EQ(out.find("0.000 s, LT is"), std::string::npos) << out;
 }
+
+// New-user trial s18: a DRAM preset whose bandwidth is not the platform's was refused in the
+// model's struct fields ("gpu_mem.peak_bandwidth_Bps = 3.36e+11 B/s ...; set both, or model =
+// bus"); it names the configuration's keys and the values that would fit.
+TEST(bad_input, s18_dram_preset_against_the_bandwidth_names_the_keys) {
+  expect_cli_error("run --param gpu_mem.dram_preset=hbm2_v100", 2,
+                   "gpu_mem.dram_preset = \"hbm2_v100\" (900 GB/s peak) disagrees with gpu_mem.peak_bandwidth = "
+                   "336 GB/s; expected both to describe one memory: also set --param "
+                   "gpu_mem.peak_bandwidth=900GB/s, use a platform --preset with that DRAM (cdma-vp config "
+                   "--presets), or --param gpu_mem.model=bus");
+  // A GDDR preset also needs its channel count (12: docs/dram.md).
+  expect_cli_error("run --preset v100-gen3 --param gpu_mem.dram_preset=gddr5_titanx", 2,
+                   "also set --param gpu_mem.peak_bandwidth=336GB/s and gpu_mem.channels=12,");
+}
+
+// New-user trial s18: compare takes -q / --quiet as run and sweep do (it was "unrecognised
+// option '-q'"): no progress lines on stderr, the same table on stdout.
+TEST(bad_input, s18_compare_takes_quiet) {
+  std::string out, err, out_q, err_q;
+  ASSERT_EQ(cli("compare --network synthetic --batch 1 --steps oracle", &out, &err), 0) << err;
+  ASSERT_EQ(cli("compare -q --network synthetic --batch 1 --steps oracle", &out_q, &err_q), 0) << err_q;
+  EXPECT_NE(err.find("cdma-vp compare: running lt"), std::string::npos) << err;
+  EXPECT_EQ(err_q.find("running"), std::string::npos) << err_q;
+  EXPECT_EQ(out_q.substr(0, out_q.find("wall clock")), out.substr(0, out.find("wall clock")));
+}
 }  // namespace
