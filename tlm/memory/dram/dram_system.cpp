@@ -29,6 +29,11 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
   lt_grp_.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, 0);
   grp_svc_.assign(spec_.bank_groups, 0);
   svc_ = service_terms(spec_);
+  for (std::size_t n = 0; n < kSvcTab; ++n) {
+    act_tab_[n] = act_service_ps(svc_, n);
+    grp_tab_[n] = group_service_ps(svc_, n);
+    bus_tab_[n] = service_ps(svc_, n, 0, 0);
+  }
   tCL_ps_ = spec_.ps(spec_.t.tCL);
   tWL_ps_ = spec_.ps(spec_.t.tWL);
   burst_ps_ = spec_.burst_ps();
@@ -114,8 +119,7 @@ ps_t dram_system::lt_access(std::uint64_t addr, std::uint64_t len, bool write, p
 ps_t dram_system::lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts,
                             const ps_t* group_svc, ps_t from) {
   lt_chan& l = lt_[c];
-  const ps_t e = lt_book(c, l, group_svc, service_ps(svc_, bursts, 0, 0),
-                         acts != 0 ? act_service_ps(svc_, acts) : 0, from);
+  const ps_t e = lt_book(c, l, group_svc, bus_svc(bursts), act_svc(acts), from);
   l.bursts += bursts;
   l.acts += acts;
   lt_busy_ += bursts * burst_ps_;
@@ -184,7 +188,7 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
     }
     l.any_open = true;
     for (unsigned g = 0; g < spec_.bank_groups; ++g)
-      grp_svc_[g] = a.per_group[g] != 0 ? group_service_ps(svc_, a.per_group[g]) : 0;
+      grp_svc_[g] = group_svc(a.per_group[g]);
     const ps_t busy = lt_charge(c, a.bursts, a.acts, grp_svc_.data(), idle ? start : ready);
     // A busy channel's part ends no earlier than it would on an idle channel (the stream
     // term has no ACT-to-column latency and no REF wait).
@@ -408,7 +412,7 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     // The data bus, ACT and bank-group servers (lt_charge()); the data and group services
     // are precomputed per plan.
     const ps_t busy = lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc,
-                              acts != 0 ? act_service_ps(svc_, acts) : 0, ready);
+                              act_svc(acts), ready);
     l.bursts += cp.bursts;
     l.acts += acts;
     l.any_open = true;

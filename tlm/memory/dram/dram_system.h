@@ -275,15 +275,37 @@ private:
       l.act_until = std::max(l.act_until, from) + act_svc;
       e = std::max(e, l.act_until);
     }
+    // Branch-free over the groups (a group the part does not use keeps its end: + 0, and
+    // max(end, from) only where it is used).
     ps_t* const g = lt_grp_.data() + static_cast<std::size_t>(c) * spec_.bank_groups;
-    for (unsigned i = 0; i < spec_.bank_groups; ++i)
-      if (group_svc[i] != 0) {
-        g[i] = std::max(g[i], from) + group_svc[i];
-        e = std::max(e, g[i]);
-      }
+    auto step = [&](unsigned i) {
+      const ps_t s = group_svc[i];
+      const ps_t v = s != 0 ? std::max(g[i], from) + s : g[i];
+      g[i] = v;
+      e = std::max(e, s != 0 ? v : 0);
+    };
+    if (spec_.bank_groups == 4) {
+      step(0), step(1), step(2), step(3);
+    } else {
+      for (unsigned i = 0; i < spec_.bank_groups; ++i) step(i);
+    }
     l.busy_until = std::max(l.busy_until, e);
     return e;
   }
+  /// act_service_ps(svc_, n), from a table for small n (one division per access otherwise).
+  ps_t act_svc(std::uint64_t n) const {
+    return n < kSvcTab ? act_tab_[n] : act_service_ps(svc_, n);
+  }
+  /// group_service_ps(svc_, n), from a table for small n.
+  ps_t group_svc(std::uint64_t n) const {
+    return n < kSvcTab ? grp_tab_[n] : group_service_ps(svc_, n);
+  }
+  /// service_ps(svc_, n, 0, 0) (the data bus), from a table for small n.
+  ps_t bus_svc(std::uint64_t n) const {
+    return n < kSvcTab ? bus_tab_[n] : service_ps(svc_, n, 0, 0);
+  }
+  static constexpr std::size_t kSvcTab = 64;
+  ps_t act_tab_[kSvcTab] = {}, grp_tab_[kSvcTab] = {}, bus_tab_[kSvcTab] = {};
   std::vector<lt_chan> lt_;
   /// End of each (channel, bank group) server's work, channel x bank_groups + group: the
   /// tCCD_L spacing of one group's column commands, across accesses.
