@@ -398,6 +398,38 @@ TEST_F(CdmaEngine, RegisterAccessErrorsAreTlmResponsesNotCrashes) {
   EXPECT_EQ(t.get_response_status(), tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
+TEST_F(CdmaEngine, RingSizeWrittenWhileBusyIsRefusedAndNoStaleDescriptorRuns) {
+  // Breaker s18: the ring holds 8 stale copies (a previous run's); one new copy is posted at
+  // index 0 and, while it executes, the driver writes RING_SIZE again. Before the fix the
+  // write reset HEAD and TAIL to 0, the completion moved HEAD to 1, and the engine executed
+  // the 7 stale entries 1..7 (DONE_COUNT 8, 7 x 4 KiB more written to the host), silently.
+  bench b([](cpu& c) {
+    for (std::uint32_t k = 0; k < 8; ++k) c.post(make(dma_direction::copy_d2h, A, H2 + k * 4096, 4096), false);
+    c.tail = 0;
+    c.init();
+    // 1 MiB plain copy to the host at 12 GB/s takes about 87 us: re-size 5 us into it.
+    const auto i = c.post(make(dma_direction::copy_d2h, A, H, MiB));
+    wait(sc_time(5, SC_US));
+    EXPECT_EQ(c.rd(reg::STATUS) & reg::STATUS_BUSY, reg::STATUS_BUSY);
+    c.wr(reg::RING_SIZE, 8);
+    EXPECT_EQ(c.rd(reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::bad_ring_config));
+    EXPECT_EQ(c.rd(reg::ERROR_DESC), reg::NO_DESC);
+    EXPECT_EQ(c.rd(reg::RING_TAIL), 1u);
+    wait(sc_time(500, SC_US));  // long enough for the copy and for 7 more
+    EXPECT_EQ(c.rd(reg::DONE_COUNT), 1u);
+    EXPECT_EQ(c.rd(reg::ERROR_COUNT), 0u);
+    EXPECT_EQ(c.rd(reg::RING_HEAD), 1u);
+    std::uint32_t st;
+    std::uint64_t out;
+    c.writeback(i, st, out);
+    EXPECT_EQ(st, desc::STATUS_DONE);
+    EXPECT_EQ(out, MiB);
+  });
+  b.run();
+  EXPECT_EQ(b.host.bytes_written(), MiB);  // the one copy posted, no stale one
+  EXPECT_EQ(b.engine.records().size(), 1u);
+}
+
 TEST_F(CdmaEngine, SoftResetDropsTheRunningDescriptorAndTheRingRestartsClean) {
   bench b([](cpu& c) {
     c.init();

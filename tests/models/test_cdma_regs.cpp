@@ -116,6 +116,32 @@ TEST(CdmaRegs, RingConfigurationAndDoorbell) {
   EXPECT_EQ(rd(r, reg::RING_TAIL), 0u);
 }
 
+TEST(CdmaRegs, RingSizeWrittenWhileADescriptorExecutesIsRefused) {
+  // Breaker s18: a RING_SIZE write while the engine executes the descriptor at HEAD 0 reset
+  // HEAD and TAIL to 0; its completion then moved HEAD to 1 != TAIL 0, so the engine ran the
+  // 7 stale entries 1..7 of an 8-entry ring that nobody had posted. Refused instead, as an
+  // out-of-range size is: ignored, ERROR raised with bad_ring_config (docs/cdma_registers.md).
+  cdma_regs r(config());
+  wr(r, reg::RING_SIZE, 8);
+  wr(r, reg::RING_TAIL, 1);  // one descriptor posted, at index 0
+  wr(r, reg::CTRL, reg::CTRL_ENABLE);
+  r.set_busy(true);          // the engine fetched it and executes it
+  wr(r, reg::RING_SIZE, 8);  // the driver re-initialises the ring meanwhile
+  EXPECT_EQ(rd(r, reg::ERROR_CODE), static_cast<std::uint32_t>(dma_error::bad_ring_config));
+  EXPECT_EQ(rd(r, reg::ERROR_DESC), reg::NO_DESC);
+  EXPECT_EQ(rd(r, reg::IRQ_STATUS), reg::IRQ_ERROR);
+  EXPECT_EQ(rd(r, reg::RING_TAIL), 1u);  // nothing reset
+  r.set_busy(false);
+  r.complete(dma_error::none, 0, 64);
+  EXPECT_EQ(rd(r, reg::RING_HEAD), 1u);  // HEAD == TAIL: the ring is empty, nothing else runs
+  EXPECT_FALSE(r.ring_pending());
+  // Idle again: the same write is taken and resets HEAD and TAIL.
+  wr(r, reg::RING_SIZE, 4);
+  EXPECT_EQ(rd(r, reg::RING_SIZE), 4u);
+  EXPECT_EQ(rd(r, reg::RING_HEAD), 0u);
+  EXPECT_EQ(rd(r, reg::RING_TAIL), 0u);
+}
+
 TEST(CdmaRegs, CompletionAdvancesHeadAndRaisesDone) {
   cdma_regs r(config());
   wr(r, reg::RING_SIZE, 2);

@@ -366,6 +366,115 @@ TEST_F(TargetRobustness, GpuMemoryParamsRefuseNaNInfiniteAndTinyBandwidth) {
   EXPECT_NO_THROW(p.validate());
 }
 
+// Breaker s18: memory_params.latency_ps = 2^64 - 1 wrapped (a write answered 1 ps early) and
+// page_bytes had no upper bound (a 2^40-byte page ended the simulation with std::bad_alloc at
+// the first DMI request). Bounds: latency 0 .. 1e12 ps (1 s), page 1 .. 2^30 bytes (1 GiB).
+TEST_F(TargetRobustness, MemoryParamsRefuseALatencyAboveOneSecondAndAPageAboveOneGiB) {
+  memory_params p;
+  p.size_bytes = 1 << 20;
+  p.bandwidth_Bps = 1e9;
+  for (ps_t bad : {ps_t{1'000'000'000'001}, top}) {
+    p.latency_ps = bad;
+    try {
+      p.validate();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(has(e.what(), "memory_params.latency_ps = " + std::to_string(bad))) << e.what();
+      EXPECT_TRUE(has(e.what(), "expected 0 .. 1000000000000 ps (1 s)")) << e.what();
+    }
+    EXPECT_THROW(memory_target("m", p), std::invalid_argument) << bad;
+    cdma::test::reset_systemc_context();
+  }
+  p.latency_ps = 1'000'000'000'000;
+  EXPECT_NO_THROW(p.validate());
+  for (std::size_t bad : {std::size_t{0}, (std::size_t{1} << 30) + 1, std::size_t{1} << 40}) {
+    p.page_bytes = bad;
+    try {
+      p.validate();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(has(e.what(), "memory_params.page_bytes = " + std::to_string(bad))) << e.what();
+      EXPECT_TRUE(has(e.what(), "expected 1 .. 1073741824 bytes")) << e.what();
+    }
+    EXPECT_THROW(mem::backing_store(16, bad), std::invalid_argument) << bad;
+  }
+  host_memory_params hp;
+  hp.page_bytes = std::size_t{1} << 40;
+  EXPECT_THROW(host_memory("h", hp), std::invalid_argument);
+  cdma::test::reset_systemc_context();
+  hp.page_bytes = 65536;
+  hp.latency_ps = top;
+  EXPECT_THROW(host_memory("h", hp), std::invalid_argument);
+  cdma::test::reset_systemc_context();
+  // The largest latency is served exactly: a 16-byte write at 1 GB/s takes 16 ns on the bus,
+  // then 1 s: 1e12 + 16000 ps.
+  p.page_bytes = 65536;
+  memory_target mem("mem", p);
+  ps_t added = 0;
+  driver d("d", [&](driver& dr) {
+    std::uint8_t b[16] = {};
+    EXPECT_EQ(dr.lt(TLM_WRITE_COMMAND, 0, b, 16, &added), TLM_OK_RESPONSE);
+  });
+  d.init.bind(mem.tgt);
+  sc_start();
+  EXPECT_EQ(added, ps_t{1'000'000'016'000});
+}
+
+// The same bounds on gpu_memory_params, naming each field.
+TEST_F(TargetRobustness, GpuMemoryParamsRefuseALatencyAboveOneSecondAndAPageAboveOneGiB) {
+  for (const char* field : {"latency_ps", "controller_latency_ps", "page_bytes"}) {
+    gpu_memory_params p;
+    const std::string f = field;
+    if (f == "latency_ps") p.latency_ps = top;
+    if (f == "controller_latency_ps") p.controller_latency_ps = 1'000'000'000'001;
+    if (f == "page_bytes") p.page_bytes = std::size_t{1} << 40;
+    try {
+      p.validate();
+      ADD_FAILURE() << field << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(has(e.what(), "gpu_memory_params." + f + " = ")) << e.what();
+    }
+  }
+  gpu_memory_params ok;
+  ok.latency_ps = ok.controller_latency_ps = 1'000'000'000'000;
+  ok.page_bytes = std::size_t{1} << 30;
+  EXPECT_NO_THROW(ok.validate());
+}
+
+// Breaker s18: the controller sized its response wheel from the latency alone (2 x horizon /
+// 32 ps buckets): a 1 ms controller latency took 286 MB and 6 s for fmnist_cnn b1, 100 ms
+// several GB, and 1 s (accepted) ended in std::bad_alloc at construction. Now the wheel has
+// at most 2^16 buckets and its order is exact whatever the latency: the controller latency is
+// added to each response, so the same read answers exactly 1 s - 10 ns later than with the
+// default 10 ns, in LT and in AT.
+TEST_F(TargetRobustness, GpuControllerWithAOneSecondControllerLatencyAnswersOneSecondLater) {
+  ps_t lt_at[2][2] = {};  // [latency 10 ns, 1 s][LT, AT]: time of the read's response (ps)
+  for (int k = 0; k < 2; ++k)
+    for (int at = 0; at < 2; ++at) {  // a fresh controller, one 64-byte read at time 0
+      cdma::test::reset_systemc_context();
+      gpu_memory_params p;
+      p.size_bytes = 1 << 20;
+      if (k == 1) p.controller_latency_ps = 1'000'000'000'000;
+      gpu_memory_controller gpu("gpu", p);
+      driver d("d", [&](driver& dr) {
+        std::uint8_t b[64] = {};
+        ps_t added = 0;
+        if (at) {
+          EXPECT_EQ(dr.at(TLM_READ_COMMAND, 0x1000, b, 64), TLM_OK_RESPONSE);
+          lt_at[k][1] = now_ps();
+        } else {
+          EXPECT_EQ(dr.lt(TLM_READ_COMMAND, 0x1000, b, 64, &added), TLM_OK_RESPONSE);
+          lt_at[k][0] = added;
+        }
+      });
+      d.init.bind(gpu.tgt);
+      sc_start();
+    }
+  EXPECT_GT(lt_at[0][0], 0u);
+  EXPECT_EQ(lt_at[1][0] - lt_at[0][0], ps_t{1'000'000'000'000 - 10'000});
+  EXPECT_EQ(lt_at[1][1] - lt_at[0][1], ps_t{1'000'000'000'000 - 10'000});
+}
+
 TEST_F(TargetRobustness, EngineParamsAreValidatedNamingTheField) {
   EXPECT_NO_THROW(cdma_engine_params{}.validate());
   struct bad_case {

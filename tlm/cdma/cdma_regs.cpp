@@ -103,7 +103,10 @@ reg_access cdma_regs::write(std::uint64_t addr, std::uint32_t v) {
     case reg::RING_BASE_LO: set_lo(ring_base_, v & ~0x3Fu); return reg_access::ok;
     case reg::RING_BASE_HI: set_hi(ring_base_, v); return reg_access::ok;
     case reg::RING_SIZE:
-      if (v < 2 || v > cfg_.ring_max) {
+      // Refused while a descriptor executes: its completion advances HEAD in the ring it was
+      // fetched from. Taken (HEAD = TAIL = 0), HEAD became 1 != TAIL and the engine ran the
+      // RING_SIZE - 1 stale entries after it (breaker s18).
+      if (v < 2 || v > cfg_.ring_max || busy_) {
         record_error(dma_error::bad_ring_config, reg::NO_DESC, 0);
         return reg_access::ok;
       }

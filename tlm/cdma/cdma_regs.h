@@ -52,7 +52,8 @@ public:
   /// 32-bit read of a defined, aligned offset; address_error otherwise. No side effects.
   reg_access read(std::uint64_t addr, std::uint32_t& value) const;
   /// 32-bit write; address_error for undefined/misaligned offsets. Writes to read-only
-  /// registers are accepted and ignored.
+  /// registers are accepted and ignored. RING_SIZE outside 2..RING_MAX, or written while a
+  /// descriptor executes (set_busy(true)), is ignored and raises bad_ring_config.
   reg_access write(std::uint64_t addr, std::uint32_t value);
 
   // ---- engine side ----------------------------------------------------------------------

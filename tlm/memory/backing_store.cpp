@@ -20,7 +20,10 @@ namespace cdma::mem {
 
 backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes)
     : size_(size_bytes), page_bytes_(page_bytes) {
-  if (page_bytes == 0) throw std::invalid_argument("backing_store: page_bytes must be > 0");
+  if (page_bytes == 0 || page_bytes > kMaxPageBytes)
+    throw std::invalid_argument("backing_store: page_bytes = " + std::to_string(page_bytes) +
+                                ": expected 1 .. " + std::to_string(kMaxPageBytes) +
+                                " bytes (1 GiB; default 65536)");
   if ((page_bytes & (page_bytes - 1)) == 0)
     for (page_shift_ = 0; (std::size_t{1} << page_shift_) < page_bytes;) ++page_shift_;
 }

@@ -156,11 +156,15 @@ public:
   /// VM) but once ~0.08 GB/s (session 8) and 0.44-0.48 GB/s under load (session 9).
   static constexpr double kMinDirectWriteBps = 0.4e9;
   static constexpr std::uint64_t kDirectProbeBytes = 64ull << 20;
-  /// `size_bytes`: addressable bytes; `page_bytes`: allocation granule in bytes (> 0).
-  /// Throws std::invalid_argument if page_bytes is 0.
+  /// Largest page accepted, 1 GiB (16384 x the 64 KiB default): a page is allocated whole on
+  /// its first write or DMI request, and a 2^40-byte page ended the simulation with
+  /// std::bad_alloc at the first DMI request (breaker s18).
+  static constexpr std::size_t kMaxPageBytes = std::size_t{1} << 30;
+  /// `size_bytes`: addressable bytes; `page_bytes`: allocation granule in bytes, 1 ..
+  /// kMaxPageBytes. Throws std::invalid_argument naming page_bytes otherwise.
   explicit backing_store(std::uint64_t size_bytes, std::size_t page_bytes = 64 * 1024);
   /// File-backed store. Throws std::runtime_error naming the directory if the temporary
-  /// file cannot be created, std::invalid_argument if page_bytes is 0.
+  /// file cannot be created, std::invalid_argument if page_bytes is out of range.
   backing_store(std::uint64_t size_bytes, std::size_t page_bytes, const spill_options& spill);
   ~backing_store();
   backing_store(const backing_store&) = delete;

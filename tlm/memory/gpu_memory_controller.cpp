@@ -29,7 +29,17 @@ void gpu_memory_params::validate() const {
        << memory_params::min_bandwidth_Bps << " B/s";
     throw std::invalid_argument(os.str());
   }
-  if (page_bytes == 0) throw std::invalid_argument("gpu_memory_params.page_bytes must be > 0");
+  if (page_bytes == 0 || page_bytes > mem::backing_store::kMaxPageBytes)
+    throw std::invalid_argument("gpu_memory_params.page_bytes = " + std::to_string(page_bytes) +
+                                ": expected 1 .. " + std::to_string(mem::backing_store::kMaxPageBytes) +
+                                " bytes (1 GiB; default 65536)");
+  // The same ceiling as memory_params (memory_params::max_latency_ps, 1 s).
+  for (const auto& [field, v] : {std::pair<const char*, ps_t>{"latency_ps", latency_ps},
+                                 std::pair<const char*, ps_t>{"controller_latency_ps", controller_latency_ps}})
+    if (v > memory_params::max_latency_ps)
+      throw std::invalid_argument(std::string("gpu_memory_params.") + field + " = " + std::to_string(v) +
+                                  ": expected 0 .. " + std::to_string(memory_params::max_latency_ps) +
+                                  " ps (1 s)");
   if (model == gpu_memory_model::dram) {
     if (channels == 0)
       throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
@@ -77,6 +87,25 @@ std::string gpu_memory_params::resolved_dram_preset() const {
   return "";
 }
 
+namespace {
+/// The response queue for responses due at most `horizon_ps` after the present time: a wheel
+/// over 2 x horizon in buckets of at least `slot_ps`, widened so that the wheel has at most
+/// max_wheel_slots buckets. The queue's order is exact whatever its window (a response beyond
+/// it goes to the overflow heap, dram/response_queue.h), so this bounds only its memory:
+/// sized from the latency alone, a 1 ms controller latency made 2^26 buckets (fmnist_cnn b1:
+/// 286 MB and 6 s instead of 20 MB and 0.5 s), 100 ms several GB, 1 s std::bad_alloc, and a
+/// latency near 2^63 ps an endless sizing loop (breaker s18). The defaults (a few thousand
+/// buckets: GDDR5 2048 of 32 ps, bus 2048 of 256 ps) are far below the bound and unchanged.
+template <class T>
+dram::response_queue<T> make_response_queue(ps_t horizon_ps, ps_t slot_ps) {
+  constexpr std::size_t max_wheel_slots = std::size_t{1} << 16;
+  constexpr ps_t max_window = ps_t{1} << 62;  // the wheel's sizing loop stays inside 64 bits
+  const ps_t window = horizon_ps >= max_window / 2 ? max_window : 2 * horizon_ps;
+  const ps_t slot = std::max(slot_ps, (window + max_wheel_slots - 1) / max_wheel_slots);
+  return dram::response_queue<T>(window, slot);
+}
+}  // namespace
+
 gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memory_params& p)
     : sc_module(name),
       tgt("tgt"),
@@ -96,9 +125,9 @@ gpu_memory_controller::gpu_memory_controller(sc_module_name name, const gpu_memo
     // time (later ones, e.g. after an annotated delay, go to the queue's overflow heap).
     const auto& s = dram_->spec();
     const ps_t horizon = s.ps(std::max(s.t.tCL, s.t.tWL)) + s.burst_ps() + p.controller_latency_ps;
-    resp_q_ = dram::response_queue<resp>(2 * horizon, 32);
+    resp_q_ = make_response_queue<resp>(horizon, 32);
   } else {
-    resp_q_ = dram::response_queue<resp>(2 * p.latency_ps, 256);
+    resp_q_ = make_response_queue<resp>(p.latency_ps, 256);
   }
   tgt.register_b_transport(this, &gpu_memory_controller::b_transport);
   tgt.register_nb_transport_fw(this, &gpu_memory_controller::nb_transport_fw);

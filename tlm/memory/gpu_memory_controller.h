@@ -54,9 +54,10 @@ struct gpu_memory_params {
   unsigned channels = 12;
   /// model=bus only: achieved / peak bandwidth for streaming accesses, in (0, 1]. Default 0.9.
   double efficiency = 0.9;
-  /// model=bus only: fixed access latency, ps. Default 200 ns (estimate of a GPU DRAM load).
+  /// model=bus only: fixed access latency, ps, 0 .. 1 s (memory_params::max_latency_ps).
+  /// Default 200 ns (estimate of a GPU DRAM load).
   ps_t latency_ps = 200 * ps_per_ns;
-  /// Backing-store page and DMI granule, bytes.
+  /// Backing-store page and DMI granule, bytes, 1 .. 1 GiB (backing_store::kMaxPageBytes).
   std::size_t page_bytes = 65536;
 
   // ---- model=dram ----
@@ -74,7 +75,8 @@ struct gpu_memory_params {
   /// Scheduler. Default FR-FCFS.
   dram::scheduler scheduler = dram::scheduler::frfcfs;
   /// Fixed latency of the controller front end and PHY (request decode, queues, PHY), ps,
-  /// added to every response after the DRAM data. Default 10 ns (estimate; model parameter).
+  /// added to every response after the DRAM data, 0 .. 1 s (memory_params::max_latency_ps).
+  /// Default 10 ns (estimate; model parameter).
   ps_t controller_latency_ps = 10 * ps_per_ns;
   /// AT: transactions accepted (END_REQ) and not yet answered; a BEGIN_REQ beyond this waits
   /// for END_REQ until one completes. 0 (default): auto, default_max_outstanding() of the

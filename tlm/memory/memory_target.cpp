@@ -15,6 +15,13 @@ using namespace sc_core;
 using namespace tlm;
 
 void memory_params::validate() const {
+  if (latency_ps > max_latency_ps)
+    throw std::invalid_argument("memory_params.latency_ps = " + std::to_string(latency_ps) +
+                                ": expected 0 .. " + std::to_string(max_latency_ps) + " ps (1 s)");
+  if (page_bytes == 0 || page_bytes > mem::backing_store::kMaxPageBytes)
+    throw std::invalid_argument("memory_params.page_bytes = " + std::to_string(page_bytes) +
+                                ": expected 1 .. " + std::to_string(mem::backing_store::kMaxPageBytes) +
+                                " bytes (1 GiB; default 65536)");
   if (bandwidth_Bps == 0.0) return;  // infinitely fast
   if (!std::isfinite(bandwidth_Bps) || bandwidth_Bps < min_bandwidth_Bps) {
     std::ostringstream os;

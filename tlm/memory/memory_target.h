@@ -41,7 +41,8 @@ struct memory_params {
   /// Data-bus service rate, B/s: 0 = infinitely fast (no bus time), else a finite rate of at
   /// least min_bandwidth_Bps (validate()).
   double bandwidth_Bps = 0.0;
-  ps_t latency_ps = 0;            ///< fixed access latency added after the data transfer, ps
+  /// Fixed access latency added after the data transfer, ps, 0 .. max_latency_ps.
+  ps_t latency_ps = 0;
   std::size_t page_bytes = 65536; ///< backing-store page and DMI granule, bytes
   /// Keep the stored bytes in a temporary file (spill_options) instead of RAM; no DMI then.
   bool spill = false;
@@ -52,9 +53,14 @@ struct memory_params {
   /// most ~4.3e15 ps, far inside the 64-bit picosecond timeline (at 1e-300 B/s the service
   /// time overflowed and came out as a few ns; NaN gave 2^63 ps).
   static constexpr double min_bandwidth_Bps = 1e6;
+  /// Largest latency_ps accepted, 1 s (1e12 ps), far above any memory's: a response is then
+  /// due at most ~4.3e15 ps after its request (see min_bandwidth_Bps), far inside the 64-bit
+  /// ps timeline (a latency of 2^64 - 1 ps wrapped and came out as -1 ps: breaker s18).
+  static constexpr ps_t max_latency_ps = 1'000'000'000'000;
   /// Throws std::invalid_argument naming the field and the expected form if bandwidth_Bps is
-  /// NaN, infinite, negative or in (0, min_bandwidth_Bps). (size_bytes and page_bytes are
-  /// checked by the backing store.)
+  /// NaN, infinite, negative or in (0, min_bandwidth_Bps), latency_ps is above
+  /// max_latency_ps, or page_bytes is 0 or above mem::backing_store::kMaxPageBytes (1 GiB).
+  /// (size_bytes may be anything: 0 is a memory every access misses.)
   void validate() const;
 };
 
