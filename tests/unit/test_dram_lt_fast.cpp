@@ -370,3 +370,44 @@ TEST(DramLtLatency, SmallAccessesToOtherBankGroupsOverlapAsInAt) {
     EXPECT_EQ(last, 243868u);
   }
 }
+
+// Session 18 (closed page, breaker s17 F3 with gpu_mem.page_policy=closed): the AT closed page
+// precharges a bank only when no queued request hits its open row, so a row is opened once
+// for requests that queue behind each other; LT opened it for every access (64-B kernel
+// requests alexnet b4 closed + fcfs: LT 32.5 % slower than AT). Now an access finds the row
+// of its bank's last access still open when it is ready before that access's last column
+// command (its part's end - CL - burst). gddr5_titanx, 16 sequential 64-B reads of one row of
+// bank group 0 of the last channel (3 KiB apart), closed page.
+TEST(DramLtLatency, ClosedPageKeepsARowOpenForQueuedAccesses) {
+  const dram_spec s = preset("gddr5_titanx");
+  std::vector<lt_req> together, apart;
+  for (std::uint64_t k = 0; k < 16; ++k) {
+    together.push_back({k * 3072 + 11 * 256, 64, false, 0});
+    apart.push_back({k * 3072 + 11 * 256, 64, false, k * 100000});
+  }
+  {
+    // All ready at 0: the first opens the row (idle span tRCD 11 991 + tCCD_L 1713 = 13 704,
+    // its last RD at 13 704 > 0), so the other 15 are row hits: 1 ACT. The group server binds:
+    // 16 x ceil(3426 x 3413 / 3220) = 16 x 3632 = 58 112 ps, + CL 11 420 = 69 532 ps (before:
+    // 16 ACTs, 16 x 6053 = 96 848 + 11 420 = 108 268 ps). AT opens the row once too.
+    dram_system lt(s, "", page_policy::closed), at(s, "", page_policy::closed);
+    ps_t last = 0;
+    for (const lt_req& r : together) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
+    EXPECT_EQ(lt.lt_acts(), 1u);
+    EXPECT_EQ(last, 69532u);
+    at_accesses(at, together);
+    EXPECT_EQ(at.channels()[11].row_misses(), 1u);
+  }
+  {
+    // 100 ns apart: each read has ended (26 267 ps after its ready time on an idle channel:
+    // tRCD + tCCD_L + CL + burst) before the next is ready, so the bank was precharged: 16
+    // ACTs, in LT as in AT, and the last ends 26 267 ps after its ready time.
+    dram_system lt(s, "", page_policy::closed), at(s, "", page_policy::closed);
+    ps_t last = 0;
+    for (const lt_req& r : apart) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
+    EXPECT_EQ(lt.lt_acts(), 16u);
+    EXPECT_EQ(last, 15u * 100000 + 26267u);
+    at_accesses(at, apart);
+    EXPECT_EQ(at.channels()[11].row_misses(), 16u);
+  }
+}

@@ -24,6 +24,7 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
   lt_open_.assign(static_cast<std::size_t>(spec_.channels) * spec_.banks(), closed_row);
   bank_stamp_.assign(lt_open_.size(), 0);
   bank_last_.assign(lt_open_.size(), closed_row);
+  lt_bank_col_.assign(lt_open_.size(), 0);
   acc_.resize(spec_.channels);
   for (auto& a : acc_) a.per_group.assign(spec_.bank_groups, 0);
   lt_grp_.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, 0);
@@ -151,7 +152,10 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
       bank_stamp_[fb] = stamp_;
       touched_banks_.push_back(fb);
       const std::uint64_t open = lt_open_[fb];
-      miss = closed || open != r.row;
+      // Closed page: the row is still open if the bank's last access was still queued
+      // (its last column command after `ready`): AT keeps a row open while a queued request
+      // hits it.
+      miss = open != r.row || (closed && lt_bank_col_[fb] <= ready);
       ++a.banks;
       a.first_miss += miss;
       a.pre = a.pre || (miss && !closed && open != closed_row);
@@ -193,14 +197,18 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
     // A busy channel's part ends no earlier than it would on an idle channel (the stream
     // term has no ACT-to-column latency and no REF wait).
     const ps_t lat = start + x + idle_tail_[write];
-    end = std::max(end, idle ? lat : std::max(busy + stream_tail_[write], lat));
+    a.end = idle ? lat : std::max(busy + stream_tail_[write], lat);
+    end = std::max(end, a.end);
     a.bursts = a.acts = a.acts_closed = a.banks = a.first_miss = 0;
     a.pre = false;
     std::fill(a.per_group.begin(), a.per_group.end(), 0);
     a.used = false;
   }
   touched_.clear();
-  for (std::uint32_t fb : touched_banks_) lt_open_[fb] = bank_last_[fb];
+  for (std::uint32_t fb : touched_banks_) {
+    lt_open_[fb] = bank_last_[fb];
+    if (closed) lt_bank_col_[fb] = acc_[fb / nb].end - idle_tail_[write];
+  }
   touched_banks_.clear();
   return end;
 }
@@ -376,10 +384,12 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     if (closed) {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         const lt_bank_part& b = p.banks[i];
-        acts += 1 + b.changes;
+        // (as lt_generic(): the row stays open while the bank's last access is queued)
+        const bool miss = open_row[b.bank] != row_of(b.first_off) || lt_bank_col_[b.bank] <= ready;
+        first_miss += miss;
+        acts += miss + b.changes;
         open_row[b.bank] = row_of(b.last_off);
       }
-      first_miss = cp.bank_end - cp.bank_begin;
     } else if (uniform) {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         std::uint64_t& open = open_row[idx[i]];
@@ -405,19 +415,24 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
     const ps_t x =
         acts == 0 ? cp.x_hit
                   : lt_idle_span(cp.bursts, cp.maxg, acts, first_miss < cp.bank_end - cp.bank_begin, pre);
+    ps_t part_end;
     if (__builtin_expect(ready + x >= l.ref_next, 0)) {
-      end = std::max(end, lt_fast_refresh(p, cp, row0, ready, x, idle, write));
-      continue;
+      part_end = lt_fast_refresh(p, cp, row0, ready, x, idle, write);
+    } else {
+      // The data bus, ACT and bank-group servers (lt_charge()); the data and group services
+      // are precomputed per plan.
+      const ps_t busy = lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc,
+                                act_svc(acts), ready);
+      l.bursts += cp.bursts;
+      l.acts += acts;
+      l.any_open = true;
+      part_end = std::max(ready + x + idle_tail, idle ? 0 : busy + stream_tail);
+      acts_total += acts;
     }
-    // The data bus, ACT and bank-group servers (lt_charge()); the data and group services
-    // are precomputed per plan.
-    const ps_t busy = lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc,
-                              act_svc(acts), ready);
-    l.bursts += cp.bursts;
-    l.acts += acts;
-    l.any_open = true;
-    end = std::max(end, std::max(ready + x + idle_tail, idle ? 0 : busy + stream_tail));
-    acts_total += acts;
+    end = std::max(end, part_end);
+    if (closed)  // the part's banks are queued until its last column command (lt_generic())
+      for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
+        lt_bank_col_[p.banks[i].bank] = part_end - idle_tail;
   }
   lt_busy_ += p.bursts * burst_ps_;
   lt_acts_ += acts_total;

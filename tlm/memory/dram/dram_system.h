@@ -259,6 +259,7 @@ private:
   /// lt_generic(): per touched channel, the sums of the access.
   struct lt_acc {
     std::uint64_t bursts = 0, acts = 0, acts_closed = 0, banks = 0, first_miss = 0;
+    ps_t end = 0;  ///< the part's end (its last burst's data end)
     bool pre = false;
     std::vector<std::uint64_t> per_group;
     bool used = false;
@@ -313,6 +314,10 @@ private:
   std::vector<ps_t> grp_svc_;  ///< lt_generic(): per bank group of a part, its service
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
+  /// Closed page: per (channel, flat bank) the last column command of its last access (ps;
+  /// its part's end - CL/WL - burst): an access to the same row ready before it finds the row
+  /// still open (the AT closed page precharges a bank only when no queued request hits its row).
+  std::vector<ps_t> lt_bank_col_;
   std::vector<lt_acc> acc_;
   std::vector<unsigned> touched_;
   // lt_generic(): per (channel, flat bank) the access that last touched it (stamp) and the
