@@ -135,7 +135,21 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
   std::deque<at_window> win;  // issued, not yet popped; in window order (win[i].k = win.front().k + i)
   std::size_t next_read = 0, next_write = 0, completed = 0, next_stage = 0;
   dma_error err = dma_error::none;
-  bool swept = false;  // after the first error: every idle window retired once
+  // The first failing window in window order (sp.windows: none). Windows before it are still
+  // staged and written (a later response may fail an earlier window: it then becomes err_k),
+  // none from it on, and no read is issued after an error: the LT path's rule, "windows before
+  // it were written, none after" (docs/cdma_registers.md; breaker s18 F5: AT stopped every
+  // write at the first error, so good windows before a corrupt one whose writes had not yet
+  // been issued were lost).
+  std::size_t err_k = sp.windows;
+  bool sweep = false;  // err_k moved: retire the idle windows from it on
+  auto fail = [&](dma_error e, std::size_t k) {
+    if (k < err_k) {
+      err_k = k;
+      err = e;
+      sweep = true;
+    }
+  };
   const unsigned max_out = std::max(1u, p_.max_outstanding);
   const int rsi = sock_index(*sp.rs, *this), wsi = sock_index(*sp.ws, *this);
   std::vector<at_done_item> batch;
@@ -162,10 +176,10 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
           ps_t rt = 0;
           const bool ok = at_finish(w.rd, rt);
           w.rd = nullptr;
-          if (!ok && err == dma_error::none) err = sp.read_err;
-          if (ok && err == dma_error::none) {
+          if (!ok) fail(sp.read_err, w.k);
+          if (ok && w.k < err_k) {
             if (!sp.transform(w)) {
-              err = dma_error::corrupt_window;
+              fail(dma_error::corrupt_window, w.k);
             } else {
               w.read_done = rt;
               w.read_ok = true;
@@ -176,7 +190,7 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
           const bool ok = at_finish(w.wr, wt);
           w.wr = nullptr;
           if (!ok) {
-            if (err == dma_error::none) err = sp.write_err;
+            fail(sp.write_err, w.k);
           } else {
             pipe.complete(wt);
             w.written = true;
@@ -193,25 +207,25 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
       // later ones on a bottleneck stage (HBM answers a small tensor's reads out of order), so
       // no write could start and the stage and the PCIe writes alternated instead of
       // overlapping: AT up to 12.9 % slower than LT (breaker s17 F4; docs/validation.md).
-      while (err == dma_error::none && next_stage < next_read) {
+      while (next_stage < next_read && next_stage < err_k) {
         at_window& w = win[next_stage - win.front().k];
         if (!w.read_ok) break;
         w.ready = sp.stage(w, w.read_done);
         w.transformed = true;
         ++next_stage;
       }
-      // Retire windows that are written, or will never be after an error: only the windows
-      // touched here can have changed, except on the first error, which may strand windows
-      // that wait for their write (one sweep).
+      // Retire windows that are written, or will never be (from the first failing window
+      // on): only the windows touched here can have changed, except when err_k moved, which
+      // may strand windows from it on that wait for their write (one sweep).
       auto retire = [&](at_window& w) {
         if (w.retired || w.rd != nullptr || w.wr != nullptr) return;
-        if (w.written || err != dma_error::none) {
+        if (w.written || w.k >= err_k) {
           w.retired = true;
           ++completed;
         }
       };
-      if (err != dma_error::none && !swept) {
-        swept = true;
+      if (sweep) {
+        sweep = false;
         for (at_window& w : win) retire(w);
       } else {
         for (std::size_t k : touched) retire(win[k - win.front().k]);
@@ -221,7 +235,7 @@ dma_error cdma_engine::at_stream(const at_stream_spec& sp, dma_pipeline& pipe, d
     const ps_t now = now_ps();
     // Next write, in window order, at its unit output time.
     at_window* nw = nullptr;
-    if (err == dma_error::none && next_write < next_read && !win.empty())
+    if (next_write < next_read && next_write < err_k && !win.empty())
       nw = &win[next_write - win.front().k];
     if (nw != nullptr && nw->transformed && nw->ready <= now && req_owner_[wsi] == nullptr) {
       const std::uint64_t a = sp.write_addr(*nw);
