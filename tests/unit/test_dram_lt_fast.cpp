@@ -312,53 +312,40 @@ TEST(DramLtLatency, BusyChannelPartEndsNoEarlierThanOnAnIdleChannel) {
 // after them), 16 columns x 4 bank groups of one row per group's bank 0: the first access
 // of each group opens its row (4 ACTs), the other 60 are row hits.
 TEST(DramLtLatency, SmallAccessesToOtherBankGroupsOverlapAsInAt) {
-  {
-    // gddr5_titanx: tCK 571 ps, burst = tCCD_S = 1143, tCCD_L 1713, ACT interval tRRD_S =
-    // 5710, CL 11 420, refresh availability (3413 - 193) / 3413 = 3220/3413. Default mapping:
-    // 64-B chunks over the 4 bank groups (64 B apart), then the 12 channels (256 B apart),
-    // then the columns (3 KiB apart). Per access (rounded up after / availability): data bus
-    // 2 x 1143 -> 2424 ps, bank group 2 x 1713 -> 3632, ACT 5710 -> 6053. Bus 64 x 2424 =
-    // 155 136 ps; ACT server 4 x 6053 = 24 212; each group 16 x 3632 = 58 112: the bus binds,
-    // the last read ends at 155 136 + CL + burst - tCCD_S = 155 136 + 11 420 = 166 556 ps.
-    // (Before: 4 x 6053 + 60 x 3632 + 11 420 = 253 552 ps, 1.5 x AT.)
-    const dram_spec s = preset("gddr5_titanx");
+  // The stream (column stride `col`, the last channel at `chan`), its LT end and ACTs, and
+  // the AT reference: the 128 RDs alternate bank groups tCCD_S apart once the four rows are
+  // open; LT within 5 % of it (the LT busy channel averages refresh as a stretch).
+  auto stream = [](const dram_spec& s, std::uint64_t col, std::uint64_t chan, ps_t want) {
     std::vector<lt_req> acc;
     for (std::uint64_t k = 0; k < 16; ++k)
-      for (std::uint64_t g = 0; g < 4; ++g) acc.push_back({k * 3072 + 11 * 256 + g * 64, 64, false, 0});
+      for (std::uint64_t g = 0; g < 4; ++g) acc.push_back({k * col + chan + g * 64, 64, false, 0});
     dram_system lt(s), at(s);
     ps_t last = 0;
     for (const lt_req& r : acc) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
-    EXPECT_EQ(last, 166556u);
-    EXPECT_EQ(lt.lt_acts(), 4u);
-    EXPECT_EQ(lt.lt_state(11).busy_until, 155136u);
-    // AT (the reference): the 128 RDs alternate bank groups tCCD_S apart once the four rows
-    // are open; within 5 % (the LT busy channel averages refresh as a stretch).
+    EXPECT_EQ(last, want) << s.name;
+    EXPECT_EQ(lt.lt_acts(), 4u) << s.name;
     const std::vector<ps_t> a = at_accesses(at, acc);
     const ps_t at_last = *std::max_element(a.begin(), a.end());
     EXPECT_NEAR(static_cast<double>(last) / static_cast<double>(at_last), 1.0, 0.05)
-        << "LT " << last << " ps, AT " << at_last << " ps";
-  }
-  {
-    // hbm2_v100: tCK 1138 ps, burst = tCCD_S = 2276, tCCD_L 4552, ACT interval tRRD_S =
-    // 4552, CL 14 794, availability 3119/3427. Default mapping: bank groups 64 B apart, 64
-    // channels (256 B apart), columns 16 KiB apart. Per access: bus 2 x 2276 -> 5002 ps,
-    // group 2 x 4552 -> 10 004, ACT 4552 -> 5002. Bus 64 x 5002 = 320 128 ps; groups 16 x
-    // 10 004 = 160 064; ACT 4 x 5002: the bus binds: 320 128 + 14 794 = 334 922 ps.
-    // (Before: 64 x 10 004 + 14 794 = 655 050 ps, 2 x AT.)
-    const dram_spec s = preset("hbm2_v100");
-    std::vector<lt_req> acc;
-    for (std::uint64_t k = 0; k < 16; ++k)
-      for (std::uint64_t g = 0; g < 4; ++g) acc.push_back({k * 16384 + 63 * 256 + g * 64, 64, false, 0});
-    dram_system lt(s), at(s);
-    ps_t last = 0;
-    for (const lt_req& r : acc) last = lt.lt_access(r.addr, r.len, r.write, r.ready);
-    EXPECT_EQ(last, 334922u);
-    EXPECT_EQ(lt.lt_acts(), 4u);
-    const std::vector<ps_t> a = at_accesses(at, acc);
-    const ps_t at_last = *std::max_element(a.begin(), a.end());
-    EXPECT_NEAR(static_cast<double>(last) / static_cast<double>(at_last), 1.0, 0.05)
-        << "LT " << last << " ps, AT " << at_last << " ps";
-  }
+        << s.name << ": LT " << last << " ps, AT " << at_last << " ps";
+    return lt.lt_state(static_cast<unsigned>(chan / 256)).busy_until;
+  };
+  // gddr5_titanx: tCK 571 ps, burst = tCCD_S = 1143, tCCD_L 1713, ACT interval tRRD_S =
+  // 5710, CL 11 420, refresh availability (3413 - 193) / 3413 = 3220/3413. Default mapping:
+  // 64-B chunks over the 4 bank groups (64 B apart), then the 12 channels (256 B apart),
+  // then the columns (3 KiB apart). Per access (rounded up after / availability): data bus
+  // 2 x 1143 -> 2424 ps, bank group 2 x 1713 -> 3632, ACT 5710 -> 6053. Bus 64 x 2424 =
+  // 155 136 ps; ACT server 4 x 6053 = 24 212; each group 16 x 3632 = 58 112: the bus binds,
+  // the last read ends at 155 136 + CL + burst - tCCD_S = 155 136 + 11 420 = 166 556 ps.
+  // (Before: 4 x 6053 + 60 x 3632 + 11 420 = 253 552 ps, 1.5 x AT.)
+  EXPECT_EQ(stream(preset("gddr5_titanx"), 3072, 11 * 256, 166556), 155136u);
+  // hbm2_v100: tCK 1138 ps, burst = tCCD_S = 2276, tCCD_L 4552, ACT interval tRRD_S =
+  // 4552, CL 14 794, availability 3119/3427. Default mapping: bank groups 64 B apart, 64
+  // channels (256 B apart), columns 16 KiB apart. Per access: bus 2 x 2276 -> 5002 ps,
+  // group 2 x 4552 -> 10 004, ACT 4552 -> 5002. Bus 64 x 5002 = 320 128 ps; groups 16 x
+  // 10 004 = 160 064; ACT 4 x 5002: the bus binds: 320 128 + 14 794 = 334 922 ps.
+  // (Before: 64 x 10 004 + 14 794 = 655 050 ps, 2 x AT.)
+  EXPECT_EQ(stream(preset("hbm2_v100"), 16384, 63 * 256, 334922), 320128u);
   {
     // One bank group only (every access to group 0 of the last gddr5_titanx channel): its
     // column commands stay tCCD_L apart across accesses, so the group server binds:
