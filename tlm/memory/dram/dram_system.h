@@ -77,9 +77,12 @@ public:
   }
 
   /// LT estimate: time (ps) the last burst of the access ends when it is ready at `ready`.
-  /// Per channel: bursts and row activations (tracked per bank, by policy) -> service_ps();
-  /// channels serve their parts in parallel, each after its previous LT work (as a
-  /// bandwidth_server). A channel whose earlier LT work has ended by `ready` (idle) ends its
+  /// Per channel: bursts, bursts per bank group and row activations (tracked per bank, by
+  /// policy; a closed-page row stays open for an access ready before its bank's last column
+  /// command) booked on the channel's data-bus, ACT and bank-group servers (lt_charge(), each a
+  /// bandwidth_server-like booking after its own previous LT work, stretched by refresh); the
+  /// part's service ends at the latest server it used; channels serve their parts in
+  /// parallel. A channel whose earlier LT work has ended by `ready` (idle) ends its
   /// part at the access's critical path on an idle channel (lt_idle_span(): the row commands,
   /// the ACT chain, the column commands, then CL/WL + one burst), a busy one at the end of its
   /// service + CL/WL (stream), but no earlier than it would end on an idle channel (session
