@@ -22,6 +22,18 @@ namespace cdma::platform {
 namespace {
 
 double ms(ps_t t) { return ps_to_s(t) * 1e3; }
+
+/// The GPU memory model of the header: its DRAM timing preset (docs/dram.md), or "bus model"
+/// (new-user trial s18: the header gave only the bandwidth, GDDR5 and HBM2 looked alike).
+std::string dram_name(const gpu_memory_params& m) {
+  if (m.model != gpu_memory_model::dram) return "bus model";
+  try {
+    const std::string p = m.resolved_dram_preset();
+    return p.empty() ? "bus model" : p;
+  } catch (const std::exception&) {
+    return "bus model";  // (validated before a run; kept total for the report)
+  }
+}
 double MB(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
 
 std::string fmt(const char* f, double v) {
@@ -102,7 +114,8 @@ void print_summary(std::ostream& os, const run_report& r) {
   // characters and broken UTF-8 shown as \xNN (printable()), never raw on the terminal.
   os << "cdma-vp: one training step of " << printable(net.name) << " at batch " << net.batch << "\n"
      << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
-     << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s), PCIe Gen"
+     << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s "
+     << dram_name(r.config.gpu_mem) << "), PCIe Gen"
      << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B)\n"
      << "  runtime    : " << (r.config.mode == "at" ? "AT (approximately timed" : "LT (loosely timed")
      << (r.config.check_protocol ? ", base-protocol checkers)" : ")") << ", vDNN policy " << r.config.policy

@@ -659,3 +659,19 @@ TEST(OutputInput, ClosedPipeOnStandardOutputIsExit3WithoutAMessage) {
   EXPECT_EQ(WEXITSTATUS(status), 3);
   EXPECT_EQ(msg, "");
 }
+
+// New-user trial s18: the header names the GPU DRAM model (the DRAM timing preset, or the bus
+// model), not only its bandwidth: GDDR5 and HBM2 at one bandwidth looked alike.
+TEST(OutputInput, HeaderNamesTheDramPreset) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "(7.0 TFLOP/s, 336 GB/s gddr5_titanx), PCIe Gen3 x16"},
+      {" --preset v100-gen3", "(15.7 TFLOP/s, 900 GB/s hbm2_v100), PCIe Gen3 x16"},
+      {" --param gpu_mem.model=bus", "(7.0 TFLOP/s, 336 GB/s bus model), PCIe Gen3 x16"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::string out, err;
+    ASSERT_EQ(cli("run " + k_fast + args, &out, &err), 0) << args << "\n" << err;
+    EXPECT_NE(out.find("platform   : "), std::string::npos) << out;
+    EXPECT_NE(out.find(want), std::string::npos) << args << "\n" << out;
+  }
+}
