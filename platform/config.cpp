@@ -929,7 +929,7 @@ void validate(const platform_config& c) {
       const std::string channels =
           name.rfind("hbm", 0) == 0 ? ""
                                     : " and gpu_mem.channels=" + std::to_string(spec.channels);
-      if (std::fabs(want - c.gpu_mem.peak_bandwidth_Bps) > 0.01 * c.gpu_mem.peak_bandwidth_Bps)
+      if (!gpu_memory_params::preset_bandwidth_matches(want, c.gpu_mem.peak_bandwidth_Bps))
         throw config_error("gpu_mem.dram_preset = \"" + name + "\" (" + g(want / 1e9) +
                            " GB/s peak) disagrees with gpu_mem.peak_bandwidth = " +
                            g(c.gpu_mem.peak_bandwidth_Bps / 1e9) +

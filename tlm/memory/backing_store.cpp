@@ -18,12 +18,15 @@
 
 namespace cdma::mem {
 
+void backing_store::check_page_bytes(const std::string& field, std::size_t page_bytes) {
+  if (page_bytes == 0 || page_bytes > kMaxPageBytes)
+    throw std::invalid_argument(field + " = " + std::to_string(page_bytes) + ": expected 1 .. " +
+                                std::to_string(kMaxPageBytes) + " bytes (1 GiB; default 65536)");
+}
+
 backing_store::backing_store(std::uint64_t size_bytes, std::size_t page_bytes)
     : size_(size_bytes), page_bytes_(page_bytes) {
-  if (page_bytes == 0 || page_bytes > kMaxPageBytes)
-    throw std::invalid_argument("backing_store: page_bytes = " + std::to_string(page_bytes) +
-                                ": expected 1 .. " + std::to_string(kMaxPageBytes) +
-                                " bytes (1 GiB; default 65536)");
+  check_page_bytes("backing_store: page_bytes", page_bytes);
   if ((page_bytes & (page_bytes - 1)) == 0)
     for (page_shift_ = 0; (std::size_t{1} << page_shift_) < page_bytes;) ++page_shift_;
 }

@@ -160,6 +160,10 @@ public:
   /// its first write or DMI request, and a 2^40-byte page ended the simulation with
   /// std::bad_alloc at the first DMI request (breaker s18).
   static constexpr std::size_t kMaxPageBytes = std::size_t{1} << 30;
+  /// The page-size rule of every memory that keeps a backing_store (one check, one message):
+  /// throws std::invalid_argument "<field> = <v>: expected 1 .. 1073741824 bytes (1 GiB;
+  /// default 65536)" unless 1 <= page_bytes <= kMaxPageBytes.
+  static void check_page_bytes(const std::string& field, std::size_t page_bytes);
   /// `size_bytes`: addressable bytes; `page_bytes`: allocation granule in bytes, 1 ..
   /// kMaxPageBytes. Throws std::invalid_argument naming page_bytes otherwise.
   explicit backing_store(std::uint64_t size_bytes, std::size_t page_bytes = 64 * 1024);

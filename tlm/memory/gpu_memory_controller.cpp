@@ -29,24 +29,17 @@ void gpu_memory_params::validate() const {
        << memory_params::min_bandwidth_Bps << " B/s";
     throw std::invalid_argument(os.str());
   }
-  if (page_bytes == 0 || page_bytes > mem::backing_store::kMaxPageBytes)
-    throw std::invalid_argument("gpu_memory_params.page_bytes = " + std::to_string(page_bytes) +
-                                ": expected 1 .. " + std::to_string(mem::backing_store::kMaxPageBytes) +
-                                " bytes (1 GiB; default 65536)");
+  mem::backing_store::check_page_bytes("gpu_memory_params.page_bytes", page_bytes);
   // The same ceiling as memory_params (memory_params::max_latency_ps, 1 s).
-  for (const auto& [field, v] : {std::pair<const char*, ps_t>{"latency_ps", latency_ps},
-                                 std::pair<const char*, ps_t>{"controller_latency_ps", controller_latency_ps}})
-    if (v > memory_params::max_latency_ps)
-      throw std::invalid_argument(std::string("gpu_memory_params.") + field + " = " + std::to_string(v) +
-                                  ": expected 0 .. " + std::to_string(memory_params::max_latency_ps) +
-                                  " ps (1 s)");
+  memory_params::check_latency("gpu_memory_params.latency_ps", latency_ps);
+  memory_params::check_latency("gpu_memory_params.controller_latency_ps", controller_latency_ps);
   if (model == gpu_memory_model::dram) {
     if (channels == 0)
       throw std::invalid_argument("gpu_memory_params.channels must be >= 1");
     const std::string name = resolved_dram_preset();
     if (name.empty()) return;  // "auto" without a matching preset: bus model
     const dram::dram_spec s = dram::preset(name);  // throws naming the preset
-    if (std::fabs(s.peak_bandwidth_Bps() - peak_bandwidth_Bps) > 0.01 * peak_bandwidth_Bps) {
+    if (!preset_bandwidth_matches(s.peak_bandwidth_Bps(), peak_bandwidth_Bps)) {
       std::ostringstream os;
       os << "gpu_memory_params.peak_bandwidth_Bps = " << peak_bandwidth_Bps
          << " B/s disagrees with dram_preset '" << name << "' ("
@@ -80,7 +73,7 @@ std::string gpu_memory_params::resolved_dram_preset() const {
   for (const auto& n : dram::preset_names()) {
     const dram::dram_spec s = dram::preset(n);
     const bool hbm = n.rfind("hbm", 0) == 0;
-    if (std::fabs(s.peak_bandwidth_Bps() - peak_bandwidth_Bps) <= 0.01 * peak_bandwidth_Bps &&
+    if (preset_bandwidth_matches(s.peak_bandwidth_Bps(), peak_bandwidth_Bps) &&
         (hbm || s.channels == channels))
       return n;
   }

@@ -17,6 +17,7 @@
 // dram_initiator_ext), DRAM utilisation, row hits/misses, refreshes, timing-rule violations.
 #pragma once
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -93,6 +94,12 @@ struct gpu_memory_params {
   void validate() const;
   /// The preset model=dram uses ("" when "auto" finds none: the bus model is used).
   std::string resolved_dram_preset() const;
+  /// Whether a DRAM preset of `preset_Bps` peak describes a memory of `peak_Bps` (B/s): within
+  /// 1 % of peak_Bps (the presets' rates are rounded spec-sheet figures, e.g. 547.584 vs
+  /// 547.6 GB/s). The one rule of "auto", of validate() and of the platform's message.
+  static bool preset_bandwidth_matches(double preset_Bps, double peak_Bps) {
+    return std::fabs(preset_Bps - peak_Bps) <= 0.01 * peak_Bps;
+  }
   /// The timing model actually used: `model`, or bus when "auto" finds no preset.
   gpu_memory_model effective_model() const {
     return model == gpu_memory_model::dram && !resolved_dram_preset().empty()

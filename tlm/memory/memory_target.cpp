@@ -14,14 +14,15 @@ namespace cdma {
 using namespace sc_core;
 using namespace tlm;
 
-void memory_params::validate() const {
+void memory_params::check_latency(const std::string& field, ps_t latency_ps) {
   if (latency_ps > max_latency_ps)
-    throw std::invalid_argument("memory_params.latency_ps = " + std::to_string(latency_ps) +
-                                ": expected 0 .. " + std::to_string(max_latency_ps) + " ps (1 s)");
-  if (page_bytes == 0 || page_bytes > mem::backing_store::kMaxPageBytes)
-    throw std::invalid_argument("memory_params.page_bytes = " + std::to_string(page_bytes) +
-                                ": expected 1 .. " + std::to_string(mem::backing_store::kMaxPageBytes) +
-                                " bytes (1 GiB; default 65536)");
+    throw std::invalid_argument(field + " = " + std::to_string(latency_ps) + ": expected 0 .. " +
+                                std::to_string(max_latency_ps) + " ps (1 s)");
+}
+
+void memory_params::validate() const {
+  check_latency("memory_params.latency_ps", latency_ps);
+  mem::backing_store::check_page_bytes("memory_params.page_bytes", page_bytes);
   if (bandwidth_Bps == 0.0) return;  // infinitely fast
   if (!std::isfinite(bandwidth_Bps) || bandwidth_Bps < min_bandwidth_Bps) {
     std::ostringstream os;

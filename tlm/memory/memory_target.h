@@ -21,6 +21,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <deque>
 #include <memory>
 
@@ -57,6 +58,10 @@ struct memory_params {
   /// due at most ~4.3e15 ps after its request (see min_bandwidth_Bps), far inside the 64-bit
   /// ps timeline (a latency of 2^64 - 1 ps wrapped and came out as -1 ps: breaker s18).
   static constexpr ps_t max_latency_ps = 1'000'000'000'000;
+  /// The latency rule of every memory model (one check, one message): throws
+  /// std::invalid_argument "<field> = <v>: expected 0 .. 1000000000000 ps (1 s)" if
+  /// latency_ps > max_latency_ps.
+  static void check_latency(const std::string& field, ps_t latency_ps);
   /// Throws std::invalid_argument naming the field and the expected form if bandwidth_Bps is
   /// NaN, infinite, negative or in (0, min_bandwidth_Bps), latency_ps is above
   /// max_latency_ps, or page_bytes is 0 or above mem::backing_store::kMaxPageBytes (1 GiB).
