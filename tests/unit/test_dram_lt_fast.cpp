@@ -398,3 +398,59 @@ TEST(DramLtLatency, ClosedPageKeepsARowOpenForQueuedAccesses) {
     EXPECT_EQ(at.channels()[11].row_misses(), 16u);
   }
 }
+
+// Session 19 (alexnet b4, 64-B kernel requests: the backward kernels' reads and writes stream
+// through two rows of the same banks): the AT FR-FCFS scheduler serves the queued requests
+// that hit the open row first, so two streams alternating over two rows of one bank pay one
+// ACT per row while their requests queue; LT, in call order, opened a row for every access
+// (the LT DRAM fell behind the kernels: AT-LT -2.9 % vDNN, and a step's result depended on
+// the step before it). Now an access to the row the bank had open before is a row hit while
+// that row's last access is still queued (lt_first_hit()). gddr5_titanx, the last channel:
+// stream A reads row 0 in 64-B chunks over the 4 bank groups (k x 3 KiB + 11 x 256 + g x 64,
+// bank 0 of group g), stream B the same chunks of row 1 (+ 384 KiB, the default mapping's
+// row stride: 12 channels x 16 banks x 2 KiB); A and B alternate, 32 reads each.
+TEST(DramLtLatency, TwoStreamsOverTwoRowsOfABankOpenEachRowOnceWhileQueued) {
+  const dram_spec s = preset("gddr5_titanx");
+  for (const page_policy pp : {page_policy::open, page_policy::closed}) {
+    const char* pol = pp == page_policy::open ? "open" : "closed";
+    std::vector<lt_req> together, apart;
+    for (std::uint64_t k = 0; k < 8; ++k)
+      for (std::uint64_t g = 0; g < 4; ++g)
+        for (std::uint64_t row = 0; row < 2; ++row) {
+          const std::uint64_t a = row * 393216 + k * 3072 + 11 * 256 + g * 64;
+          together.push_back({a, 64, false, 0});
+          apart.push_back({a, 64, false, together.size() * 100000});
+        }
+    {
+      // All 64 queued at 0: AT opens row 0 of each group's bank 0 for its oldest request,
+      // serves the other 7 row hits of that row before the older requests to row 1, then
+      // precharges and opens row 1: 2 ACTs per bank, 8 (by hand). LT: rows 0 and 1 are opened
+      // by their first accesses; every later access finds its row open, or open before with
+      // an access still queued: 8 ACTs (64 before). LT's end: the data bus binds, 64 x
+      // ceil(2 bursts x 1143 ps x 3413 / 3220) = 64 x 2424 = 155 136 ps, + CL 11 420 =
+      // 166 556 ps (before: 398 812, 2.08x AT's). AT ends later (191 970 / 193 108 ps open /
+      // closed): its four banks switch rows at about the same time, so the switch (tRP +
+      // tRCD) shows; LT overlaps a row switch with the channel's other work, as happens when
+      // the banks switch at different times (the alexnet streams: AT-LT now +0.02 %).
+      dram_system lt(s, "", pp), at(s, "", pp);
+      ps_t last = 0;
+      for (const lt_req& r : together) last = std::max(last, lt.lt_access(r.addr, r.len, r.write, r.ready));
+      EXPECT_EQ(lt.lt_acts(), 8u) << pol;
+      EXPECT_EQ(last, 166556u) << pol;
+      const std::vector<ps_t> a = at_accesses(at, together);
+      EXPECT_EQ(at.channels()[11].row_misses(), 8u) << pol;
+      const ps_t at_last = *std::max_element(a.begin(), a.end());
+      EXPECT_GT(at_last, last) << pol;
+      EXPECT_LT(at_last - last, 2 * (s.ps(s.t.tRP) + s.ps(s.t.tRCD))) << pol;  // one switch
+    }
+    {
+      // 100 ns apart: each read has ended before the next is ready (nothing queued), so each
+      // one opens its row: 64 ACTs in LT as in AT.
+      dram_system lt(s, "", pp), at(s, "", pp);
+      for (const lt_req& r : apart) lt.lt_access(r.addr, r.len, r.write, r.ready);
+      EXPECT_EQ(lt.lt_acts(), 64u) << pol;
+      at_accesses(at, apart);
+      EXPECT_EQ(at.channels()[11].row_misses(), 64u) << pol;
+    }
+  }
+}

@@ -25,6 +25,9 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
   bank_stamp_.assign(lt_open_.size(), 0);
   bank_last_.assign(lt_open_.size(), closed_row);
   lt_bank_col_.assign(lt_open_.size(), 0);
+  lt_prev_.assign(lt_open_.size(), closed_row);
+  lt_prev_col_.assign(lt_open_.size(), 0);
+  bank_first_.assign(lt_open_.size(), closed_row);
   acc_.resize(spec_.channels);
   for (auto& a : acc_) a.per_group.assign(spec_.bank_groups, 0);
   lt_grp_.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, 0);
@@ -94,6 +97,7 @@ ps_t dram_system::lt_refresh(unsigned c, ps_t t, ps_t& due_out) {
   l.any_open = false;
   const unsigned nb = spec_.banks();
   std::fill_n(lt_open_.begin() + static_cast<std::ptrdiff_t>(c) * nb, nb, closed_row);
+  std::fill_n(lt_prev_.begin() + static_cast<std::ptrdiff_t>(c) * nb, nb, closed_row);
   return end;
 }
 
@@ -152,10 +156,8 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
       bank_stamp_[fb] = stamp_;
       touched_banks_.push_back(fb);
       const std::uint64_t open = lt_open_[fb];
-      // Closed page: the row is still open if the bank's last access was still queued
-      // (its last column command after `ready`): AT keeps a row open while a queued request
-      // hits it.
-      miss = open != r.row || (closed && lt_bank_col_[fb] <= ready);
+      bank_first_[fb] = r.row;
+      miss = !lt_first_hit(fb, r.row, ready, closed);
       ++a.banks;
       a.first_miss += miss;
       a.pre = a.pre || (miss && !closed && open != closed_row);
@@ -206,8 +208,7 @@ ps_t dram_system::lt_generic(std::uint64_t addr, std::uint64_t len, bool write, 
   }
   touched_.clear();
   for (std::uint32_t fb : touched_banks_) {
-    lt_open_[fb] = bank_last_[fb];
-    if (closed) lt_bank_col_[fb] = acc_[fb / nb].end - idle_tail_[write];
+    lt_leave(fb, bank_first_[fb], bank_last_[fb], acc_[fb / nb].end - idle_tail_[write]);
   }
   touched_banks_.clear();
   return end;
@@ -365,13 +366,19 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
         lt_chan& l = chan[cp.ch];  // lt_charge() with acts = 0 (0 x act <= col)
         const bool idle = l.busy_until <= ready;
         if (__builtin_expect(ready + cp.x_hit >= l.ref_next, 0)) {
-          end = std::max(end, lt_fast_refresh(p, cp, row0, ready, cp.x_hit, idle, write));
+          const ps_t part_end = lt_fast_refresh(p, cp, ready, cp.x_hit, idle, write);
+          end = std::max(end, part_end);
+          for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
+            lt_leave(idx[i], row0, row0, part_end - idle_tail);
           continue;
         }
         const ps_t busy = lt_book(cp.ch, l, p.grp_svc.data() + cp.grp, cp.col_svc, 0, ready);
         l.bursts += cp.bursts;
-        end = std::max(end, std::max(ready + cp.x_hit + idle_tail,
-                                     idle ? 0 : busy + stream_tail));
+        const ps_t part_end = std::max(ready + cp.x_hit + idle_tail, idle ? 0 : busy + stream_tail);
+        end = std::max(end, part_end);
+        // (lt_leave() with r1 = rk = the open row: only the column time changes)
+        for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
+          lt_bank_col_[idx[i]] = part_end - idle_tail;
       }
       lt_busy_ += p.bursts * burst_ps_;
       lt_bursts_ += p.bursts;
@@ -381,33 +388,23 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
   for (const lt_chan_part& cp : p.chans) {
     std::uint64_t acts = 0, first_miss = 0;
     bool pre = false;
+    // (as lt_generic(): lt_first_hit() per bank; the rows are left by lt_leave() below,
+    // once the part's end is known)
     if (closed) {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         const lt_bank_part& b = p.banks[i];
-        // (as lt_generic(): the row stays open while the bank's last access is queued)
-        const bool miss = open_row[b.bank] != row_of(b.first_off) || lt_bank_col_[b.bank] <= ready;
+        const bool miss = !lt_first_hit(b.bank, row_of(b.first_off), ready, true);
         first_miss += miss;
         acts += miss + b.changes;
-        open_row[b.bank] = row_of(b.last_off);
       }
-    } else if (uniform) {
-      for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
-        std::uint64_t& open = open_row[idx[i]];
-        const bool miss = open != row0;
-        acts += miss;
-        pre |= miss && open != closed_row;
-        open = row0;
-      }
-      first_miss = acts;
     } else {
       for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
         const lt_bank_part& b = p.banks[i];
-        std::uint64_t& open = open_row[b.bank];
-        const bool miss = open != row_of(b.first_off);
+        const std::uint64_t open = open_row[b.bank];
+        const bool miss = !lt_first_hit(b.bank, row_of(b.first_off), ready, false);
         first_miss += miss;
         pre |= miss && open != closed_row;
         acts += miss + b.changes;
-        open = row_of(b.last_off);
       }
     }
     lt_chan& l = chan[cp.ch];  // lt_charge(), without the totals
@@ -417,7 +414,7 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
                   : lt_idle_span(cp.bursts, cp.maxg, acts, first_miss < cp.bank_end - cp.bank_begin, pre);
     ps_t part_end;
     if (__builtin_expect(ready + x >= l.ref_next, 0)) {
-      part_end = lt_fast_refresh(p, cp, row0, ready, x, idle, write);
+      part_end = lt_fast_refresh(p, cp, ready, x, idle, write);
     } else {
       // The data bus, ACT and bank-group servers (lt_charge()); the data and group services
       // are precomputed per plan.
@@ -430,9 +427,11 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
       acts_total += acts;
     }
     end = std::max(end, part_end);
-    if (closed)  // the part's banks are queued until its last column command (lt_generic())
-      for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
-        lt_bank_col_[p.banks[i].bank] = part_end - idle_tail;
+    // The part's banks are queued until its last column command (lt_generic()).
+    for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
+      const lt_bank_part& b = p.banks[i];
+      lt_leave(b.bank, row_of(b.first_off), row_of(b.last_off), part_end - idle_tail);
+    }
   }
   lt_busy_ += p.bursts * burst_ps_;
   lt_acts_ += acts_total;
@@ -441,19 +440,14 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
 }
 
 // The fast path's channel part `cp` reaches a REF (ready + x, x its span in the present row
-// state): as lt_generic() does, the REF closes every bank of the channel (the part's banks
-// then hold its rows again), the part needs its ACTs after a REF (acts_closed, span
+// state): as lt_generic() does, the REF closes every bank of the channel (the caller then
+// leaves the part's banks at its rows: lt_leave()), the part needs its ACTs after a REF (acts_closed, span
 // x_closed), and an idle channel starts it after the REF (a busy one ends no earlier than
 // that). Charges the channel (and the ACT total) and returns the part's end.
-ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std::uint64_t row0,
-                                  ps_t ready, ps_t x, bool idle, bool write) {
+ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, ps_t ready, ps_t x,
+                                  bool idle, bool write) {
   ps_t due;
   const ps_t ref_end = lt_refresh(cp.ch, ready + x, due);
-  const std::uint64_t rows = map_.slices().back().count;
-  for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i) {
-    const std::uint64_t r = row0 + p.banks[i].last_off;
-    lt_open_[p.banks[i].bank] = r >= rows ? r - rows : r;
-  }
   const ps_t start = due <= ready ? std::max(ready, ref_end) : ready + (ref_end - due);
   lt_chan& l = lt_[cp.ch];
   const ps_t busy =

@@ -221,7 +221,7 @@ private:
     std::uint64_t bursts = 0;               ///< sum of chans[].bursts (= n)
   };
   const lt_plan& plan_for(std::uint64_t m, std::uint64_t n);
-  ps_t lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, std::uint64_t row0, ps_t ready,
+  ps_t lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, ps_t ready,
                        ps_t x, bool idle, bool write);
 
   /// plan_for() behind a small direct-mapped cache of plan pointers (unordered_map nodes
@@ -317,10 +317,43 @@ private:
   std::vector<ps_t> grp_svc_;  ///< lt_generic(): per bank group of a part, its service
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
-  /// Closed page: per (channel, flat bank) the last column command of its last access (ps;
-  /// its part's end - CL/WL - burst): an access to the same row ready before it finds the row
-  /// still open (the AT closed page precharges a bank only when no queued request hits its row).
+  /// Per (channel, flat bank) the last column command of its last access (ps; its part's end
+  /// - CL/WL - burst): until then that access is still queued in AT terms (lt_first_hit()).
   std::vector<ps_t> lt_bank_col_;
+  /// Per (channel, flat bank) the row the bank had open before lt_open_ (closed_row: none)
+  /// and the last column command of its last access (ps).
+  std::vector<std::uint64_t> lt_prev_;
+  std::vector<ps_t> lt_prev_col_;
+  /// The LT row rule (FR-FCFS in call order): the first run of an access to flat bank `fb`,
+  /// row `r`, ready at `ready`, needs no ACT when `r` is the bank's open row (closed page:
+  /// and the bank's last access is still queued at `ready`, lt_bank_col_ > ready: AT
+  /// precharges only when no queued request hits the open row) or when `r` is the row the
+  /// bank had open before and that row's last access is still queued at `ready`: the AT
+  /// FR-FCFS scheduler serves a request that hits a row with queued requests together with
+  /// them (oldest row hit first), so two streams alternating over two rows of one bank
+  /// (reads and writes of a kernel, the engine beside a kernel) pay one ACT per batch in AT,
+  /// not one per access. An access to a row whose requests are all served needs its ACT.
+  bool lt_first_hit(std::size_t fb, std::uint64_t r, ps_t ready, bool closed) const {
+    if (lt_open_[fb] == r && (!closed || lt_bank_col_[fb] > ready)) return true;
+    return lt_prev_[fb] == r && lt_prev_col_[fb] > ready;
+  }
+  /// After an access that entered flat bank `fb` at row `r1` and left it at row `rk`, its last
+  /// column command at `col`: `rk` is open; the row before it is `r1` (when the access changed
+  /// rows), else the bank's previously open row (when it differs from `rk`), else unchanged.
+  void lt_leave(std::size_t fb, std::uint64_t r1, std::uint64_t rk, ps_t col) {
+    const std::uint64_t old = lt_open_[fb];
+    if (rk != r1) {
+      lt_prev_[fb] = r1;
+      lt_prev_col_[fb] = col;
+    } else if (old != rk) {
+      lt_prev_[fb] = old;
+      lt_prev_col_[fb] = lt_bank_col_[fb];
+    }
+    lt_open_[fb] = rk;
+    lt_bank_col_[fb] = col;
+  }
+  /// lt_generic(): per (channel, flat bank) the row of its first run in the present access.
+  std::vector<std::uint64_t> bank_first_;
   std::vector<lt_acc> acc_;
   std::vector<unsigned> touched_;
   // lt_generic(): per (channel, flat bank) the access that last touched it (stamp) and the
