@@ -92,3 +92,44 @@ TEST(CalendarServer, ForgetAndFoldBoundTheIntervalsKept) {
   const ps_t done = cal.reserve(0, 1, 1000);
   EXPECT_GT(done, 5000000u);
 }
+
+// gap_server (tlm/core/bandwidth_server.h): calendar_server's earliest-fit rule with only the
+// kGaps most recently left gaps kept (the LT GPU DRAM servers, session 19). Services in ps.
+TEST(GapServer, AnEarlierArrivalCalledLaterFillsTheGapBeforeALaterReservation) {
+  // The calendar case above with 160 000-ps services: the same ends.
+  cdma::gap_server g;
+  EXPECT_EQ(g.reserve(1000000, 160000), 1160000u);
+  EXPECT_EQ(g.reserve(0, 160000), 160000u);        // FIFO: 1 320 000
+  EXPECT_EQ(g.reserve(900000, 160000), 1320000u);  // would end at 1 060 000 > 1 000 000: after
+  EXPECT_EQ(g.reserve(840000, 160000), 1000000u);  // fits exactly in [160 000, 1 000 000)
+  EXPECT_EQ(g.busy_until(), 1320000u);
+}
+
+TEST(GapServer, InTimeOrderItIsTheFifoServerToThePicosecond) {
+  std::mt19937_64 rng(11);
+  cdma::gap_server g;
+  bandwidth_server fifo(0.0);
+  ps_t ready = 0;
+  for (int k = 0; k < 200000; ++k) {
+    ready += rng() % 3 == 0 ? 0 : rng() % 4000;  // bursts of equal times, idle gaps
+    const ps_t service = 1 + rng() % 3000;
+    ASSERT_EQ(g.reserve(ready, service), fifo.reserve(ready, 0, service)) << k;
+    ASSERT_EQ(g.busy_until(), fifo.busy_until()) << k;
+  }
+}
+
+TEST(GapServer, KeepsOnlyTheLatestGaps) {
+  // Ten 10-ps reservations at 100, 200, ..., 1000 leave ten gaps [0, 100), [110, 200), ...,
+  // [910, 1000); the eight latest are kept (kGaps = 8). A reservation ready at 0 takes the
+  // earliest kept gap that fits, [210, 300): ends at 220 (calendar_server: 10, in [0, 100)).
+  static_assert(cdma::gap_server::kGaps == 8);
+  cdma::gap_server g;
+  for (ps_t k = 1; k <= 10; ++k) EXPECT_EQ(g.reserve(100 * k, 10), 100 * k + 10);
+  EXPECT_EQ(g.reserve(0, 10), 220u);
+  EXPECT_EQ(g.reserve(0, 80), 300u);   // [220, 300) is left: fits exactly
+  EXPECT_EQ(g.reserve(0, 100), 1110u); // no gap of 100 ps: after the last reservation
+  // A gap shorter than the shortest service reserved so far (10 ps) is not kept: [1110,
+  // 1115) is left free, so a 3-ps reservation ready at 1111 queues after the last one.
+  EXPECT_EQ(g.reserve(1115, 10), 1125u);
+  EXPECT_EQ(g.reserve(1111, 3), 1128u);
+}

@@ -159,4 +159,64 @@ private:
   std::uint64_t requests_ = 0;
 };
 
+/// calendar_server's rule with bounded state, for LT models that book many small
+/// reservations on many servers (the GPU DRAM's per-channel data bus, ACT and bank-group
+/// servers): a reservation takes the earliest interval of `service` at or after `ready` in a
+/// free gap before the latest reservation's end, else starts at that end (or at `ready`,
+/// leaving a gap behind). Only the kGaps most recently left gaps are kept (a reservation that
+/// would have fitted in an older one queues behind the latest reservation instead, as
+/// bandwidth_server would), so a reservation in time order costs two stores more than
+/// bandwidth_server's. Calls in non-decreasing `ready` order give bandwidth_server's result,
+/// to the picosecond. Pure C++.
+class gap_server {
+public:
+  /// Gaps kept (model choice: an LT initiator books at most a few accesses ahead of the
+  /// others, e.g. the cDMA engine's window writes after their PCIe reads). A power of two.
+  static constexpr unsigned kGaps = 8;
+
+  /// Occupies the server for `service` ps in the earliest free interval at or after `ready`;
+  /// returns its end (ps).
+  ps_t reserve(ps_t ready, ps_t service) {
+    min_service_ = std::min(min_service_, service);
+    if (ready >= end_) {
+      if (ready - end_ >= min_service_ && ready > end_) keep(end_, ready);
+      end_ = ready + service;
+      return end_;
+    }
+    unsigned best = kGaps;
+    ps_t best_start = end_;
+    for (unsigned i = 0; i < kGaps; ++i) {
+      const ps_t st = std::max(ready, gs_[i]);
+      if (st + service <= ge_[i] && st < best_start) {
+        best = i;
+        best_start = st;
+      }
+    }
+    if (best == kGaps) {
+      end_ += service;
+      return end_;
+    }
+    // [best_start, + service) taken from gap `best`: its left part stays in the slot, its
+    // right part is kept as the newest gap.
+    const ps_t e = best_start + service, right_end = ge_[best];
+    ge_[best] = best_start;
+    if (right_end - e >= min_service_ && e < right_end) keep(e, right_end);
+    return e;
+  }
+  /// End of the latest reservation (ps).
+  ps_t busy_until() const { return end_; }
+
+private:
+  void keep(ps_t a, ps_t b) {
+    gs_[next_] = a;
+    ge_[next_] = b;
+    next_ = (next_ + 1) & (kGaps - 1);
+  }
+
+  ps_t end_ = 0;
+  ps_t min_service_ = ~ps_t{0};           ///< the shortest service reserved so far: shorter gaps are not kept
+  unsigned next_ = 0;                     ///< slot of the next gap kept (the oldest)
+  ps_t gs_[kGaps] = {}, ge_[kGaps] = {};  ///< gaps [gs, ge), disjoint, before end_ (empty: gs >= ge)
+};
+
 }  // namespace cdma

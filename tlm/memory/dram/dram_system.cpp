@@ -30,7 +30,7 @@ dram_system::dram_system(const dram_spec& spec, const std::string& mapping, page
   bank_first_.assign(lt_open_.size(), closed_row);
   acc_.resize(spec_.channels);
   for (auto& a : acc_) a.per_group.assign(spec_.bank_groups, 0);
-  lt_grp_.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, 0);
+  lt_grp_.assign(static_cast<std::size_t>(spec_.channels) * spec_.bank_groups, gap_server{});
   grp_svc_.assign(spec_.bank_groups, 0);
   svc_ = service_terms(spec_);
   for (std::size_t n = 0; n < kSvcTab; ++n) {
@@ -378,7 +378,7 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
         end = std::max(end, part_end);
         // (lt_leave() with r1 = rk = the open row: only the column time changes)
         for (std::uint32_t i = cp.bank_begin; i < cp.bank_end; ++i)
-          lt_bank_col_[idx[i]] = part_end - idle_tail;
+          lt_bank_col_[idx[i]] = std::max(lt_bank_col_[idx[i]], part_end - idle_tail);
       }
       lt_busy_ += p.bursts * burst_ps_;
       lt_bursts_ += p.bursts;

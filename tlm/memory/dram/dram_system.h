@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tlm/core/bandwidth_server.h"
 #include "tlm/memory/dram/address_mapping.h"
 #include "tlm/memory/dram/channel.h"
 #include "tlm/memory/dram/dram_spec.h"
@@ -182,7 +183,8 @@ private:
   /// Books a part of `bursts` bursts and `acts` ACTs on channel `c` from `from`: the data
   /// bus server (bursts x max(burst, tCCD_S) / availability), the ACT server (act_service_ps())
   /// and the server of every bank group g the part uses (group_svc[g] = group_service_ps() of
-  /// its bursts there, 0: none); each starts at max(its own end, from). Returns the part's
+  /// its bursts there, 0: none); each takes the earliest free interval at or after `from`
+  /// (gap_server: a gap left before work booked ahead is filled). Returns the part's
   /// service end (the latest of those servers), raises busy_until to it and adds the totals.
   ps_t lt_charge(unsigned c, std::uint64_t bursts, std::uint64_t acts, const ps_t* group_svc,
                  ps_t from);
@@ -253,8 +255,8 @@ private:
   // LT state.
   struct lt_chan {
     ps_t busy_until = 0;    ///< end of its LT work: the latest of the servers below
-    ps_t bus_until = 0;     ///< end of the data bus server's work
-    ps_t act_until = 0;     ///< end of the ACT server's work
+    gap_server bus;         ///< the data bus server
+    gap_server act;         ///< the ACT server
     std::uint64_t bursts = 0, acts = 0;
     ps_t ref_next = 0;      ///< due time of the first REF not yet applied (refresh_offset())
     bool any_open = false;  ///< a bank was opened since the last REF applied
@@ -269,30 +271,15 @@ private:
   };
   /// lt_charge()'s booking without the totals: bus_svc on channel c's data bus server, act_svc
   /// (0: none) on its ACT server and group_svc[g] (0: none) on each bank group's server, each
-  /// from max(its end, from);
+  /// in its earliest free interval at or after `from` (gap_server);
   /// returns the latest end (the part's service end) and raises l.busy_until to it.
   ps_t lt_book(unsigned c, lt_chan& l, const ps_t* group_svc, ps_t bus_svc, ps_t act_svc,
                ps_t from) {
-    l.bus_until = std::max(l.bus_until, from) + bus_svc;
-    ps_t e = l.bus_until;
-    if (act_svc != 0) {
-      l.act_until = std::max(l.act_until, from) + act_svc;
-      e = std::max(e, l.act_until);
-    }
-    // Branch-free over the groups (a group the part does not use keeps its end: + 0, and
-    // max(end, from) only where it is used).
-    ps_t* const g = lt_grp_.data() + static_cast<std::size_t>(c) * spec_.bank_groups;
-    auto step = [&](unsigned i) {
-      const ps_t s = group_svc[i];
-      const ps_t v = s != 0 ? std::max(g[i], from) + s : g[i];
-      g[i] = v;
-      e = std::max(e, s != 0 ? v : 0);
-    };
-    if (spec_.bank_groups == 4) {
-      step(0), step(1), step(2), step(3);
-    } else {
-      for (unsigned i = 0; i < spec_.bank_groups; ++i) step(i);
-    }
+    ps_t e = l.bus.reserve(from, bus_svc);
+    if (act_svc != 0) e = std::max(e, l.act.reserve(from, act_svc));
+    gap_server* const g = lt_grp_.data() + static_cast<std::size_t>(c) * spec_.bank_groups;
+    for (unsigned i = 0; i < spec_.bank_groups; ++i)
+      if (group_svc[i] != 0) e = std::max(e, g[i].reserve(from, group_svc[i]));
     l.busy_until = std::max(l.busy_until, e);
     return e;
   }
@@ -313,7 +300,7 @@ private:
   std::vector<lt_chan> lt_;
   /// End of each (channel, bank group) server's work, channel x bank_groups + group: the
   /// tCCD_L spacing of one group's column commands, across accesses.
-  std::vector<ps_t> lt_grp_;
+  std::vector<gap_server> lt_grp_;
   std::vector<ps_t> grp_svc_;  ///< lt_generic(): per bank group of a part, its service
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
@@ -349,8 +336,8 @@ private:
       lt_prev_[fb] = old;
       lt_prev_col_[fb] = lt_bank_col_[fb];
     }
+    lt_bank_col_[fb] = old == rk ? std::max(lt_bank_col_[fb], col) : col;
     lt_open_[fb] = rk;
-    lt_bank_col_[fb] = col;
   }
   /// lt_generic(): per (channel, flat bank) the row of its first run in the present access.
   std::vector<std::uint64_t> bank_first_;
