@@ -177,7 +177,10 @@ TEST(at_compare_cli, json_has_step_times_wall_and_cpu_seconds_of_both_modes) {
 TEST(at_compare_cli, a_difference_beyond_the_tolerance_is_named) {
   const std::string out = std::string(::testing::TempDir()) + "cdma_cmp_tol_" + std::to_string(::getpid());
   const std::string cmd = std::string(CDMA_VP_EXE) +
-                          " compare --network fmnist_cnn --batch 2 --param gpu.kernel_traffic=true --param quantum=1ms"
+                          // (session 19: the titanx job of this test came within 2 % with the LT
+                          // DRAM's gap filling; on v100-gen3 it is still beyond: vDNN -3.09 %)
+                          " compare --network fmnist_cnn --batch 2 --preset v100-gen3 --param gpu.kernel_traffic=true"
+                          " --param quantum=1ms"
                           " --json " + out + ".json >" + out + ".txt 2>&1";
   const int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd;  // a gap is not a failure
