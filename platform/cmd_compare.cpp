@@ -154,8 +154,17 @@ int compare_command(const std::vector<std::string>& args) {
   const step_report* lt[3] = {&rep[0].oracle, &rep[0].vdnn, &rep[0].cdma};
   const step_report* at[3] = {&rep[1].oracle, &rep[1].vdnn, &rep[1].cdma};
   const char* names[3] = {"oracle", "vdnn", "cdma"};
-  std::printf("network %s, batch %d, codec %s\n", printable(rep[0].config.network).c_str(), rep[0].config.batch,
-              rep[0].config.codec.c_str());
+  // The platform too (new-user trial s19 F10): the preset (or --config file) it started from,
+  // and the GPU and PCIe link it simulated (--param may have changed them).
+  const std::string platform_from = !cfg.config_file.empty() ? "--config " + cfg.config_file
+                                    : vm.count("preset")     ? cfg.preset
+                                                             : preset_names().front();
+  std::printf("network %s, batch %d, codec %s, platform %s (%s, PCIe Gen%d x%d)\n",
+              printable(rep[0].config.network).c_str(), rep[0].config.batch, rep[0].config.codec.c_str(),
+              printable(platform_from).c_str(), printable(rep[0].config.gpu.name).c_str(), rep[0].config.pcie.gen,
+              rep[0].config.pcie.lanes);
+  // Input warnings (as run prints them), once: both runs read the same inputs.
+  for (const std::string& w : rep[0].warnings) std::cerr << "cdma-vp: warning: " << printable(w, true) << "\n";
   std::printf("%-8s %14s %14s %9s\n", "step", "LT (ms)", "AT (ms)", "AT-LT %");
   nlohmann::json j;
   std::vector<int> beyond;  // steps whose LT and AT step times differ by more than the tolerance
@@ -220,6 +229,8 @@ int compare_command(const std::vector<std::string>& args) {
   // names it, and the effective configuration (the LT run's; the AT run's differs in mode only).
   j["network"] = rep[0].config.network;
   j["batch"] = rep[0].config.batch;
+  j["platform"] = platform_from;  // the preset, or "--config FILE"; config holds every parameter
+  j["warnings"] = rep[0].warnings;
   j["activations"] = rep[0].activations;
   j["config"] = to_json(rep[0].config);
   if (!json_path.empty()) {

@@ -62,6 +62,8 @@ int run_command(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
+  // Input warnings that did not stop the run (e.g. density-profile names not in the network).
+  for (const std::string& w : rep.warnings) std::cerr << "cdma-vp: warning: " << printable(w, true) << "\n";
   print_summary(std::cout, rep);
   // The summary itself (e.g. `cdma-vp run > /dev/full`): checked at once (the reason is in
   // errno); the output files below are written all the same.

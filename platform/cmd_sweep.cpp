@@ -847,6 +847,7 @@ int sweep_command(const std::vector<std::string>& args) {
     for (const auto& g : grid)
       if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
     std::vector<named_file> inputs;  // the files the runs read, for the check below
+    std::string layer_times;         // a --layer-times table of a run, if any (the warning below)
     std::size_t run_index = 0;
     for (auto& r : plan["runs"]) {
       const std::size_t k = run_index++;
@@ -854,6 +855,7 @@ int sweep_command(const std::vector<std::string>& args) {
       std::vector<std::string> acts;
       std::string config_file;
       const platform_config c = check_config(a, &acts, nullptr, &config_file);
+      if (layer_times.empty()) layer_times = c.layer_times;
       // Each row must run with the grid values it is labelled with: nothing applied after an
       // axis may change it (make_plan orders the axes so that the grid's own do not; a passed
       // --param pcie.preset after a pcie.preset axis would).
@@ -891,6 +893,21 @@ int sweep_command(const std::vector<std::string>& args) {
       r["args"] = a;
       r["resolved"]["activations"] = "synthetic";
     }
+    // A batch axis with measured kernel times: the table's times are used as given at every
+    // batch (they do not scale with it), so the kernels' share shrinks as the batch grows
+    // (new-user trial s19: cDMA's speed-up 1.107 / 1.182 / 1.355 at batch 4 / 8 / 16 with one
+    // table). A warning, not an error: a table may hold times for one batch on purpose.
+    for (const grid_axis& ax : grid)
+      if (!layer_times.empty() && param_name(ax.name, "--grid") == "batch") {
+        std::string values;
+        for (const auto& v : ax.values) values += (values.empty() ? "" : ",") + v;
+        std::cerr << "cdma-vp: warning: --grid " << printable(ax.name) << "=" << printable(values)
+                  << " with layer_times = " << printable(layer_times)
+                  << ": the table's kernel times are used as given at every batch (they do not scale with it), "
+                     "so only the transfers grow with the batch; sweep the batch with the roofline (no "
+                     "layer_times), or run each batch with a table measured at that batch\n";
+        break;
+      }
     const std::size_t n_runs = plan["runs"].size();
     {
       // The files the sweep writes in DIR. The Slurm script must not be one of them (it

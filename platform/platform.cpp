@@ -247,16 +247,24 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
     sp.density = cfg.synthetic_density;
     sp.mean_zero_run = cfg.mean_zero_run;
     sp.seed = cfg.seed;
-    if (!cfg.density_profile.empty())
+    if (!cfg.density_profile.empty()) {
+      workloads::density_profile_match match;
       sp.layer_density = workloads::training_profile_densities(
-          cfg.density_profile, cfg.training_progress < 0 ? 1.0 : cfg.training_progress, rep.net);
+          cfg.density_profile, cfg.training_progress < 0 ? 1.0 : cfg.training_progress, rep.net, &match);
+      sp.layer_density_origin = match.summary();  // the report's activations line says which layer took whose curve
+      if (!match.unknown.empty()) rep.warnings.push_back(match.warning(rep.net.name));
+    }
     src = std::make_unique<workloads::synthetic_activation_source>(sp);
   }
   src->validate(rep.net);
   rep.activations = src->describe(rep.net);
 
   rep.times = workloads::roofline_times(rep.net, cfg.gpu);
-  if (!cfg.layer_times.empty()) rep.times = workloads::apply_time_table(cfg.layer_times, rep.net, rep.times);
+  if (!cfg.layer_times.empty()) {
+    std::vector<bool> listed;
+    rep.times = workloads::apply_time_table(cfg.layer_times, rep.net, rep.times, &listed);
+    rep.measured_layers = static_cast<std::size_t>(std::count(listed.begin(), listed.end(), true));
+  }
   // A layer kernel beyond the bound (workloads::max_layer_time_ms) would make the simulation
   // walk hours of simulated time (DRAM refresh, quantum syncs): refuse it, naming the rates.
   for (std::size_t i = 0; i < rep.times.size(); ++i)

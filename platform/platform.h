@@ -164,6 +164,13 @@ struct run_report {
   workloads::network net;
   std::string activations;                 ///< description of the activation source
   std::vector<workloads::layer_time> times;
+  /// Layers whose kernel times came from the --layer-times table (config.layer_times); the
+  /// others use the roofline. 0 without a table.
+  std::size_t measured_layers = 0;
+  /// Warnings about the inputs that did not stop the run (e.g. density-profile layer names that
+  /// are no layer of the network), each naming the file: the commands print them on standard
+  /// error ("cdma-vp: warning: ...") and the JSON lists them (`warnings`).
+  std::vector<std::string> warnings;
   step_report oracle, vdnn, cdma;
   double pcie_rate_Bps = 0;                ///< raw rate of one link direction
   std::uint64_t peak_rss_bytes = 0;        ///< peak resident memory of this process at the end

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -80,6 +81,16 @@ double ratio(const workloads::layer_result& l) {
   return moved ? static_cast<double>(l.bytes) / static_cast<double>(moved) : 0.0;
 }
 
+/// Where the layer kernel times came from (the header's "kernels" line, new-user trial s19):
+/// "times from times.csv (11 layers measured), roofline for 0", or "roofline times (no
+/// --layer-times table)".
+std::string kernel_times(const run_report& r) {
+  if (r.config.layer_times.empty()) return "roofline times (no --layer-times table)";
+  const std::size_t n = r.net.layers.size(), m = std::min(r.measured_layers, n);
+  return "times from " + printable(std::filesystem::path(r.config.layer_times).filename().string()) + " (" +
+         std::to_string(m) + (m == 1 ? " layer" : " layers") + " measured), roofline for " + std::to_string(n - m);
+}
+
 }  // namespace
 
 double cdma_read_Bps(const step_report& s, std::size_t i) {
@@ -88,11 +99,15 @@ double cdma_read_Bps(const step_report& s, std::size_t i) {
   const std::size_t f = l.offload_during;  // i on a chain
   if (!l.offloaded || !l.offload || f >= s.dram_layers.size()) return 0.0;
   // Several tensors offloaded in layer f's forward pass (a branched network) share its reads:
-  // bytes read during the layer / until the last of them completed.
-  ps_t t = 0;
+  // bytes read during the layer / from the first one's start (the layer's) until the last of
+  // them completed (each one's offload time is its own, one after the other).
+  ps_t begin = l.offload_start, end = 0;
   for (const auto& o : s.result.layers)
-    if (o.offloaded && o.offload_during == f) t = std::max(t, o.offload);
-  return static_cast<double>(s.dram_layers[f].fwd_cdma_read) / ps_to_s(t);
+    if (o.offloaded && o.offload_during == f) {
+      begin = std::min(begin, o.offload_start);
+      end = std::max(end, o.offload_start + o.offload);
+    }
+  return static_cast<double>(s.dram_layers[f].fwd_cdma_read) / ps_to_s(end - begin);
 }
 
 bool offloaded_in(const step_report& s, std::size_t i) {
@@ -123,7 +138,8 @@ void print_summary(std::ostream& os, const run_report& r) {
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
      << " compression units x " << r.config.engine.unit_bytes_per_cycle << " B/cycle at "
      << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"
-     << "  activations: " << printable(r.activations) << "\n\n";
+     << "  activations: " << printable(r.activations) << "\n"
+     << "  kernels    : " << kernel_times(r) << "\n\n";
 
   // The per-layer table: every column at least its usual width and always wider than its
   // longest cell, so a large value (a 10000 ms layer, a multi-GB tensor) widens its column
@@ -453,6 +469,12 @@ nlohmann::json to_json(const run_report& r) {
   j["compression_ratio"] = compressed_any(r) ? json(r.compression_ratio()) : json();
   j["verified_bytes"] = r.verified_bytes();
   j["mismatched_bytes"] = r.mismatched_bytes();
+  // Where the kernel times came from: the --layer-times table (null without) and how many
+  // layers it lists; the others use the roofline.
+  j["kernel_times"] = {{"layer_times", r.config.layer_times.empty() ? json() : json(r.config.layer_times)},
+                       {"measured_layers", r.measured_layers},
+                       {"roofline_layers", r.net.layers.size() - std::min(r.measured_layers, r.net.layers.size())}};
+  j["warnings"] = r.warnings;  // input warnings that did not stop the run (also on standard error)
   // GPU DRAM timing-rule violations of the whole run (0 expected); null with the bus model.
   j["dram_timing_violations"] = r.dram_model ? json(r.dram_violations) : json();
   // The GPU memory timing model actually used (config.gpu_mem.model is the one asked for):

@@ -517,6 +517,45 @@ TEST(input_readers, name_map_message_closes_its_parenthesis) {
   EXPECT_HAS(m, "tensor 'conv1' (mapped to 'bogus') matches no layer of network fmnist_cnn");
 }
 
+// New-user trial s19 F5(b): with five unknown members the message named only the first by name,
+// one retry per name. Every one is named now, in the file's order (a folder: its .npy names in
+// order); one alone keeps the message above.
+TEST(input_readers, every_tensor_matching_no_layer_is_named_at_once) {
+  const std::string d = tmp("unknown_acts");
+  make_dir(d);
+  const std::vector<float> v(32 * 28 * 28, 1.0f);
+  for (const char* name : {"zeta", "conv1", "alpha", "logits"}) write_text(d + "/" + name + ".npy", npy_f4("(1, 32, 28, 28)", v));
+  wl::npz_activation_source src(d);
+  const std::string m = error_of([&] { src.validate(wl::make_network("fmnist_cnn", 1)); });
+  EXPECT_HAS(m, d + ": 3 tensors match no layer of network fmnist_cnn: 'alpha', 'logits', 'zeta' (expected layer "
+                    "output keys such as 'conv1'; a name map can rename tensors)");
+}
+
+// F5(d): a wrong shape named only the layer whose X_i the tensor is; now also the layer that
+// produced it, and an NHWC tensor (N x H x W x C holding the expected C, H, W) is called so.
+TEST(input_readers, wrong_shape_names_the_producing_layer_and_nhwc) {
+  // A layer file whose first layer writes the key "act1" (not its name): c1's output, c2's X_i.
+  const std::string net = tmp("keyed_net.json");
+  write_text(net, R"({"name": "keyed", "input": [3, 8, 8], "layers": [
+    {"name": "c1", "type": "conv", "filters": 4, "kernel": 3, "pad": 1, "relu": true, "key": "act1"},
+    {"name": "c2", "type": "conv", "filters": 4, "kernel": 3, "pad": 1},
+    {"name": "f", "type": "fc", "units": 2}]})");
+  const wl::network n = wl::load_layer_file(net, 1);
+  const std::string d = tmp("nhwc_acts");
+  make_dir(d);
+  write_text(d + "/act1.npy", npy_f4("(1, 8, 8, 4)", std::vector<float>(8 * 8 * 4, 1.0f)));
+  const std::string m = error_of([&] { wl::npz_activation_source(d).validate(n); });
+  EXPECT_HAS(m, d + ": tensor 'act1' (output of layer 'c1') has shape 1x8x8x4 but layer 'c2' expects N x 4x8x8 "
+                    "(NCHW); the tensor looks NHWC (N x H x W x C): transpose it to NCHW");
+  // Another wrong shape: no NHWC hint.
+  const std::string e = tmp("odd_acts");
+  make_dir(e);
+  write_text(e + "/act1.npy", npy_f4("(1, 2, 8, 8)", std::vector<float>(2 * 8 * 8, 1.0f)));
+  const std::string m2 = error_of([&] { wl::npz_activation_source(e).validate(n); });
+  EXPECT_HAS(m2, "tensor 'act1' (output of layer 'c1') has shape 1x2x8x8 but layer 'c2' expects N x 4x8x8 (NCHW)");
+  EXPECT_EQ(m2.find("NHWC"), std::string::npos) << m2;
+}
+
 TEST(input_readers, dilation_message_names_the_effective_window) {
   const std::string p = tmp("dil.json");
   write_text(p, R"({"name":"z","input":[3,8,8],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3,"dilation":1000000000}]})");

@@ -675,3 +675,101 @@ TEST(OutputInput, HeaderNamesTheDramPreset) {
     EXPECT_NE(out.find(want), std::string::npos) << args << "\n" << out;
   }
 }
+
+// ---- New-user trial s19: what the outputs say about the inputs ------------------------------
+
+// F2: density-profile layer names that are no layer of the network were used silently, by their
+// position; now a warning on standard error names the file and every such name (the JSON lists
+// it), and the report's activations line says which layers borrowed whose curve.
+TEST(OutputInput, DensityProfileNamesNotInTheNetworkAreAWarning) {
+  const std::string prof = tmp("torch_profile.csv"), js = tmp("torch_profile.json");
+  put(prof, "iteration,epoch,layer,zero_fraction\n0,0,features.0,0.3\n0,0,conv2,0.4\n0,0,classifier.1,0.5\n"
+            "100,1,features.0,0.5\n100,1,conv2,0.6\n100,1,classifier.1,0.7\n");
+  std::string out, err;
+  ASSERT_EQ(cli("run --network fmnist_cnn --batch 1 --steps oracle -q --density-profile " + prof + " --json " + js, &out,
+                &err),
+            0)
+      << err;
+  const std::string w = prof + ": 2 layer names of the density profile are not layers of network fmnist_cnn: "
+                               "'features.0', 'classifier.1' (";
+  EXPECT_NE(err.find("cdma-vp: warning: " + w), std::string::npos) << err;
+  // fmnist_cnn: conv1 conv2 pool1 conv3 conv4 pool2 conv5 pool3 fc6 fc7 (n 10); profile order
+  // as in the file (m 3). By hand, layer k takes round(k x 2 / 9): conv1 0 -> features.0, pool1
+  // (2) 0, conv3 (3) 1 -> conv2, ...: 1 named, 9 borrowed.
+  const std::string base = prof.substr(prof.rfind('/') + 1);  // the report names the file without its folder
+  EXPECT_NE(out.find("; density profile " + base + " at progress 1: 1 of 10 layers named, 9 borrowed (conv1 <- "
+                     "features.0, pool1 <- features.0, conv3 <- conv2, conv4 <- conv2, +5 more), 2 profile names not "
+                     "in the network\n"),
+            std::string::npos)
+      << out;
+  const json j = json::parse(slurp(js));
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0].get<std::string>().rfind(w, 0), 0u) << j["warnings"];
+  // A profile of the network's own names: no warning.
+  put(prof, "iteration,epoch,layer,zero_fraction\n0,0,conv1,0.3\n0,0,conv2,0.4\n");
+  ASSERT_EQ(cli("run --network fmnist_cnn --batch 1 --steps oracle -q --density-profile " + prof + " --json " + js, &out,
+                &err),
+            0)
+      << err;
+  EXPECT_EQ(err.find("warning"), std::string::npos) << err;
+  EXPECT_TRUE(json::parse(slurp(js))["warnings"].empty());
+}
+
+// F4: the header says where the kernel times came from; the JSON too.
+TEST(OutputInput, ReportHeaderNamesTheLayerTimesTable) {
+  const std::string lt = tmp("two_layers.csv"), js = tmp("two_layers.json");
+  put(lt, "layer,forward_ms,backward_ms\nconv1,0.1,0.2\nfc7,0.01,0.02\n");
+  std::string out, err;
+  ASSERT_EQ(cli("run --network fmnist_cnn --batch 1 --steps oracle -q --layer-times " + lt + " --json " + js, &out, &err), 0)
+      << err;
+  EXPECT_NE(out.find("\n  kernels    : times from " + lt.substr(lt.rfind('/') + 1) +
+                     " (2 layers measured), roofline for 8\n"),
+            std::string::npos)
+      << out;
+  const json j = json::parse(slurp(js));
+  EXPECT_EQ(j["kernel_times"]["measured_layers"], 2);
+  EXPECT_EQ(j["kernel_times"]["roofline_layers"], 8);
+  EXPECT_EQ(j["kernel_times"]["layer_times"].get<std::string>().find("two_layers.csv") != std::string::npos, true);
+  ASSERT_EQ(cli("run --network fmnist_cnn --batch 1 --steps oracle -q", &out, &err), 0) << err;
+  EXPECT_NE(out.find("\n  kernels    : roofline times (no --layer-times table)\n"), std::string::npos) << out;
+}
+
+// F4: a sweep over batch with one measured table keeps the kernels fixed while the transfers
+// grow: warned before any run (here with --emit-slurm, which runs nothing).
+TEST(OutputInput, SweepWarnsOfABatchAxisWithALayerTimesTable) {
+  const std::string lt = tmp("sweep_times.csv");
+  put(lt, "layer,forward_ms,backward_ms\nconv1,0.1,0.2\n");
+  std::string err;
+  ASSERT_EQ(cli("sweep --grid batch=1,2 --network fmnist_cnn --layer-times " + lt + " --out " + tmp("sw_b") +
+                    " --emit-slurm " + tmp("sw_b.sh"),
+                nullptr, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("cdma-vp: warning: --grid batch=1,2 with layer_times = "), std::string::npos) << err;
+  EXPECT_NE(err.find("the table's kernel times are used as given at every batch (they do not scale with it)"),
+            std::string::npos)
+      << err;
+  // Another axis, or a batch axis with the roofline: no warning.
+  for (const std::string& args : {"--grid pcie.gen=3,4 --network fmnist_cnn --layer-times " + lt + " --out " + tmp("sw_g"),
+                                  "--grid batch=1,2 --network fmnist_cnn --out " + tmp("sw_r")}) {
+    ASSERT_EQ(cli("sweep " + args + " --emit-slurm " + tmp("sw_x.sh"), nullptr, &err), 0) << args << "\n" << err;
+    EXPECT_EQ(err.find("warning"), std::string::npos) << args << "\n" << err;
+  }
+}
+
+// F10: compare named the network, batch and codec but not the platform.
+TEST(OutputInput, CompareNamesThePlatform) {
+  const std::string js = tmp("cmp_platform.json");
+  std::string out, err;
+  ASSERT_EQ(cli("compare --network fmnist_cnn --batch 1 --steps oracle -q --preset v100-gen3 --json " + js, &out, &err), 0)
+      << err;
+  EXPECT_EQ(out.rfind("network fmnist_cnn, batch 1, codec zvc, platform v100-gen3 (", 0), 0u) << out;
+  EXPECT_NE(out.find(", PCIe Gen3 x16)\n"), std::string::npos) << out;
+  EXPECT_EQ(json::parse(slurp(js))["platform"], "v100-gen3");
+  // The default preset when none is given; --param changes show in the link.
+  ASSERT_EQ(cli("compare --network fmnist_cnn --batch 1 --steps oracle -q --param pcie.gen=4", &out, &err), 0) << err;
+  EXPECT_EQ(out.rfind("network fmnist_cnn, batch 1, codec zvc, platform titanx-gen3 (Titan X (Maxwell), PCIe Gen4 x16)\n",
+                      0),
+            0u)
+      << out;
+}

@@ -305,6 +305,92 @@ TEST(TrainingProfile, TheOrderOfTheRowsDoesNotMatterForTheNetworksOwnProfile) {
   std::remove(rev.c_str());
 }
 
+/// The new-user trial s19's 11-layer network (layers in order: conv1 pool1 conv2a conv2b
+/// conv3 conv4 res pool2 conv5 gap fc; the concat cat2 is no layer) and a density profile of
+/// `rows` (layer, zero fraction) at iteration 0.
+std::pair<wl::network, std::string> trial_net_and_profile(const std::string& tag,
+                                                          const std::vector<std::pair<std::string, double>>& rows) {
+  const std::string net = ::testing::TempDir() + "trial_net_" + tag + ".json";
+  std::ofstream(net) << R"({"name": "mynet", "input": [3, 64, 64], "layers": [
+    {"name": "conv1", "type": "conv", "filters": 32, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "pool1", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
+    {"name": "conv2a", "type": "conv", "filters": 32, "kernel": 1, "relu": true, "inputs": ["pool1"]},
+    {"name": "conv2b", "type": "conv", "filters": 32, "kernel": 3, "pad": 1, "relu": true, "inputs": ["pool1"]},
+    {"name": "cat2", "type": "concat", "inputs": ["conv2a", "conv2b"]},
+    {"name": "conv3", "type": "conv", "filters": 64, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "conv4", "type": "conv", "filters": 64, "kernel": 3, "pad": 1},
+    {"name": "res", "type": "add", "inputs": ["conv4", "conv3"], "relu": true},
+    {"name": "pool2", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
+    {"name": "conv5", "type": "conv", "filters": 128, "kernel": 3, "pad": 1, "relu": true},
+    {"name": "gap", "type": "pool", "op": "avg", "global": true},
+    {"name": "fc", "type": "fc", "units": 10}]})";
+  const std::string csv = ::testing::TempDir() + "trial_profile_" + tag + ".csv";
+  std::ofstream f(csv);
+  f << "iteration,epoch,layer,zero_fraction\n";
+  for (const auto& [layer, z] : rows) f << "0,0," << layer << "," << z << "\n";
+  return {wl::load_layer_file(net, 8), csv};
+}
+
+TEST(TrainingProfile, TheMatchSaysWhichLayersBorrowedWhoseCurve) {
+  // The 6 ReLU layers (k = 0, 2, 3, 4, 6, 8 of n = 11; m = 6, in network order). By hand, layer
+  // k not named takes profile layer round(k x 5 / 10) (halves away from zero): pool1 (1) -> 1
+  // conv2a, conv4 (5) -> 3 conv3, pool2 (7) -> 4 res, gap (9) -> 5 conv5, fc (10) -> 5 conv5.
+  const auto [net, csv] = trial_net_and_profile(
+      "relu", {{"conv1", 0.45}, {"conv2a", 0.60}, {"conv2b", 0.55}, {"conv3", 0.65}, {"res", 0.50}, {"conv5", 0.75}});
+  ASSERT_EQ(net.layers.size(), 11u);
+  wl::density_profile_match m;
+  const auto d = wl::training_profile_densities(csv, 1.0, net, &m);
+  EXPECT_EQ(m.layers, 11u);
+  EXPECT_EQ(m.named, 6u);
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(m.borrowed, (std::vector<P>{{"pool1", "conv2a"}, {"conv4", "conv3"}, {"pool2", "res"}, {"gap", "conv5"},
+                                        {"fc", "conv5"}}));
+  EXPECT_TRUE(m.unknown.empty());
+  EXPECT_EQ(m.warning("mynet"), "");
+  EXPECT_DOUBLE_EQ(d.at("pool1"), 1 - 0.60);
+  EXPECT_DOUBLE_EQ(d.at("conv4"), 1 - 0.65);
+  EXPECT_EQ(m.summary(), "density profile trial_profile_relu.csv at progress 1: 6 of 11 layers named, 5 borrowed "
+                         "(pool1 <- conv2a, conv4 <- conv3, pool2 <- res, gap <- conv5, fc <- conv5)");
+  // Every layer named: nothing borrowed.
+  const auto [net2, all] = trial_net_and_profile(
+      "all", {{"conv1", 0.45}, {"pool1", 0.17}, {"conv2a", 0.60}, {"conv2b", 0.55}, {"conv3", 0.65}, {"conv4", 0},
+              {"res", 0.50}, {"pool2", 0.21}, {"conv5", 0.75}, {"gap", 0}, {"fc", 0}});
+  wl::training_profile_densities(all, 0.5, net2, &m);
+  EXPECT_EQ(m.named, 11u);
+  EXPECT_TRUE(m.borrowed.empty());
+  EXPECT_EQ(m.summary(), "density profile trial_profile_all.csv at progress 0.5: all 11 layers named");
+}
+
+TEST(TrainingProfile, NamesNotInTheNetworkAreReportedAllAtOnce) {
+  // New-user trial s19 F2: PyTorch-style names were used silently, by their position. Profile
+  // order is the file's (not every name is a layer): features.0 branch_a conv2b conv3 res_out
+  // conv5. By hand: conv1 (0) -> 0 features.0, pool1 (1) -> round(0.5) = 1 branch_a, conv2a (2)
+  // -> 1 branch_a, conv4 (5) -> round(2.5) = 3 conv3, res (6) -> 3 conv3, pool2 (7) -> round(3.5)
+  // = 4 res_out, gap (9) and fc (10) -> 5 conv5: 8 borrowed, 3 named.
+  const auto [net, csv] = trial_net_and_profile("torch", {{"features.0", 0.45}, {"branch_a", 0.60}, {"conv2b", 0.55},
+                                                          {"conv3", 0.65}, {"res_out", 0.50}, {"conv5", 0.75}});
+  wl::density_profile_match m;
+  const auto d = wl::training_profile_densities(csv, 1.0, net, &m);
+  EXPECT_EQ(m.unknown, (std::vector<std::string>{"features.0", "branch_a", "res_out"}));
+  EXPECT_EQ(m.named, 3u);
+  ASSERT_EQ(m.borrowed.size(), 8u);
+  EXPECT_EQ(m.borrowed[1], (std::pair<std::string, std::string>{"pool1", "branch_a"}));
+  EXPECT_EQ(m.borrowed[5], (std::pair<std::string, std::string>{"pool2", "res_out"}));
+  EXPECT_DOUBLE_EQ(d.at("pool2"), 1 - 0.50);
+  // Short for a large network: the first 4 borrowings and how many more.
+  EXPECT_EQ(m.summary(), "density profile trial_profile_torch.csv at progress 1: 3 of 11 layers named, 8 borrowed "
+                         "(conv1 <- features.0, pool1 <- branch_a, conv2a <- branch_a, conv4 <- conv3, +4 more), "
+                         "3 profile names not in the network");
+  const std::string w = m.warning("mynet");
+  EXPECT_EQ(w.rfind(csv + ": 3 layer names of the density profile are not layers of network mynet: "
+                          "'features.0', 'branch_a', 'res_out' (",
+                    0),
+            0u)
+      << w;
+  // Without `match` the densities are the same.
+  EXPECT_EQ(wl::training_profile_densities(csv, 1.0, net), d);
+}
+
 TEST(RealActivations, NameMatchingNoLayerAndWrongShapeAreErrors) {
   const std::string npz = std::string(CDMA_SHARED_DATA_DIR) + "/activations/fmnist_cnn/iter0000.npz";
   // A tensor name that matches no layer of the network: both are named.

@@ -182,6 +182,7 @@ npz_activation_source::source_file npz_activation_source::open_source(const std:
                              name + "' (check the name map); expected one tensor per layer");
     named[key] = name;
     src.where[key] = where;
+    src.keys.push_back(key);
   }
   for (const auto& n : names) src.names.insert(n.first);
   return src;
@@ -430,15 +431,27 @@ void npz_activation_source::validate(const network& net) const {
   auto* self = const_cast<npz_activation_source*>(this);
   std::set<std::string> keys;
   for (const layer& l : net.layers) keys.insert(l.output_key);
-  for (const std::string& key : held_) {
+  // Every tensor that matches no layer, in the file's order, in one message (new-user trial
+  // s19: one name per run, the first by name, cost a retry per name).
+  std::vector<std::string> unknown;  // quoted as the message shows them
+  for (const std::string& key : sources_.front().keys) {
     if (keys.count(key)) continue;
     std::string name = key;
     for (const auto& m : opt_.name_map)
       if (m.second == key) name = m.first + "' (mapped to '" + key + "')";
     if (name == key) name += "'";
-    throw activation_error(path_ + ": tensor '" + name + " matches no layer of network " + net.name +
+    unknown.push_back("'" + name);
+  }
+  if (unknown.size() == 1)
+    throw activation_error(path_ + ": tensor " + unknown.front() + " matches no layer of network " + net.name +
                            " (expected a layer output key such as '" + net.layers.front().output_key +
                            "'; a name map can rename tensors)");
+  if (!unknown.empty()) {
+    std::string list;
+    for (const std::string& u : unknown) list += (list.empty() ? "" : ", ") + u;
+    throw activation_error(path_ + ": " + std::to_string(unknown.size()) + " tensors match no layer of network " +
+                           net.name + ": " + list + " (expected layer output keys such as '" +
+                           net.layers.front().output_key + "'; a name map can rename tensors)");
   }
   int images = -1;
   self->images_needed_ = static_cast<std::uint64_t>(std::max(net.batch, 1));
@@ -456,9 +469,17 @@ void npz_activation_source::validate(const network& net) const {
     if (c != want.c || h != want.h || w != want.w) {
       std::vector<std::int64_t> s = t.shape;
       s[0] = static_cast<std::int64_t>(t.rows_in_file);
-      throw activation_error(path_ + ": tensor '" + key + "' has shape " + shape_str(s) + " but " + who +
-                             " expects N x " + std::to_string(want.c) + "x" + std::to_string(want.h) + "x" +
-                             std::to_string(want.w));
+      // The layer that produced the tensor (its key's layer) besides the one that reads it,
+      // and an NHWC tensor (N x H x W x C, e.g. a TensorFlow dump) called so (new-user trial s19).
+      const auto p = producer.find(key);
+      const bool nhwc = t.shape.size() == 4 && t.shape[1] == want.h && t.shape[2] == want.w && t.shape[3] == want.c;
+      throw activation_error(path_ + ": tensor '" + key + "' (output of layer '" +
+                             (p != producer.end() ? p->second->name : key) + "') has shape " + shape_str(s) + " but " +
+                             who + " expects N x " + std::to_string(want.c) + "x" + std::to_string(want.h) + "x" +
+                             std::to_string(want.w) + " (NCHW)" +
+                             (nhwc ? "; the tensor looks NHWC (N x H x W x C): transpose it to NCHW, e.g. numpy "
+                                     "a.transpose(0, 3, 1, 2)"
+                                   : ""));
     }
     const int n = static_cast<int>(std::min<std::uint64_t>(t.rows_in_file, std::numeric_limits<int>::max()));
     images = images < 0 ? n : std::min(images, n);
@@ -819,7 +840,7 @@ void fill_independent(std::uint64_t seed, double d, std::uint64_t S, std::uint64
 }  // namespace
 
 synthetic_activation_source::synthetic_activation_source(double density, std::uint64_t seed)
-    : synthetic_activation_source(synthetic_params{density, {}, 0, 16384, seed}) {}
+    : synthetic_activation_source(synthetic_params{density, {}, 0, 16384, seed, {}}) {}
 
 synthetic_activation_source::synthetic_activation_source(const synthetic_params& p) : p_(p) {
   check_density(p_.density, "synthetic density");
@@ -891,13 +912,43 @@ std::string synthetic_activation_source::describe(const network& net) const {
   if (p_.mean_zero_run > 0) o << ", clustered zeros (mean zero run " << p_.mean_zero_run << " elements)";
   else o << " (independent zeros)";
   o << ", seed " << p_.seed;
+  if (!p_.layer_density_origin.empty()) o << "; " << p_.layer_density_origin;
   return o.str();
+}
+
+std::string density_profile_match::summary() const {
+  std::ostringstream o;
+  o << "density profile " << base_name(path) << " at progress " << num(progress) << ": ";
+  if (named == layers) o << "all " << layers << " layers named";
+  else o << named << " of " << layers << " layers named, " << borrowed.size() << " borrowed (";
+  if (named != layers) {
+    const std::size_t shown = borrowed.size() <= 5 ? borrowed.size() : 4;
+    for (std::size_t i = 0; i < shown; ++i)
+      o << (i ? ", " : "") << borrowed[i].first << " <- " << borrowed[i].second;
+    if (shown < borrowed.size()) o << ", +" << borrowed.size() - shown << " more";
+    o << ")";
+  }
+  if (!unknown.empty())
+    o << ", " << unknown.size() << (unknown.size() == 1 ? " profile name" : " profile names") << " not in the network";
+  return o.str();
+}
+
+std::string density_profile_match::warning(const std::string& network_name) const {
+  if (unknown.empty()) return "";
+  std::string list;
+  for (const std::string& u : unknown) list += (list.empty() ? "'" : ", '") + workloads::csv::shown(u) + "'";
+  return path + ": " + std::to_string(unknown.size()) +
+         (unknown.size() == 1 ? " layer name of the density profile is not a layer of network "
+                              : " layer names of the density profile are not layers of network ") +
+         network_name + ": " + list +
+         " (such a layer's curve is used only by its position in the file, for the layers the profile does not "
+         "name; expected the network's layer output keys, e.g. its layer names)";
 }
 
 // ---- density over training ---------------------------------------------------------------
 
 std::map<std::string, double> training_profile_densities(const std::string& csv, double progress,
-                                                         const network& net) {
+                                                         const network& net, density_profile_match* match) {
   if (!(progress >= 0.0 && progress <= 1.0))
     throw activation_error("training progress " + num(progress) + " is out of range; expected 0..1");
   std::ifstream in;
@@ -1027,14 +1078,30 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
   }
   std::map<std::string, double> out;
   const std::size_t n = net.layers.size(), m = order.size();
+  density_profile_match mt;
+  mt.path = csv;
+  mt.progress = progress;
+  mt.layers = n;
   for (std::size_t k = 0; k < n; ++k) {
     const std::string& key = net.layers[k].output_key;
     std::string prof = key;
     if (!curves.count(key)) {
       const std::size_t j = n > 1 ? static_cast<std::size_t>(std::llround(static_cast<double>(k) * (m - 1) / (n - 1))) : 0;
       prof = order[std::min(j, m - 1)];
+      mt.borrowed.emplace_back(key, prof);
+    } else {
+      ++mt.named;
     }
     out[key] = 1.0 - zero_at(prof);
+  }
+  if (match) {
+    std::set<std::string> keys;
+    for (const layer& l : net.layers) keys.insert(l.output_key);
+    std::set<std::string> listed;
+    // `order` may be sorted by depth only when every name is a key; otherwise it is file order.
+    for (const std::string& name : order)
+      if (!keys.count(name) && listed.insert(name).second) mt.unknown.push_back(name);
+    *match = std::move(mt);
   }
   return out;
 }

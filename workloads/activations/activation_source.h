@@ -82,8 +82,8 @@ std::map<std::string, std::string> load_name_map(const std::string& path);
 /// Real activations matched to layers by name, from one or several sources, each a .npz
 /// archive (numpy.savez[_compressed]), a directory of <name>.npy files, or one <name>.npy file.
 /// Each tensor is [images, C, H, W] (or [images, C]) float32. Every name must match a layer's
-/// output key (after the name map); a name matching no layer is an error naming the file, the
-/// name and the network. Several sources: every source must hold the same tensor names (after
+/// output key (after the name map); names matching no layer are an error naming the file, every
+/// such name (in the file's order) and the network. Several sources: every source must hold the same tensor names (after
 /// the name map) with the same C, H, W (a mismatch is an error naming both files, the tensor
 /// and both shapes); N may differ. Their images are concatenated along N in the order given
 /// (the images of source 0, then of source 1, ...; a source's image count is the smallest N
@@ -151,6 +151,7 @@ private:
     std::unique_ptr<npz_archive> archive;     ///< set for a .npz
     std::map<std::string, std::string> where; ///< layer key -> member name (npz) or .npy path
     std::set<std::string> names;              ///< the tensor names in the file (before the name map)
+    std::vector<std::string> keys;            ///< layer keys (the name map applied) in the file's order
     /// Images of this source (the smallest N over its tensors); known after validate() when
     /// there are several sources (-1 before).
     std::int64_t images = -1;
@@ -221,6 +222,10 @@ struct synthetic_params {
   /// zeros is cut from the whole segment made in scratch memory (4 S bytes, 64 MiB at most).
   static constexpr std::uint64_t max_cluster_segment = 1ull << 24;
   std::uint64_t seed = 1;
+  /// Where layer_density came from, for describe() (appended after "; "), e.g.
+  /// density_profile_match::summary(); "" for none. (Last: aggregate initialisations keep
+  /// their order.)
+  std::string layer_density_origin;
 };
 
 /// Synthetic activations: every byte depends only on (seed, key, element index), so the same
@@ -247,6 +252,28 @@ private:
   synthetic_params p_;
 };
 
+/// How training_profile_densities() matched a profile's layers to a network: for the report
+/// (which layers took another layer's curve) and a warning (profile names that are no layer).
+struct density_profile_match {
+  std::string path;                      ///< the profile file, as given
+  double progress = 1.0;                 ///< the point of training used, 0..1
+  std::size_t layers = 0;                ///< layers of the network (each has an output key)
+  std::size_t named = 0;                 ///< of them, those whose output key the profile names
+  /// The other layers in network order, each as (its output key, the profile layer whose curve
+  /// it took: the one at the same relative depth).
+  std::vector<std::pair<std::string, std::string>> borrowed;
+  /// Profile layer names that are no layer output key of the network, in file order.
+  std::vector<std::string> unknown;
+  /// One short line for the report: "density profile P.csv at progress 1: 6 of 11 layers
+  /// named, 5 borrowed (pool1 <- conv2a, conv4 <- conv3, ...)" (the file's name without its
+  /// folder; at most 5 borrowings listed, else the first 4 and how many more), with ", N profile
+  /// names not in the network" when there are such names.
+  std::string summary() const;
+  /// The warning for `unknown` ("" when empty), naming the file, every such name and the
+  /// network: they take part only by their position among the profile's layers.
+  std::string warning(const std::string& network_name) const;
+};
+
 /// Density-over-training profile from a CSV with the columns iteration,epoch,layer,
 /// zero_fraction[,...] (such as ../shared/data/density/fmnist_training.csv). Returns the
 /// density (1 - zero_fraction) of every layer output key of `net` at `progress` in [0, 1] of
@@ -256,9 +283,10 @@ private:
 /// profile layer round(k (m - 1) / (n - 1)) of m, in profile order). Profile order: the
 /// network's layer order when every profile layer is a layer of `net` (the order of the rows
 /// does not matter then), else the order in which the layers first appear in the file (a
-/// profile of another network: list its layers from input to output). Throws
-/// activation_error naming the file and line, or the bad progress value.
+/// profile of another network: list its layers from input to output). Fills `match` (if
+/// given) with how the layers were matched. Throws activation_error naming the file and line,
+/// or the bad progress value.
 std::map<std::string, double> training_profile_densities(const std::string& csv_path, double progress,
-                                                         const network& net);
+                                                         const network& net, density_profile_match* match = nullptr);
 
 }  // namespace cdma::workloads

@@ -120,7 +120,7 @@ std::vector<layer_time> roofline_times(const network& net, const gpu_params& g) 
 }
 
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,
-                                         std::vector<layer_time> base) {
+                                         std::vector<layer_time> base, std::vector<bool>* listed) {
   std::ifstream in;
   if (const io::input_problem p = io::open_input(in, path)) {
     if (p.kind != io::input_problem::cannot_open)  // a directory, a FIFO, a device
@@ -191,6 +191,10 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
   if (seen.empty())
     throw layer_time_error(path + ": no rows after the header; expected one row layer,forward_ms,backward_ms per "
                            "layer to time (layers of network " + net.name + " not listed keep their roofline time)");
+  if (listed) {
+    listed->assign(net.layers.size(), false);
+    for (const auto& kv : seen) (*listed)[index.at(kv.first)] = true;
+  }
   return base;
 }
 

@@ -209,7 +209,14 @@ std::uint64_t vdnn_runtime::submit(dma_direction dir, std::uint64_t src, std::ui
   // A full ring (a layer of a branched network moving more tensors than the ring holds): the
   // completions it waits for are acknowledged here, so that each raises the interrupt again
   // (overlap() counts them by DONE_COUNT and each descriptor's write-back).
-  while (read_reg(reg::RING_HEAD) == next) {
+  // The HEAD read also tells which descriptors have completed (those no longer between HEAD
+  // and TAIL): their completion times are kept for overlap() (seen_done_), which otherwise
+  // would first see them after the ring had room, late by the wait here.
+  for (;;) {
+    const std::uint32_t head = read_reg(reg::RING_HEAD);
+    const std::uint64_t done = submitted_ - (ring_tail_ + ring_size_ - head) % ring_size_;
+    for (; seen_through_ < done; ++seen_through_) seen_done_.emplace(seen_through_ + 1, now_ps());
+    if (head != next) break;
     if (irq.read()) write_reg(reg::IRQ_STATUS, read_reg(reg::IRQ_STATUS));
     else wait(irq.posedge_event());
   }
@@ -234,7 +241,7 @@ void vdnn_runtime::overlap(ps_t t0, ps_t compute, std::vector<transfer>& transfe
   const ps_t compute_end = t0 + compute;
   std::size_t next = 0;  // the first descriptor not seen completed
   const std::size_t count = transfers.size();
-  for (transfer& t : transfers) t.done_at = t0;
+  for (transfer& t : transfers) t.done_at = t.began = t0;  // (each is set when its completion is seen)
   compute_busy.write(compute > 0);
   transfer_busy.write(count > 0);
   for (;;) {
@@ -244,6 +251,12 @@ void vdnn_runtime::overlap(ps_t t0, ps_t compute, std::vector<transfer>& transfe
       if (read_reg(reg::DONE_COUNT) < transfers[next].seq) break;
       transfer& t = transfers[next++];
       t.done_at = now_ps();
+      if (const auto seen = seen_done_.find(t.seq); seen != seen_done_.end()) {  // seen by submit() already
+        t.done_at = std::min(t.done_at, seen->second);
+        seen_done_.erase(seen);
+      }
+      seen_through_ = std::max(seen_through_, t.seq);
+      t.began = next >= 2 ? std::max(t.submitted, transfers[next - 2].done_at) : t.submitted;
       if (next == count) transfer_busy.write(false);
       const std::uint32_t status = read_reg(reg::IRQ_STATUS);
       write_reg(reg::IRQ_STATUS, status);
@@ -414,13 +427,14 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
                                   host_data_[i], r.layers[i].bytes, host_meta_[i], cfg),
                            "offload of " + (i == f ? l.name + "'s input" : "X_" + std::to_string(i) + " (" +
                                             net_.layers[i].offload_key + ") during " + l.name)});
+      transfers.back().submitted = transfers.size() == 1 ? t0 : now_ps();
     }
     overlap(t0, lf.forward, transfers, r);
     for (std::size_t t = 0; t < out.size(); ++t) {
       layer_result& li = r.layers[out[t]];
-      li.offload = transfers[t].done_at - t0;
+      li.offload = transfers[t].done_at - transfers[t].began;  // its own, not the wait behind earlier ones
       li.offload_during = f;
-      li.offload_start = t0;
+      li.offload_start = transfers[t].began;
       li.zeros = records_[out[t]]->zeros();
       li.moved_data_bytes = transfers[t].out_bytes;
       if (cfg.compress)
@@ -436,8 +450,9 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     r.layers[i].backward_start = t0;
     if (on_layer) on_layer(cfg.label, false, i, n);
     collect_out();
-    // Fetches (one layer's worth, each tensor in its own slot) in index order.
-    auto fetch = [&](const std::vector<std::size_t>& js, const std::string& what) {
+    // Fetches (one layer's worth, each tensor in its own slot) in index order, issued at
+    // `from` (the first one's start).
+    auto fetch = [&](const std::vector<std::size_t>& js, const std::string& what, ps_t from) {
       assign_slots(js);
       transfers.clear();
       for (std::size_t j : js) {
@@ -448,15 +463,16 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
                              what + " of " + (j == i || js.size() == 1 ? net_.layers[j].name + "'s input"
                                                                        : "X_" + std::to_string(j) + " (" +
                                                                              net_.layers[j].offload_key + ")")});
+        transfers.back().submitted = transfers.size() == 1 ? from : now_ps();
       }
     };
-    auto fetched = [&](const std::vector<std::size_t>& js, ps_t from, bool on_demand) {
+    auto fetched = [&](const std::vector<std::size_t>& js, bool on_demand) {
       for (std::size_t t = 0; t < js.size(); ++t) {
         layer_result& lj = r.layers[js[t]];
         lj.on_demand = on_demand;
-        lj.prefetch = transfers[t].done_at - from;
+        lj.prefetch = transfers[t].done_at - transfers[t].began;  // its own, not the wait behind earlier ones
         lj.prefetch_during = i;
-        lj.prefetch_start = from;
+        lj.prefetch_start = transfers[t].began;
         if (p_.verify) verify(js[t], r);
         release_host(js[t]);
       }
@@ -465,18 +481,18 @@ void vdnn_runtime::step(const vdnn_step_config& cfg, step_result& r) {
     // fetched on demand before the kernel runs.
     const std::vector<std::size_t> on_demand = not_back(i, r, prefetched);
     if (!on_demand.empty()) {
-      fetch(on_demand, "on-demand fetch");
+      fetch(on_demand, "on-demand fetch", t0);
       overlap(t0, 0, transfers, r);
-      fetched(on_demand, t0, true);
+      fetched(on_demand, true);
     }
     const ps_t tc = now_ps();
     if (on_kernel) on_kernel(false, i);  // after an on-demand fetch, if there was one
     const std::size_t k = prefetch_target(i, r, prefetched);
     const std::vector<std::size_t> ahead = k < n ? not_back(k, r, prefetched) : std::vector<std::size_t>{};
-    if (!ahead.empty()) fetch(ahead, "prefetch");
+    if (!ahead.empty()) fetch(ahead, "prefetch", tc);
     else transfers.clear();
     overlap(tc, r.layers[i].backward, transfers, r);
-    fetched(ahead, tc, false);
+    fetched(ahead, false);
     r.layers[i].backward_stall = now_ps() - t0 - r.layers[i].backward;
   }
   release_slots();

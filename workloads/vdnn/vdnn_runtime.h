@@ -22,6 +22,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -93,11 +94,13 @@ struct layer_result {
   std::uint64_t moved_data_bytes = 0; ///< data bytes written to host (compressed or not)
   std::uint64_t meta_bytes = 0;       ///< metadata table bytes
   ps_t forward = 0, backward = 0;     ///< compute time
-  /// Transfer times of X_i: offload from offload_start (the start of layer offload_during's
-  /// forward pass, before the driver writes the descriptors) to the completion of X_i's
-  /// descriptor; prefetch from prefetch_start to the completion of its fetch. Several tensors
-  /// moved in one layer (a branched network) are submitted in index order on one ring: each
-  /// one's time includes those submitted before it.
+  /// Transfer times of X_i, its own: offload from offload_start to the completion of X_i's
+  /// descriptor, prefetch from prefetch_start to the completion of its fetch. Several tensors
+  /// moved in one layer (a branched network) are submitted in index order on one ring and the
+  /// engine executes them one after the other, so each one's time starts where the one before
+  /// it ended (not at the layer's start: until session 19 each included the wait behind those
+  /// submitted before it, new-user trial s19 F1); their times add up to the layer's transfer
+  /// time, and the stalls (per layer) are unchanged.
   ps_t offload = 0, prefetch = 0;
   ps_t forward_stall = 0, backward_stall = 0;
   ps_t forward_start = 0, backward_start = 0;  ///< absolute simulated times the layer began (ps)
@@ -105,7 +108,11 @@ struct layer_result {
   /// Layer during whose forward pass X_i was offloaded: its first consumer
   /// (tensor_uses::first; i on a chain). no_layer if X_i was not offloaded.
   std::size_t offload_during = no_layer;
-  ps_t offload_start = 0;             ///< absolute simulated time layer offload_during began (ps)
+  /// Absolute simulated time (ps) the engine began X_i's offload: for the first tensor layer
+  /// offload_during offloads, the start of its forward pass (before the driver writes the
+  /// descriptors; on a chain always so); for each later one, the completion of the tensor
+  /// before it (vdnn_runtime::transfer::began).
+  ps_t offload_start = 0;
   /// Layer during whose backward pass X_i was brought back (for an offloaded X_i): the layer
   /// whose kernel its prefetch overlapped (vDNN rule: the nearest earlier layer with an input
   /// offloaded and not back, no further back than the closest convolution; on a chain usually
@@ -113,7 +120,11 @@ struct layer_result {
   /// consumer L (tensor_uses::last) if it was fetched on demand before L's backward kernel.
   /// no_layer if X_i was not brought back.
   std::size_t prefetch_during = no_layer;
-  ps_t prefetch_start = 0;            ///< absolute simulated time X_i's fetch was issued (ps)
+  /// Absolute simulated time (ps) the engine began X_i's fetch: when the runtime issued it
+  /// (the start of prefetch_during's backward kernel, or of its backward pass for an on-demand
+  /// fetch) for the first tensor of the layer's fetch, else the completion of the tensor
+  /// fetched before it.
+  ps_t prefetch_start = 0;
   /// X_i was fetched on demand (before prefetch_during's backward kernel, which needed it),
   /// not prefetched during it.
   bool on_demand = false;
@@ -202,14 +213,21 @@ private:
   void assign_slots(const std::vector<std::size_t>& tensors);
   std::uint64_t submit(dma_direction dir, std::uint64_t src, std::uint64_t dst,
                        std::uint64_t len, std::uint64_t meta, const vdnn_step_config& cfg);
-  /// One descriptor overlap() waits for: its sequence number and, for error messages, what it
-  /// moves; overlap() fills in when its completion was observed (ps) and its write-back
-  /// OUT_BYTES (data bytes written to the destination).
+  /// One descriptor overlap() waits for: its sequence number, for error messages what it
+  /// moves, and when the engine could start it (`submitted`, ps: its doorbell; the layer's
+  /// start for the first of a layer, so a chain's times keep the driver's descriptor writes).
+  /// overlap() fills in when its completion was observed (ps), its write-back OUT_BYTES (data
+  /// bytes written to the destination) and `began`: max(submitted, the completion of the
+  /// transfer before it). The engine executes descriptors one at a time in ring order and
+  /// fetches the next as soon as one is written back, so [began, done_at] is the descriptor's
+  /// own execution, as the driver observes both ends (the ~10 ns register read that sees a
+  /// completion shifts both alike).
   struct transfer {
     std::uint64_t seq = 0;
     std::string what;
     ps_t done_at = 0;
     std::uint64_t out_bytes = 0;
+    ps_t submitted = 0, began = 0;
   };
   /// Waits until compute of `compute` ps from t0 has elapsed and every descriptor of
   /// `transfers` (submitted in this order) has completed.
@@ -250,6 +268,11 @@ private:
   std::vector<std::uint64_t> host_data_, host_meta_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t submitted_ = 0;
+  /// Completions submit() saw while it waited for ring room (a layer moving more tensors than
+  /// the ring holds): sequence number -> when (ps), taken by overlap(); seen_through_: every
+  /// sequence number up to it has been seen completed.
+  std::map<std::uint64_t, ps_t> seen_done_;
+  std::uint64_t seen_through_ = 0;
   // Descriptor ring (in GPU memory, after the activation slots; set up in run()).
   std::uint64_t ring_base_ = 0;
   std::uint32_t ring_size_ = 0, ring_tail_ = 0;
