@@ -419,16 +419,16 @@ void gpu_memory_controller::schedule_wake(unsigned c) {
 }
 
 std::size_t gpu_memory_controller::wake_sift_up(std::size_t i) {
-  const std::uint32_t c = wheap_[i];
+  const wentry e = wheap_[i];
   while (i > 0) {
     const std::size_t up = (i - 1) / 2;
-    if (!wake_before(c, wheap_[up])) break;
+    if (!wake_before(e, wheap_[up])) break;
     wheap_[i] = wheap_[up];
-    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    wpos_[wheap_[i].c] = static_cast<std::int32_t>(i);
     i = up;
   }
-  wheap_[i] = c;
-  wpos_[c] = static_cast<std::int32_t>(i);
+  wheap_[i] = e;
+  wpos_[e.c] = static_cast<std::int32_t>(i);
   return i;
 }
 
@@ -438,23 +438,26 @@ void gpu_memory_controller::set_wake(unsigned c, ps_t w) {
   wake_at_[c] = w;
   std::int32_t p = wpos_[c];
   if (w == dram::channel::kNever) {  // remove c: the last entry takes its place
-    const std::uint32_t last = wheap_.back();
+    const wentry last = wheap_.back();
     wheap_.pop_back();
     wpos_[c] = -1;
-    if (last != c) {
+    if (last.c != c) {
       wheap_[static_cast<std::size_t>(p)] = last;
-      wpos_[last] = p;
+      wpos_[last.c] = p;
       wake_sift(static_cast<std::size_t>(p));
     }
     return;
   }
   if (p < 0) {
     p = static_cast<std::int32_t>(wheap_.size());
-    wheap_.push_back(c);
+    wheap_.push_back({w, c});
     wpos_[c] = p;
-  } else if (w > old) {  // later: only the children can now come before it
-    wake_sift_down(static_cast<std::size_t>(p));
-    return;
+  } else {
+    wheap_[static_cast<std::size_t>(p)].t = w;
+    if (w > old) {  // later: only the children can now come before it
+      wake_sift_down(static_cast<std::size_t>(p));
+      return;
+    }
   }
   // New or earlier (the common case after a submit): only the parents can now come after
   // it. (Same result as wake_sift(): its downward pass would not move the entry.)
@@ -462,19 +465,19 @@ void gpu_memory_controller::set_wake(unsigned c, ps_t w) {
 }
 
 void gpu_memory_controller::wake_sift_down(std::size_t i) {
-  const std::uint32_t c = wheap_[i];
+  const wentry e = wheap_[i];
   const std::size_t n = wheap_.size();
   for (;;) {
     std::size_t k = 2 * i + 1;
     if (k >= n) break;
     if (k + 1 < n && wake_before(wheap_[k + 1], wheap_[k])) ++k;
-    if (!wake_before(wheap_[k], c)) break;
+    if (!wake_before(wheap_[k], e)) break;
     wheap_[i] = wheap_[k];
-    wpos_[wheap_[i]] = static_cast<std::int32_t>(i);
+    wpos_[wheap_[i].c] = static_cast<std::int32_t>(i);
     i = k;
   }
-  wheap_[i] = c;
-  wpos_[c] = static_cast<std::int32_t>(i);
+  wheap_[i] = e;
+  wpos_[e.c] = static_cast<std::int32_t>(i);
 }
 
 void gpu_memory_controller::wake_sift(std::size_t i) {
@@ -497,9 +500,12 @@ void gpu_memory_controller::service_method() {
   in_service_ = true;
   // 1. Channels whose wake-up is due: issue their commands up to now; their completions
   //    become responses (none due before now, see schedule_wake()).
-  while (!wheap_.empty() && wake_at_[wheap_.front()] <= now) {
-    const std::uint32_t c = wheap_.front();
-    set_wake(c, dram::channel::kNever);
+  //    The channel keeps its heap entry meanwhile (advance() and drain() do not touch the
+  //    heap); schedule_wake() then moves it to its new, later wake-up (after advance(now)
+  //    the bound is after now) in one downward pass, or removes it: the same heap contents
+  //    as removing it first and inserting it again, and (a total order) the same order.
+  while (!wheap_.empty() && wheap_.front().t <= now) {
+    const std::uint32_t c = wheap_.front().c;
     dram_->channels()[c].advance(now);
     drain(c);
     schedule_wake(c);
@@ -556,7 +562,7 @@ void gpu_memory_controller::service_method() {
     resp_q_.pop();
   }
   // 3. Re-arm for the next wake-up or response (stale wake entries dropped first).
-  if (!wheap_.empty()) notify_at(wake_at_[wheap_.front()]);
+  if (!wheap_.empty()) notify_at(wheap_.front().t);
   if (!resp_q_.empty()) notify_at(resp_q_.top().time);
   if (ev_at_ != ~ps_t{0}) ev_.notify(delay_to(ev_at_));
   in_service_ = false;

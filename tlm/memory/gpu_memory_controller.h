@@ -284,10 +284,13 @@ private:
   /// channels that have one, ordered by (wake_at_, channel); a changed wake-up moves its
   /// channel in place (no stale entries to push and pop later).
   std::vector<ps_t> wake_at_;
-  std::vector<std::uint32_t> wheap_;  ///< channels with a wake-up, heap-ordered
+  /// A heap entry: the channel and its wake-up (a copy of wake_at_[c], so that a sift
+  /// compares the entries it holds instead of loading each channel's time).
+  struct wentry { ps_t t; std::uint32_t c; };
+  std::vector<wentry> wheap_;         ///< channels with a wake-up, heap-ordered
   std::vector<std::int32_t> wpos_;    ///< position of each channel in wheap_ (-1: absent)
-  bool wake_before(std::uint32_t a, std::uint32_t b) const {
-    return wake_at_[a] != wake_at_[b] ? wake_at_[a] < wake_at_[b] : a < b;
+  static bool wake_before(const wentry& a, const wentry& b) {
+    return a.t != b.t ? a.t < b.t : a.c < b.c;
   }
   void set_wake(unsigned c, ps_t w);  ///< wake_at_[c] = w (kNever removes), heap kept
   void wake_sift(std::size_t i);      ///< restores the heap order around position i

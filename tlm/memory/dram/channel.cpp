@@ -42,6 +42,7 @@ channel::channel(const dram_spec& spec, page_policy pp, scheduler sch, ps_t firs
                                 std::to_string(spec.banks()));
   soa_.assign(2 * std::size_t{soa_n_}, kIdle);  // local: kIdle
   std::fill(soa_key(), soa_key() + soa_n_, kIdleKey ^ kKeyFlip);
+  soa_qi_.assign(soa_n_, kNone);
 #ifdef CDMA_DRAM_PICK_AVX2
   __builtin_cpu_init();  // needed when this runs before main (a static channel)
   avx2_ = __builtin_cpu_supports("avx2");
@@ -108,6 +109,7 @@ __attribute__((always_inline)) inline void channel::dequeue(bank_state& b, std::
 __attribute__((always_inline)) inline void channel::refresh_candidate(unsigned flat) {
   const bank_state& b = bank(flat);
   const std::uint32_t qi = qi_of(b);
+  soa_qi_[flat] = qi;
   if (qi == kNone) {
     soa_local()[flat] = kIdle;
     soa_key()[flat] = kIdleKey ^ kKeyFlip;
@@ -220,7 +222,7 @@ void channel::check_pick_state() {
         qi == kNone ? kIdle
                     : chk_.bank_local(static_cast<command>(key_cmd(soa_key()[f])), bg_of(f),
                                       ba_of(f), pool_[qi].arrival);
-    if (soa_local()[f] != want) ++local_mismatches_;
+    if (soa_local()[f] != want || soa_qi_[f] != qi) ++local_mismatches_;
   }
 }
 
@@ -550,7 +552,7 @@ __attribute__((always_inline)) inline void channel::issue(const choice& c) {
     case command::RD:
     case command::WR: {
       slot& q = pool_[c.qi];
-      if (q.left == q.bursts && !q.activated) ++hits_;
+      hits_ += (q.left == q.bursts) & !q.activated;  // (bitwise: no data-dependent branch)
       if (--q.left == 0) {
         done_.push_back({q.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
                          q.bursts, q.write});

@@ -123,7 +123,8 @@ public:
   std::uint64_t bound_mismatches() const { return cb_mismatches_; }
   /// Self-check (with set_check_pick(true)): bank-local times kept incrementally (a command
   /// raises its bank group's candidates in update_group()) that differed at a pick from the
-  /// checker's bank_local() recomputed for the bank's candidate (must stay 0).
+  /// checker's bank_local() recomputed for the bank's candidate, or kept candidate slots
+  /// (soa_qi_) that differed from the bank state's qi_of() (must stay 0).
   std::uint64_t local_mismatches() const { return local_mismatches_; }
 
 private:
@@ -163,8 +164,10 @@ private:
   ///    table (the pick selects cb_.b[c] and to_col_[c] with them: lane_pair() in the .cpp);
   ///    an idle bank's command 3 selects a bound that its kIdle time exceeds.
   /// The FR-FCFS candidate of a bank is its oldest row hit, else its oldest request (FCFS:
-  /// the oldest), with the command its bank state asks for; its queue slot (qi_of()) and
-  /// command (in the key) are derived, not stored. A candidate is recomputed only when a
+  /// the oldest), with the command its bank state asks for; its command (in the key) is
+  /// derived, not stored, and its queue slot (qi_of()) is kept in a third array (soa_qi_), so
+  /// that the chosen command's request slot is known from the lines the pick just read and
+  /// is loaded together with the bank's line, not after it. A candidate is recomputed only when a
   /// command was issued to its bank or its queue changed (dirty); a command to another bank
   /// of its group raises its bank-local time by the one group rule that changed (tRRD_L
   /// after ACT, tCCD_L after RD/WR) without a recomputation (update_group()). The pick is
@@ -262,7 +265,7 @@ private:
     req_.time = t;
     req_.cmd = static_cast<command>(key_cmd(key));
     req_.bank = bank;
-    req_.qi = qi_of(this->bank(bank));
+    req_.qi = soa_qi_[bank];
     req_.key = key;
   }
   void pick_requests();
@@ -294,6 +297,8 @@ private:
   // under random traffic), then the checker (whose per-command state is at its start); the
   // overrides, the self-check counters and the spec last.
   std::vector<std::uint64_t, line_allocator<std::uint64_t>> soa_;  ///< local, key (above)
+  /// Per bank the candidate's queue slot, qi_of() (kNone when idle); set with the key.
+  std::vector<std::uint32_t, line_allocator<std::uint32_t>> soa_qi_;
   std::vector<slot, line_allocator<slot>> pool_;  ///< queued requests of every bank
   std::uint32_t free_ = kNone;    ///< free slots of pool_, linked through `next`
   std::uint32_t nbanks_;          ///< banks of the channel

@@ -212,8 +212,9 @@ private:
 };
 
 inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) const {
-  auto up = [](ps_t& x, st v) {
-    if (v > 0 && static_cast<ps_t>(v) > x) x = static_cast<ps_t>(v);
+  auto up = [](ps_t& x, st v) {  // x = max(x, v) for v > 0 (selects: no data-dependent branch)
+    const ps_t p = v > 0 ? static_cast<ps_t>(v) : 0;
+    x = p > x ? p : x;
   };
   const st any = std::max(last_row_cmd_, last_col_cmd_) + tCK_;
   auto row_bus = [&] {  // the row command bus (and, with one bus, the column commands too)
@@ -262,14 +263,18 @@ template <class F>
 inline void timing_checker::for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const {
   const bank_hist& bk = bank_[idx(bg, b)];
   const group_hist& gr = group_[bg];
-  const bool row_cmd = cmd == command::ACT || cmd == command::PRE || cmd == command::REF;
-  const st last_cmd = dual_
-                          ? (row_cmd ? last_row_cmd_ : last_col_cmd_)
-                          : std::max(last_row_cmd_, last_col_cmd_);
-  f(rule::cmd_bus, last_cmd + tCK_);
-  f(rule::tRFC, last_ref_ + tRFC_);
+  // The command bus: the row bus for ACT, PRE, REF, the column bus for RD, WR (one bus for
+  // both unless dual_). The rules in this order: cmd_bus, tRFC, then the command's own (the
+  // first rule reaching the maximum binds); cmd_bus and tRFC are applied in each case, where
+  // the bus is known, so that no branch depends on the command class.
+  const st any = std::max(last_row_cmd_, last_col_cmd_);
+  const st row_bus = (dual_ ? last_row_cmd_ : any) + tCK_;
+  const st col_bus = (dual_ ? last_col_cmd_ : any) + tCK_;
+  const st ref = last_ref_ + tRFC_;
   switch (cmd) {
     case command::ACT:
+      f(rule::cmd_bus, row_bus);
+      f(rule::tRFC, ref);
       f(rule::tRP, bk.pre + tRP_);
       f(rule::tRC, bk.act + tRC_);
       f(rule::tRRD_L, gr.act + tRRD_L_);
@@ -277,12 +282,16 @@ inline void timing_checker::for_each_bound(command cmd, unsigned bg, unsigned b,
       f(rule::tFAW, faw_[faw_pos_] + tFAW_);  // the oldest of the last four ACTs
       break;
     case command::PRE:
+      f(rule::cmd_bus, row_bus);
+      f(rule::tRFC, ref);
       f(rule::tRAS, bk.act + tRAS_);
       f(rule::tRTP, bk.rd + tRTP_);
       f(rule::tWR, bk.wr + tWL_ + burst_ + tWR_);
       break;
     case command::RD:
     case command::WR: {
+      f(rule::cmd_bus, col_bus);
+      f(rule::tRFC, ref);
       f(rule::tRCD, bk.act + tRCD_);
       f(rule::tCCD_L, gr.col + tCCD_L_);
       f(rule::tCCD_S, last_col_ + tCCD_S_);
@@ -296,6 +305,8 @@ inline void timing_checker::for_each_bound(command cmd, unsigned bg, unsigned b,
       break;
     }
     case command::REF:
+      f(rule::cmd_bus, row_bus);
+      f(rule::tRFC, ref);
       f(rule::tRP, last_pre_any_ + tRP_);
       f(rule::tRC, last_act_ + tRC_);
       break;
@@ -360,11 +371,10 @@ inline timing_checker::bound timing_checker::earliest(command cmd, unsigned bg, 
                                                       ps_t not_before) const {
   st best = static_cast<st>(not_before);
   rule why = rule::arrival;
-  for_each_bound(cmd, bg, b, [&](rule r, st t) {
-    if (t > best) {
-      best = t;
-      why = r;
-    }
+  for_each_bound(cmd, bg, b, [&](rule r, st t) {  // (selects: no data-dependent branch)
+    const bool later = t > best;
+    why = later ? r : why;
+    best = later ? t : best;
   });
   return {static_cast<ps_t>(best), why};
 }
