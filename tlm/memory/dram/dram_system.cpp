@@ -441,9 +441,9 @@ ps_t dram_system::lt_fast(std::uint64_t addr, std::uint64_t len, bool write, ps_
 
 // The fast path's channel part `cp` reaches a REF (ready + x, x its span in the present row
 // state): as lt_generic() does, the REF closes every bank of the channel (the caller then
-// leaves the part's banks at its rows: lt_leave()), the part needs its ACTs after a REF (acts_closed, span
-// x_closed), and an idle channel starts it after the REF (a busy one ends no earlier than
-// that). Charges the channel (and the ACT total) and returns the part's end.
+// leaves the part's banks at its rows: lt_leave()), the part needs its ACTs after a REF
+// (acts_closed, span x_closed), and an idle channel starts it after the REF (a busy one ends
+// no earlier than that). Charges the channel (and the ACT total) and returns the part's end.
 ps_t dram_system::lt_fast_refresh(const lt_plan& p, const lt_chan_part& cp, ps_t ready, ps_t x,
                                   bool idle, bool write) {
   ps_t due;
