@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/trial_network.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/network/network.h"
 
@@ -311,19 +312,7 @@ TEST(TrainingProfile, TheOrderOfTheRowsDoesNotMatterForTheNetworksOwnProfile) {
 std::pair<wl::network, std::string> trial_net_and_profile(const std::string& tag,
                                                           const std::vector<std::pair<std::string, double>>& rows) {
   const std::string net = ::testing::TempDir() + "trial_net_" + tag + ".json";
-  std::ofstream(net) << R"({"name": "mynet", "input": [3, 64, 64], "layers": [
-    {"name": "conv1", "type": "conv", "filters": 32, "kernel": 3, "pad": 1, "relu": true},
-    {"name": "pool1", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
-    {"name": "conv2a", "type": "conv", "filters": 32, "kernel": 1, "relu": true, "inputs": ["pool1"]},
-    {"name": "conv2b", "type": "conv", "filters": 32, "kernel": 3, "pad": 1, "relu": true, "inputs": ["pool1"]},
-    {"name": "cat2", "type": "concat", "inputs": ["conv2a", "conv2b"]},
-    {"name": "conv3", "type": "conv", "filters": 64, "kernel": 3, "pad": 1, "relu": true},
-    {"name": "conv4", "type": "conv", "filters": 64, "kernel": 3, "pad": 1},
-    {"name": "res", "type": "add", "inputs": ["conv4", "conv3"], "relu": true},
-    {"name": "pool2", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
-    {"name": "conv5", "type": "conv", "filters": 128, "kernel": 3, "pad": 1, "relu": true},
-    {"name": "gap", "type": "pool", "op": "avg", "global": true},
-    {"name": "fc", "type": "fc", "units": 10}]})";
+  cdma::test::write_trial_network(net);
   const std::string csv = ::testing::TempDir() + "trial_profile_" + tag + ".csv";
   std::ofstream f(csv);
   f << "iteration,epoch,layer,zero_fraction\n";

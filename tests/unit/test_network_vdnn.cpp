@@ -16,6 +16,7 @@
 #include "platform/platform.h"
 #include "platform/report.h"
 #include "support/sc_fixture.h"
+#include "support/trial_network.h"
 
 namespace wl = cdma::workloads;
 
@@ -432,20 +433,7 @@ TEST_F(VdnnOnZoo, BranchedOffloadAtFirstConsumerBackBeforeLastConsumerPolicyAll)
 /// same size) alone during conv5's.
 std::string two_branch_net() {
   const std::string path = ::testing::TempDir() + "two_branch_net.json";
-  std::ofstream f(path);
-  f << R"({"name": "mynet", "input": [3, 64, 64], "layers": [
-    {"name": "conv1", "type": "conv", "filters": 32, "kernel": 3, "pad": 1, "relu": true},
-    {"name": "pool1", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
-    {"name": "conv2a", "type": "conv", "filters": 32, "kernel": 1, "relu": true, "inputs": ["pool1"]},
-    {"name": "conv2b", "type": "conv", "filters": 32, "kernel": 3, "pad": 1, "relu": true, "inputs": ["pool1"]},
-    {"name": "cat2", "type": "concat", "inputs": ["conv2a", "conv2b"]},
-    {"name": "conv3", "type": "conv", "filters": 64, "kernel": 3, "pad": 1, "relu": true},
-    {"name": "conv4", "type": "conv", "filters": 64, "kernel": 3, "pad": 1},
-    {"name": "res", "type": "add", "inputs": ["conv4", "conv3"], "relu": true},
-    {"name": "pool2", "type": "pool", "op": "max", "kernel": 2, "stride": 2},
-    {"name": "conv5", "type": "conv", "filters": 128, "kernel": 3, "pad": 1, "relu": true},
-    {"name": "gap", "type": "pool", "op": "avg", "global": true},
-    {"name": "fc", "type": "fc", "units": 10}]})";
+  cdma::test::write_trial_network(path);
   return path;
 }
 
