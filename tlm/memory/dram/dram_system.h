@@ -304,8 +304,10 @@ private:
   std::vector<ps_t> grp_svc_;  ///< lt_generic(): per bank group of a part, its service
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
-  /// Per (channel, flat bank) the last column command of its last access (ps; its part's end
-  /// - CL/WL - burst): until then that access is still queued in AT terms (lt_first_hit()).
+  /// Per (channel, flat bank) the latest last column command of its accesses to its open row
+  /// (ps; an access's part end - CL/WL - burst): until then the row has a request queued in AT
+  /// terms (lt_first_hit()). It only rises while the row stays open: an access booked into an
+  /// earlier free gap (gap_server) does not lower it.
   std::vector<ps_t> lt_bank_col_;
   /// Per (channel, flat bank) the row the bank had open before lt_open_ (closed_row: none)
   /// and the last column command of its last access (ps).
