@@ -264,7 +264,7 @@ void add_config_options(po::options_description& d, config_options& o, bool with
       ("density", po::value(&o.density), "nonzero fraction of synthetic activations, [0, 1] (default 0.5; -0 is read as 0)")
       ("policy", po::value(&o.policy), "vDNN policy: all (default) | conv (only tensors a convolution reads) | none (no transfers: the vDNN and cDMA steps equal the oracle)")
       ("no-verify", "skip comparing prefetched bytes with the offloaded ones")
-      ("name-map", po::value<std::string>(), "FILE.json: path of a JSON object {\"name in file\": \"layer key\", ...} renaming the tensors of --activations (= --param name_map=)")
+      ("name-map", po::value<std::string>(), "FILE.json: path of a JSON object {\"name in file\": \"layer key\" or null, ...} renaming the tensors of --activations, null leaving one out (= --param name_map=)")
       ("missing-activations", po::value<std::string>(), "auto (default: dense for the embedded default's shipped sample, else error) | error | dense: offloaded tensors that --activations neither holds nor can compute (pool outputs are computed from their input) are an error, or dense synthetic data (= --param missing_activations=)")
       ("zero-run", po::value<std::string>(), "synthetic activations: mean zero-run length in elements (clustered zeros); 0 = independent")
       ("density-profile", po::value<std::string>(), "synthetic per-layer density over training from a CSV (iteration,epoch,layer,zero_fraction)")

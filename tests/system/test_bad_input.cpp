@@ -446,8 +446,8 @@ TEST(bad_input, density_profile_rows_match_the_header_names_are_there_and_iterat
                 "column" + form);
   // A header without a needed column shows what it found (session 8; it did not).
   EXPECT_EQ(error("iter,epoch,layer,zero_fraction\n0,0,conv1,0.5\n"),
-            p + ":1: expected a header with the columns iteration, layer and zero_fraction, found "
-                "\"iter,epoch,layer,zero_fraction\"" + form);
+            p + ":1: the header lacks the column iteration (header: \"iter,epoch,layer,zero_fraction\"); expected a "
+                "header with the columns iteration, layer and zero_fraction" + form);
   // A column name twice in the header (the last one was used silently).
   EXPECT_EQ(error("iteration,layer,epoch,layer,zero_fraction\n0,a,0,b,0.5\n"),
             p + ":1: header column \"layer\" appears twice (fields 2 and 4, columns 11 and 23); expected each column "

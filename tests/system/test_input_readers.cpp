@@ -528,7 +528,38 @@ TEST(input_readers, every_tensor_matching_no_layer_is_named_at_once) {
   wl::npz_activation_source src(d);
   const std::string m = error_of([&] { src.validate(wl::make_network("fmnist_cnn", 1)); });
   EXPECT_HAS(m, d + ": 3 tensors match no layer of network fmnist_cnn: 'alpha', 'logits', 'zeta' (expected layer "
-                    "output keys such as 'conv1'; a name map can rename tensors)");
+                    "output keys such as 'conv1'; a name map can rename tensors, or leave them out with null)");
+}
+
+// New-user trial s19 F5(a): members that are no layer output (logits, pre-ReLU copies) had to
+// be removed from the file. A name map entry `null` leaves a member out: it is neither matched
+// nor read, and the other members are used as before.
+TEST(input_readers, a_name_map_entry_null_leaves_a_tensor_out) {
+  const std::string d = tmp("skipped_acts");
+  make_dir(d);
+  const std::vector<float> v(32 * 28 * 28, 1.0f);
+  for (const char* name : {"zeta", "conv1", "alpha", "logits"}) write_text(d + "/" + name + ".npy", npy_f4("(1, 32, 28, 28)", v));
+  const std::string nm = tmp("skip_map.json");
+  write_text(nm, R"({"zeta": null, "alpha": null, "logits": null})");
+  wl::real_activation_options o;
+  o.missing = wl::real_activation_options::missing_policy::dense;  // the file holds conv1 only
+  o.name_map = wl::load_name_map(nm);
+  ASSERT_EQ(o.name_map.at("logits"), "");
+  wl::npz_activation_source src(d, o);
+  EXPECT_NO_THROW(src.validate(wl::make_network("fmnist_cnn", 1)));
+  // Leaving out one of three unknown members still names the other two.
+  write_text(nm, R"({"logits": null})");
+  o.name_map = wl::load_name_map(nm);
+  wl::npz_activation_source src2(d, o);
+  EXPECT_HAS(error_of([&] { src2.validate(wl::make_network("fmnist_cnn", 1)); }),
+             d + ": 2 tensors match no layer of network fmnist_cnn: 'alpha', 'zeta' (expected layer output keys");
+  // An empty string is not a layer key (it was taken and matched nothing); a number neither.
+  for (const char* text : {R"({"logits": ""})", R"({"logits": 3})"}) {
+    write_text(nm, text);
+    EXPECT_HAS(error_of([&] { wl::load_name_map(nm); }),
+               nm + ": value of \"logits\" must be a layer key (a non-empty string) or null to leave the tensor out; "
+                    "expected a JSON object {\"name in file\": \"layer key\" or null, ...}");
+  }
 }
 
 // F5(d): a wrong shape named only the layer whose X_i the tensor is; now also the layer that

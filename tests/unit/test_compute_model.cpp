@@ -69,7 +69,7 @@ void expect_table_error(const std::string& text, const std::string& line, const 
 
 TEST(ComputeModel, TimeTableErrorsNameFileAndLine) {
   expect_table_error("layer,fwd,bwd\n", "1", "header");
-  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1\n", "2", "3 columns");
+  expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1\n", "2", "the header has 3");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,2\nnope,1,2\n", "3", "\"nope\"");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,x,2\n", "2", "forward_ms");
   expect_table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,-2\n", "2", "backward_ms");
@@ -114,10 +114,10 @@ TEST(ComputeModel, TimeTableRowWidthAndEmptyNamesAreNamedWithTheirColumn) {
   // The row/field checks shared with the density profile (workloads/io/csv.h).
   EXPECT_EQ(table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1,2,3\n"),
             "FILE:2: 4 fields (the first extra one at column 16), the header has 3; expected one field per header "
-            "column (expected 3 columns layer,forward_ms,backward_ms)");
+            "column (expected rows layer,forward_ms,backward_ms as the header orders them)");
   EXPECT_EQ(table_error("layer,forward_ms,backward_ms\nsyn_conv_1,1\n"),
-            "FILE:2: 2 fields, the header has 3; expected one field per header column (expected 3 columns "
-            "layer,forward_ms,backward_ms)");
+            "FILE:2: 2 fields, the header has 3; expected one field per header column (expected rows "
+            "layer,forward_ms,backward_ms as the header orders them)");
   // An empty layer name was "layer \"\" is not a layer of network ...".
   EXPECT_EQ(table_error("layer,forward_ms,backward_ms\n ,1,2\n"),
             "FILE:2: empty layer name at column 1; expected a name (expected rows layer,forward_ms,backward_ms, "
@@ -125,9 +125,32 @@ TEST(ComputeModel, TimeTableRowWidthAndEmptyNamesAreNamedWithTheirColumn) {
   EXPECT_EQ(table_error("layer,forward_ms,backward_ms\n\"\",1,2\n"),
             "FILE:2: empty layer name at column 1; expected a name (expected rows layer,forward_ms,backward_ms, "
             "layer a layer of network synthetic)");
-  // A duplicate header column is a wrong header (the header is fixed).
+  // A duplicate header column is a wrong header (shared check with the density profile).
   EXPECT_EQ(table_error("layer,layer,backward_ms\n"),
-            "FILE:1: expected the header \"layer,forward_ms,backward_ms\", got \"layer,layer,backward_ms\"");
+            "FILE:1: header column \"layer\" appears twice (fields 1 and 2, columns 1 and 7); expected each column "
+            "name once; expected a header with the columns layer, forward_ms and backward_ms (in any order; other "
+            "columns are ignored)");
+  // A missing column is named, with the header as read.
+  EXPECT_EQ(table_error("layer,fwd_ms,bwd_ms\n"),
+            "FILE:1: the header lacks the columns forward_ms, backward_ms (header: \"layer,fwd_ms,bwd_ms\"); expected "
+            "a header with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored)");
+  EXPECT_EQ(table_error("name,forward_ms,backward_ms\n"),
+            "FILE:1: the header lacks the column layer (header: \"name,forward_ms,backward_ms\"); expected a header "
+            "with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored)");
+}
+
+TEST(ComputeModel, TimeTableColumnsInAnyOrderWithOtherColumnsIgnored) {
+  // A profiler's export: the three columns in another order among columns the reader does not
+  // use (new-user trial, session 19, F9). Same values as TimeTableOverridesListedLayers.
+  const auto t = with_table("gpu,backward_ms,kernels,layer,forward_ms\nTitanX,3,12,syn_conv_2,1.5\n");
+  EXPECT_EQ(t[1].forward, 1'500'000'000);  // 1.5 ms = 1.5e9 ps
+  EXPECT_EQ(t[1].backward, 3'000'000'000);
+  // The ignored columns are not read as numbers, but a row still has one field per column.
+  EXPECT_EQ(table_error("backward_ms,layer,forward_ms,note\n4,syn_conv_1,x,\"first, warm\"\n"),
+            "FILE:2: forward_ms \"x\": not a decimal number; expected milliseconds >= 0 written in decimal");
+  EXPECT_EQ(table_error("backward_ms,layer,forward_ms\n4, ,1\n"),
+            "FILE:2: empty layer name at column 3; expected a name (expected rows layer,forward_ms,backward_ms, "
+            "layer a layer of network synthetic)");
 }
 
 TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {

@@ -119,7 +119,7 @@ std::vector<std::string> npy_files_in(const std::string& dir) {
 }
 
 std::map<std::string, std::string> load_name_map(const std::string& path) {
-  const std::string form = "a JSON object {\"name in file\": \"layer key\", ...}";
+  const std::string form = "a JSON object {\"name in file\": \"layer key\" or null, ...}";
   std::ifstream in;
   if (const io::input_problem p = io::open_input(in, path))
     throw activation_error(path + ": " + p.text("the name map") + " (expected " + form + ")");
@@ -133,11 +133,16 @@ std::map<std::string, std::string> load_name_map(const std::string& path) {
   } catch (const std::ios_base::failure& e) {  // a read error (e.g. EIO)
     throw activation_error(path + ": read error (" + e.what() + ")");
   }
-  if (!j.is_object()) throw activation_error(path + ": expected a JSON object {\"name in file\": \"layer key\"}");
+  if (!j.is_object()) throw activation_error(path + ": expected " + form);
   std::map<std::string, std::string> m;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_string())
-      throw activation_error(path + ": value of \"" + it.key() + "\" must be a layer key (string)");
+    if (it.value().is_null()) {  // leave the tensor out (logits, pre-ReLU copies, ...)
+      m[it.key()] = "";
+      continue;
+    }
+    if (!it.value().is_string() || it.value().get<std::string>().empty())
+      throw activation_error(path + ": value of \"" + it.key() + "\" must be a layer key (a non-empty string) or null " +
+                             "to leave the tensor out; expected " + form);
     m[it.key()] = it.value().get<std::string>();
   }
   return m;
@@ -177,6 +182,7 @@ npz_activation_source::source_file npz_activation_source::open_source(const std:
   for (const auto& [name, where] : names) {
     auto m = opt_.name_map.find(name);
     const std::string key = m == opt_.name_map.end() ? name : m->second;
+    if (key.empty()) continue;  // mapped to null: left out, never read
     if (const auto first = named.find(key); first != named.end())
       throw activation_error(path + ": two tensors map to layer key '" + key + "': '" + first->second + "' and '" +
                              name + "' (check the name map); expected one tensor per layer");
@@ -445,13 +451,13 @@ void npz_activation_source::validate(const network& net) const {
   if (unknown.size() == 1)
     throw activation_error(path_ + ": tensor " + unknown.front() + " matches no layer of network " + net.name +
                            " (expected a layer output key such as '" + net.layers.front().output_key +
-                           "'; a name map can rename tensors)");
+                           "'; a name map can rename tensors, or leave one out with null)");
   if (!unknown.empty()) {
     std::string list;
     for (const std::string& u : unknown) list += (list.empty() ? "" : ", ") + u;
     throw activation_error(path_ + ": " + std::to_string(unknown.size()) + " tensors match no layer of network " +
                            net.name + ": " + list + " (expected layer output keys such as '" +
-                           net.layers.front().output_key + "'; a name map can rename tensors)");
+                           net.layers.front().output_key + "'; a name map can rename tensors, or leave them out with null)");
   }
   int images = -1;
   self->images_needed_ = static_cast<std::uint64_t>(std::max(net.batch, 1));
@@ -981,15 +987,16 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       if (const std::string bad = workloads::csv::check_header(cols, at); !bad.empty())
         throw activation_error(where + bad + form);
       header_fields = cols.size();
-      for (std::size_t i = 0; i < cols.size(); ++i) {
-        if (cols[i] == "iteration") c_iter = static_cast<int>(i);
-        if (cols[i] == "layer") c_layer = static_cast<int>(i);
-        if (cols[i] == "zero_fraction") c_zero = static_cast<int>(i);
+      std::vector<std::size_t> c;
+      if (const std::string bad = workloads::csv::find_columns(cols, {"iteration", "layer", "zero_fraction"}, c);
+          !bad.empty())
+        throw activation_error(where + bad + "; expected a header with the columns iteration, layer and zero_fraction" +
+                               form);
+      c_iter = static_cast<int>(c[0]);
+      c_layer = static_cast<int>(c[1]);
+      c_zero = static_cast<int>(c[2]);
+      for (std::size_t i = 0; i < cols.size(); ++i)
         if (cols[i] == "epoch") c_epoch = static_cast<int>(i);
-      }
-      if (c_iter < 0 || c_layer < 0 || c_zero < 0)
-        throw activation_error(where + "expected a header with the columns iteration, layer and zero_fraction, found \"" +
-                               workloads::csv::shown(line, 120) + "\"" + form);
       continue;
     }
     if (const std::string bad = workloads::csv::check_width(cols, at, header_fields); !bad.empty())

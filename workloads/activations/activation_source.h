@@ -47,7 +47,8 @@ void fill_input_image(std::uint64_t seed, std::uint64_t offset, std::uint8_t* ou
 
 /// Options of the real-activation source.
 struct real_activation_options {
-  /// Tensor name in the file(s) -> layer output key. Names not in the map are used as they are.
+  /// Tensor name in the file(s) -> layer output key. Names not in the map are used as they are;
+  /// a name mapped to "" (null in a name-map file) is left out: never read nor matched.
   std::map<std::string, std::string> name_map;
   /// Decoded tensors kept in memory at most (bytes); the cache is emptied when it would grow
   /// beyond. A tensor holds only the images in the file, never the batch.
@@ -75,8 +76,9 @@ real_activation_options::missing_policy missing_policy_from_string(const std::st
 /// activation_error when the directory cannot be read.
 std::vector<std::string> npy_files_in(const std::string& dir);
 
-/// Reads a name map: a JSON object {"name in file": "layer key", ...}. Throws
-/// activation_error naming the file.
+/// Reads a name map: a JSON object {"name in file": "layer key" or null, ...}; null leaves the
+/// tensor out (stored as ""). Throws activation_error naming the file (and the key whose value
+/// is neither a non-empty string nor null).
 std::map<std::string, std::string> load_name_map(const std::string& path);
 
 /// Real activations matched to layers by name, from one or several sources, each a .npz

@@ -135,6 +135,8 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
   std::string line;
   std::size_t lineno = 0;
   bool header = false;
+  std::size_t header_fields = 0;
+  std::vector<std::size_t> col;  // where layer, forward_ms and backward_ms stand
   while (std::getline(in, line)) {
     ++lineno;
     csv::clean_line(line, lineno);
@@ -146,27 +148,31 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
     if (const std::string bad = csv::split(line, cols, &at); !bad.empty())
       throw layer_time_error(where + bad + " (expected CSV rows layer,forward_ms,backward_ms)");
     if (!header) {
-      if (cols.size() != 3 || cols[0] != "layer" || cols[1] != "forward_ms" || cols[2] != "backward_ms")
-        throw layer_time_error(where + "expected the header \"layer,forward_ms,backward_ms\", got \"" + csv::shown(t) +
-                               "\"");
+      std::string bad = csv::check_header(cols, at);
+      if (bad.empty()) bad = csv::find_columns(cols, {"layer", "forward_ms", "backward_ms"}, col);
+      if (!bad.empty())
+        throw layer_time_error(where + bad + "; expected a header with the columns layer, forward_ms and backward_ms "
+                               "(in any order; other columns are ignored)");
+      header_fields = cols.size();
       header = true;
       continue;
     }
-    if (const std::string bad = csv::check_width(cols, at, 3); !bad.empty())
-      throw layer_time_error(where + bad + " (expected 3 columns layer,forward_ms,backward_ms)");
-    if (const std::string bad = csv::check_name(cols[0], "layer name", at[0]); !bad.empty())
+    if (const std::string bad = csv::check_width(cols, at, header_fields); !bad.empty())
+      throw layer_time_error(where + bad + " (expected rows layer,forward_ms,backward_ms as the header orders them)");
+    const std::string& name = cols[col[0]];
+    if (const std::string bad = csv::check_name(name, "layer name", at[col[0]]); !bad.empty())
       throw layer_time_error(where + bad + " (expected rows layer,forward_ms,backward_ms, layer a layer of network " +
                              net.name + ")");
-    auto it = index.find(cols[0]);
+    auto it = index.find(name);
     if (it == index.end())
-      throw layer_time_error(where + "layer \"" + csv::shown(cols[0]) + "\" is not a layer of network " + net.name);
-    if (seen.count(cols[0]))
-      throw layer_time_error(where + "layer \"" + csv::shown(cols[0]) + "\" is listed twice (first on line " +
-                             std::to_string(seen[cols[0]]) + ")");
-    seen[cols[0]] = lineno;
+      throw layer_time_error(where + "layer \"" + csv::shown(name) + "\" is not a layer of network " + net.name);
+    if (seen.count(name))
+      throw layer_time_error(where + "layer \"" + csv::shown(name) + "\" is listed twice (first on line " +
+                             std::to_string(seen[name]) + ")");
+    seen[name] = lineno;
     double ms[2];
     for (int k = 0; k < 2; ++k) {
-      const std::string& v = cols[1 + k];
+      const std::string& v = cols[col[1 + k]];
       const std::string why = parse_decimal(v, ms[k]);
       if (!why.empty())
         throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\": " + why +
@@ -177,7 +183,7 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       if (ms[k] > max_layer_time_ms) {
         char b[64];
         std::snprintf(b, sizeof b, "%g", max_layer_time_ms);
-        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\" of layer \"" + cols[0] +
+        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\" of layer \"" + name +
                                "\" is above " + b + " ms (10 s, more than any real GPU layer takes; the bound keeps "
                                "simulated time finite); expected milliseconds in [0, " + b + "]");
       }

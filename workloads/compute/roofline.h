@@ -105,13 +105,14 @@ class layer_time_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Reads a per-layer time table measured by the user (CSV, header `layer,forward_ms,backward_ms`,
+/// Reads a per-layer time table measured by the user (CSV, a header with the columns `layer`,
+/// `forward_ms` and `backward_ms` in any order, other columns ignored (a profiler's export),
 /// then one row per layer: layer name as in the network (layer.name), forward and backward
 /// kernel time of the whole batch in milliseconds, in [0, max_layer_time_ms]; blank lines and lines starting with
 /// '#' are skipped) and returns `base` with the listed layers' times replaced (ms rounded to
 /// the nearest ps). Layers not listed keep their `base` (roofline) time. Throws
-/// layer_time_error naming the file and line for: unreadable file, wrong header, a row with more
-/// or fewer fields than the header (and the column of the first extra one), an empty layer name
+/// layer_time_error naming the file and line for: unreadable file, a header without one of the
+/// three columns (or with an unnamed or repeated column), a row with more or fewer fields than the header (and the column of the first extra one), an empty layer name
 /// (and its column), a number that does not parse, is negative or above max_layer_time_ms, a
 /// layer name the network does not have, a layer listed twice; and naming the file for a table
 /// with the header and no rows. `listed` (if given) is set to one flag per layer of `net`: true

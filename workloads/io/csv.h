@@ -130,6 +130,29 @@ inline std::string check_header(const std::vector<std::string>& names, const std
   return "";
 }
 
+/// Finds the named columns in a header row (already checked by check_header): `index[k]` is
+/// the position of `required[k]` among `names`; other columns may stand anywhere and are
+/// left to the caller (ignored by the readers here). Returns "" or what is wrong, naming every
+/// required column the header lacks and the header's own names, for the caller's message.
+inline std::string find_columns(const std::vector<std::string>& names, const std::vector<std::string>& required,
+                                std::vector<std::size_t>& index) {
+  index.assign(required.size(), 0);
+  std::string missing;
+  for (std::size_t k = 0; k < required.size(); ++k) {
+    std::size_t i = 0;
+    while (i < names.size() && names[i] != required[k]) ++i;
+    if (i == names.size())
+      missing += (missing.empty() ? "" : ", ") + required[k];
+    else
+      index[k] = i;
+  }
+  if (missing.empty()) return "";
+  std::string have;
+  for (const auto& n : names) have += (have.empty() ? "" : ",") + n;
+  return "the header lacks the column" + std::string(missing.find(',') == std::string::npos ? " " : "s ") + missing +
+         " (header: \"" + shown(have) + "\")";
+}
+
 /// Checks that a data row has as many fields as the header. Returns "" or what is wrong
 /// ("3 fields, the header has 4" / "5 fields (the first extra one at column 19), the header has
 /// 4"), for the caller's message (which adds the file, line and expected form).
