@@ -24,6 +24,18 @@ def cannot_write(path, why):
     sys.exit(CANNOT_WRITE)
 
 
+def title(rows):
+    """The figure's title: "cdma-vp sweep", then the network and the batch when every plotted
+    row has the same one (a network or batch axis varies them: naming the first row's, as the
+    title did, mislabelled the other bars)."""
+    common = []
+    for key, form in (("network", "{}"), ("batch", "batch {}")):
+        values = {r.get(key, "") for r in rows}
+        if len(values) == 1 and "" not in values:
+            common.append(form.format(values.pop()))
+    return "cdma-vp sweep" + (": " + ", ".join(common) if common else "")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM")
@@ -57,8 +69,7 @@ def main():
     ax2.grid(axis="y", alpha=0.3)
     ax2.set_xticks(list(x))
     ax2.set_xticklabels(labels, rotation=30, ha="right")
-    net = ok[0]["network"] if ok else ""
-    fig.suptitle(f"cdma-vp sweep {net}".strip(), y=0.995)
+    fig.suptitle(title(ok), y=0.995)
     fig.tight_layout()
     # Each plot through a temporary file renamed into place (like every cdma-vp output): an
     # interrupted plotter leaves the old plot or none, never half a file.
