@@ -121,6 +121,17 @@ double zero_fraction(const run_report& r, std::size_t i) {
   return l.bytes ? static_cast<double>(l.zeros) * 4 / static_cast<double>(l.bytes) : 0.0;
 }
 
+/// " (bounds the transfers: below the link's N GB/s of MWr payload)" when the host memory's
+/// bandwidth is below what the link moves in one direction (every shipped preset from Gen4
+/// x16 on: 25.6 GB/s against 28.7 GB/s), else "": the report's header says which one bounds
+/// the offloads and prefetches (new-user trial s20 F4: Gen4 and Gen5 gave one answer, and
+/// nothing in the output said why).
+std::string host_memory_bound_note(const platform_config& c) {
+  const double link = pcie::mwr_payload_rate_Bps(c.pcie);
+  if (!(c.host_mem.bandwidth_Bps < link)) return "";
+  return " (bounds the transfers: below the link's " + fmt("%.1f", link / 1e9) + " GB/s of MWr payload)";
+}
+
 void print_summary(std::ostream& os, const run_report& r) {
   const auto& net = r.net;
   const auto& v = r.vdnn.result;
@@ -131,7 +142,8 @@ void print_summary(std::ostream& os, const run_report& r) {
      << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
      << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s "
      << dram_name(r.config.gpu_mem) << "), PCIe Gen"
-     << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B)\n"
+     << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B), host memory "
+     << fmt("%.1f", r.config.host_mem.bandwidth_Bps / 1e9) << " GB/s" << host_memory_bound_note(r.config) << "\n"
      << "  runtime    : " << (r.config.mode == "at" ? "AT (approximately timed" : "LT (loosely timed")
      << (r.config.check_protocol ? ", base-protocol checkers)" : ")") << ", vDNN policy " << r.config.policy
      << ", codec " << r.config.codec

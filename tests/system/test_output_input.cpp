@@ -676,6 +676,25 @@ TEST(OutputInput, HeaderNamesTheDramPreset) {
   }
 }
 
+// New-user trial s20 F4: Gen4 and Gen5 gave the same step times and nothing said why. The
+// header names the host memory's bandwidth and, when it is below the link's MWr payload rate
+// (Gen4 x16: 16e9 x 128/130 x 370/371 x 256/280 = 28.73 GB/s by hand; Gen3 x16 14.36 GB/s),
+// says that it bounds the transfers.
+TEST(OutputInput, HeaderSaysWhenHostMemoryBoundsTheTransfers) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "PCIe Gen3 x16 (MPS 256 B), host memory 25.6 GB/s\n"},
+      {" --preset a100-gen4",
+       "PCIe Gen4 x16 (MPS 256 B), host memory 25.6 GB/s (bounds the transfers: below the link's 28.7 GB/s of MWr "
+       "payload)\n"},
+      {" --preset a100-gen4 --param 'host_mem.bandwidth=200 GB/s'", "PCIe Gen4 x16 (MPS 256 B), host memory 200.0 GB/s\n"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::string out, err;
+    ASSERT_EQ(cli("run " + k_fast + args, &out, &err), 0) << args << "\n" << err;
+    EXPECT_NE(out.find(want), std::string::npos) << args << "\n" << out;
+  }
+}
+
 // ---- New-user trial s19: what the outputs say about the inputs ------------------------------
 
 // F2: density-profile layer names that are no layer of the network were used silently, by their

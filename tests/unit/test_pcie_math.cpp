@@ -41,6 +41,19 @@ TEST(PcieMath, TlpRateSubtractsSkpAndFlitOverhead) {
   EXPECT_NEAR(tlp_rate_Bps(p), 128e9 * 236.0 / 256.0 * 370.0 / 371.0, 1.0);
 }
 
+TEST(PcieMath, MwrPayloadRateIsTheTlpRateTimesPayloadOverWireBytes) {
+  link_params p;  // Gen3 x16, MPS 256 B, 4DW header: 24 B per TLP (STP 4 + header 16 + LCRC 4)
+  p.header_4dw = true;
+  p.ecrc = false;
+  p.mps = 256;
+  EXPECT_DOUBLE_EQ(mwr_payload_rate_Bps(p), 16e9 * 128.0 / 130.0 * 370.0 / 371.0 * 256.0 / 280.0);  // 14.3647e9
+  p.gen = 4;  // 28.7294e9: above the presets' 25.6 GB/s host memory from Gen4 x16 on
+  EXPECT_NEAR(mwr_payload_rate_Bps(p), 28.7294e9, 0.0001e9);
+  p.header_4dw = false;  // 3DW header: 20 B per TLP
+  p.mps = 128;
+  EXPECT_DOUBLE_EQ(mwr_payload_rate_Bps(p), 32e9 * 128.0 / 130.0 * 370.0 / 371.0 * 128.0 / 148.0);
+}
+
 TEST(PcieMath, UnknownGenerationAndBadParamsThrow) {
   EXPECT_THROW(raw_rate_Bps(0, 16), std::invalid_argument);
   EXPECT_THROW(raw_rate_Bps(7, 16), std::invalid_argument);

@@ -130,6 +130,10 @@ std::uint32_t tlp_overhead_bytes(const link_params& p) {
   return p.gen >= 6 ? hdr + ecrc : 4 + hdr + 4 + ecrc;
 }
 
+double mwr_payload_rate_Bps(const link_params& p) {
+  return tlp_rate_Bps(p) * p.mps / static_cast<double>(p.mps + tlp_overhead_bytes(p));
+}
+
 std::uint32_t cpl_overhead_bytes(const link_params& p) {
   const std::uint32_t ecrc = p.ecrc ? 4 : 0;
   return p.gen >= 6 ? 12 + ecrc : 4 + 12 + 4 + ecrc;

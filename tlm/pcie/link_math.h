@@ -119,6 +119,10 @@ double tlp_rate_Bps(const link_params& p);
 /// 2 B sequence; Gen3-5: 4 B STP token) + 16 (4DW) or 12 (3DW) header + 4 LCRC (+ 4 ECRC):
 /// 24 B by default. Flit Mode (Gen6): header (+ ECRC) only.
 std::uint32_t tlp_overhead_bytes(const link_params& p);
+/// Payload rate of a stream of full-size MWr TLPs in one direction, B/s: tlp_rate_Bps x MPS /
+/// (MPS + tlp_overhead_bytes), DLLPs and credits left out (an upper bound of what the link
+/// moves). Gen3 x16, MPS 256 B, 4DW header: 15.7113e9 x 256 / 280 = 14.364e9 B/s.
+double mwr_payload_rate_Bps(const link_params& p);
 /// Bytes added to a completion TLP (CplD): 3DW header always (§2.2.9): 20 B, Gen6 12 B.
 std::uint32_t cpl_overhead_bytes(const link_params& p);
 /// Bytes one DLLP (Ack, UpdateFC) takes on the wire: 6 B + 2 B framing = 8 B for Gen1-5;
