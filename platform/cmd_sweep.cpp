@@ -124,11 +124,13 @@ std::string read_status(const std::string& path, std::string& status) {
 /// returns it (activations as given, not resolved; `resolved_activations`: the sources the
 /// run will use, paths or {"synthetic"}).
 /// `outputs`: the output options the arguments set (none but -q may be, the sweep sets them
-/// per run); `config_file`: the --config file they name, if any.
+/// per run); `config_file`: the --config file they name, if any; `preset_name`: the --preset
+/// they name, if any.
 platform_config check_config(const std::vector<std::string>& args,
                              std::vector<std::string>* resolved_activations = nullptr,
                              output_options* outputs = nullptr, std::string* config_file = nullptr,
-                             std::vector<std::pair<std::string, std::string>>* given = nullptr) {
+                             std::vector<std::pair<std::string, std::string>>* given = nullptr,
+                             std::string* preset_name = nullptr) {
   config_options o;
   output_options out;
   po::options_description d;
@@ -141,6 +143,7 @@ platform_config check_config(const std::vector<std::string>& args,
   // the caller still needs the output options and the config file they name.
   if (outputs) *outputs = out;
   if (config_file) *config_file = o.config_file;
+  if (preset_name) *preset_name = o.preset;
   o.resolve(vm);
   if (given) *given = o.given;
   // A file combined with synthetic-data options: refused now.
@@ -211,7 +214,19 @@ json setting_of(const platform_config& base, const std::string& name, const std:
   return setting_json(std::move(c));
 }
 
+/// The grid axis over the platform preset (`--grid preset=titanx-gen3,v100-gen3`): each row
+/// runs with `--preset VALUE` (not a --param: the preset is where a configuration starts).
+bool preset_axis(const std::string& name) { return name == "preset"; }
+
+/// The parameter a grid axis sets, one spelling (param_name), or "preset" for the preset
+/// axis. Throws param_name's unknown-parameter message, naming `where`.
+std::string grid_param(const std::string& name, const std::string& where) {
+  return preset_axis(name) ? std::string("preset") : param_name(name, where);
+}
+
 /// Where a grid axis's --param goes in a run's arguments (the runs apply --params in order).
+/// -1: the preset axis, first of all (`--preset VALUE`; the passed options then apply on top
+/// of each row's preset, as in `cdma-vp run --preset VALUE OPTIONS`).
 /// 0: before the passed options: pcie.preset, which sets every pcie.* parameter, so that a
 /// passed `--param pcie.lanes=8` is applied on top of each row's preset (after it, the preset
 /// silently replaced it: both rows ran x16). 1, 2: pcie.gen, then pcie.lanes, after the passed
@@ -220,6 +235,7 @@ json setting_of(const platform_config& base, const std::string& name, const std:
 /// --grid pcie.gen=3,4` ran the row labelled 192 at Gen4 with 384). 3: the other axes, in the
 /// grid's order. (`--grid pcie.gen=3,4 --grid pcie.preset=...` ran every row at Gen3.)
 int axis_rank(const std::string& name) {
+  if (preset_axis(name)) return -1;
   std::string k;
   try {
     k = param_name(name, "--grid");
@@ -242,9 +258,14 @@ json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string
     bool passed = false;  // the passed options are in args
     for (std::size_t a : order) {
       values[grid[a].name] = grid[a].values[idx[a]];
-      if (!passed && axis_rank(grid[a].name) != 0) {
+      if (!passed && axis_rank(grid[a].name) > 0) {
         args.insert(args.end(), pass.begin(), pass.end());
         passed = true;
+      }
+      if (preset_axis(grid[a].name)) {
+        args.push_back("--preset");
+        args.push_back(grid[a].values[idx[a]]);
+        continue;
       }
       args.push_back("--param");
       args.push_back(grid[a].name + "=" + grid[a].values[idx[a]]);
@@ -305,6 +326,7 @@ std::string grid_mismatch(const json& recorded, const std::vector<std::string>& 
   }
   platform_config want = rec;
   for (const std::string& name : names) {
+    if (preset_axis(name)) continue;  // where the run started, not a value on top (plan_mismatch checks it)
     const std::string assignment = name + "=" + values[name].get<std::string>();
     try {
       apply_override(want, assignment, false);
@@ -375,8 +397,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         const std::string nx = plan["grid"][x]["name"].get<std::string>(), ny = plan["grid"][y]["name"].get<std::string>();
         std::string px, py;
         try {
-          px = param_name(nx, "--merge");
-          py = param_name(ny, "--merge");
+          px = grid_param(nx, "--merge");
+          py = grid_param(ny, "--merge");
         } catch (const config_error&) {  // an unknown name: the runs' checks report it
           continue;
         }
@@ -407,9 +429,10 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
           std::string given;  // the last --param n=... (the one the run applies)
           bool found = false;
           for (std::size_t i = 0; i + 1 < args.size(); ++i)
-            if (args[i] == "--param" && args[i + 1].rfind(n + "=", 0) == 0) {
+            if (preset_axis(n) ? args[i] == "--preset"
+                               : args[i] == "--param" && args[i + 1].rfind(n + "=", 0) == 0) {
               found = true;
-              given = args[i + 1].substr(n.size() + 1);
+              given = preset_axis(n) ? args[i + 1] : args[i + 1].substr(n.size() + 1);
             }
           if (!found || given != v)
             throw config_error(dir + "/sweep.plan.json: run " + std::to_string(k) + " is labelled " + n + " = \"" + v +
@@ -667,7 +690,8 @@ int sweep_command(const std::vector<std::string>& args) {
                      "       cdma-vp sweep --grid ... --out DIR --emit-slurm FILE [run options]\n"
                      "       cdma-vp sweep --merge DIR [--no-plot]\n\n"
                      "Runs every combination of the grid as a separate `cdma-vp run` (NAME is any parameter\n"
-                     "of `cdma-vp config --list`), N at once (--jobs, 1..65536, default: cores), then writes DIR/sweep.csv\n"
+                     "of `cdma-vp config --list`, or preset: --grid preset=titanx-gen3,v100-gen3 runs each row\n"
+                     "with --preset VALUE, the other options on top), N at once (--jobs, 1..65536, default: cores), then writes DIR/sweep.csv\n"
                      "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n"
                      "Runs are numbered from 0 (run_K.json, the column run, the progress on stderr).\n"
                      "DIR must be a folder without a sweep (a new one; not a file, not another sweep's folder).\n"
@@ -683,12 +707,12 @@ int sweep_command(const std::vector<std::string>& args) {
         // The parameter the axis sets, one spelling (platform.pcie.lanes is pcie.lanes): two
         // axes of one parameter ran rows labelled with values the runs never used (the last
         // --param wins). An unknown name is named as a --grid (it said "--param: ...").
-        const std::string param = param_name(grid.back().name, "--grid");
+        const std::string param = grid_param(grid.back().name, "--grid");
         for (std::size_t g = 0; g + 1 < grid.size(); ++g) {
           if (grid[g].name == grid.back().name)
             throw config_error("--grid " + grid.back().name + " given twice; expected one --grid per parameter "
                                "with all its values, e.g. " + grid.back().name + "=3,4");
-          if (param_name(grid[g].name, "--grid") == param)
+          if (grid_param(grid[g].name, "--grid") == param)
             throw config_error("--grid " + grid[g].name + " and --grid " + grid.back().name + " set the same parameter " +
                                param + "; expected one --grid per parameter with all its values, e.g. " + param +
                                "=4,8,16");
@@ -758,6 +782,30 @@ int sweep_command(const std::vector<std::string>& args) {
       for (const grid_axis& ax : grid) {
         std::vector<json> setting(ax.values.size());
         for (std::size_t x = 0; x < ax.values.size(); ++x) {
+          if (preset_axis(ax.name)) {
+            // The platform preset: the configuration each row starts from, the passed options
+            // on top (make_plan). Beside a --preset or --config option it would be replaced
+            // (or the runs refused: --preset and --config both given).
+            std::string passed_preset, passed_config;
+            try {
+              check_config(pass, nullptr, nullptr, &passed_config, nullptr, &passed_preset);
+            } catch (const std::exception&) {  // reported with the plan's other checks below
+            }
+            if (!passed_preset.empty() || !passed_config.empty())
+              throw config_error("--grid preset and the passed option " +
+                                 (passed_preset.empty() ? "--config " + printable(passed_config)
+                                                        : "--preset " + printable(passed_preset)) +
+                                 " both choose the platform; expected one of them (a --grid preset row starts from "
+                                 "its preset, the other options apply on top)");
+            preset(ax.values[x]);  // an unknown name: config_error listing the presets
+            try {
+              std::vector<std::string> args = {"--preset", ax.values[x]};
+              args.insert(args.end(), pass.begin(), pass.end());
+              setting[x] = setting_json(check_config(args));
+            } catch (const std::exception&) {  // reported with the plan's other checks below
+            }
+            continue;
+          }
           try {
             setting[x] = setting_of(base, ax.name, ax.values[x]);
           } catch (const config_error&) {
@@ -823,7 +871,7 @@ int sweep_command(const std::vector<std::string>& args) {
     for (const grid_axis& ax : grid) {
       std::string key;
       try {
-        key = param_name(ax.name, "--grid");
+        key = grid_param(ax.name, "--grid");
       } catch (const std::exception&) {  // an unknown axis: reported with the plan's checks
         continue;
       }
@@ -860,6 +908,7 @@ int sweep_command(const std::vector<std::string>& args) {
       // axis may change it (make_plan orders the axes so that the grid's own do not; a passed
       // --param pcie.preset after a pcie.preset axis would).
       for (const auto& [name, value] : r["values"].items()) {
+        if (preset_axis(name)) continue;  // where the row starts: the options apply on top of it
         platform_config d = c;
         apply_override(d, name + "=" + value.get<std::string>(), false, "--grid");
         const bool held = axis_rank(name) == 0 ? d.pcie_preset == c.pcie_preset : to_json(d) == to_json(c);
@@ -898,7 +947,7 @@ int sweep_command(const std::vector<std::string>& args) {
     // (new-user trial s19: cDMA's speed-up 1.107 / 1.182 / 1.355 at batch 4 / 8 / 16 with one
     // table). A warning, not an error: a table may hold times for one batch on purpose.
     for (const grid_axis& ax : grid)
-      if (!layer_times.empty() && param_name(ax.name, "--grid") == "batch") {
+      if (!layer_times.empty() && grid_param(ax.name, "--grid") == "batch") {
         std::string values;
         for (const auto& v : ax.values) values += (values.empty() ? "" : ",") + v;
         std::cerr << "cdma-vp: warning: --grid " << printable(ax.name) << "=" << printable(values)
