@@ -39,7 +39,8 @@ const char* pattern_name(pattern p) {
 /// at most `outstanding` in flight (AT); LT issues them all at time 0 through b_transport.
 /// AT: a response is answered at once (TLM_COMPLETED) and the next request is issued from
 /// within nb_transport_bw, at the same time stamp, with a payload other than the completing
-/// one (the pool holds outstanding + 1), so a response costs no delta cycle of the generator;
+/// one (the pool holds outstanding + 1 + kAhead), so a response costs no delta cycle of the
+/// generator;
 /// the requests and their arrival times are the same as when issued from a separate process.
 struct traffic_gen : sc_module {
   tlm_utils::simple_initiator_socket<traffic_gen> init;
@@ -54,11 +55,22 @@ struct traffic_gen : sc_module {
   ps_t first = 0, last = 0;
   std::uint64_t resp_hash = 0;  ///< order-independent checksum of the response times
   bool req_busy = false;
-  std::unique_ptr<tlm_generic_payload[]> pool;
-  std::vector<std::uint32_t> free_;
+  /// The AT payloads (outstanding + 1 + kAhead), each its own allocation (followed in memory
+  /// by its extension array, which the payload's constructor allocates next), and the free
+  /// ones in the order they were freed (a ring: first freed, first reused; with the window
+  /// full a payload is reused kAhead + 1 responses after it was freed and prefetched).
+  std::vector<std::unique_ptr<tlm_generic_payload>> pool;
+  std::vector<tlm_generic_payload*> free_;  ///< ring of a power-of-two size
+  std::size_t free_head = 0, free_tail = 0;  ///< taken / freed so far (index: & (size - 1))
   std::vector<std::uint8_t> buf;
   std::mt19937_64 rng{12345};
   sc_event issue_ev;
+  /// Cache lines prefetched from the start of a freed payload: the payload itself and the
+  /// extension array allocated right after it.
+  static constexpr unsigned kPrefetchLines = (sizeof(tlm_generic_payload) + 48 + 63) / 64 + 1;
+  /// Spare payloads, so that a freed payload is not reused by the next request: the next
+  /// response is often due in the same activation, too soon for the prefetch to arrive.
+  static constexpr unsigned kAhead = 4;
 
   SC_HAS_PROCESS(traffic_gen);
   explicit traffic_gen(sc_module_name n) : sc_module(n), init("init") {
@@ -108,16 +120,18 @@ struct traffic_gen : sc_module {
       }
       return;
     }
-    pool.reset(new tlm_generic_payload[outstanding + 1]);
-    for (std::uint32_t i = 0; i <= outstanding; ++i) free_.push_back(outstanding - i);
+    for (std::uint32_t i = 0; i <= outstanding + kAhead; ++i)
+      pool.push_back(std::make_unique<tlm_generic_payload>());
+    std::size_t ring = 1;
+    while (ring < pool.size()) ring *= 2;
+    free_.assign(ring, nullptr);
+    for (auto& p : pool) free_[free_tail++ & (ring - 1)] = p.get();
     issue_ev.notify(SC_ZERO_TIME);
   }
   /// Issues requests while the window and the request channel allow.
   void issue_some() {
     while (!req_busy && inflight < outstanding && issued < count) {
-      const std::uint32_t i = free_.back();
-      free_.pop_back();
-      tlm_generic_payload& g = pool[i];
+      tlm_generic_payload& g = *free_[free_head++ & (free_.size() - 1)];
       setup(g, next_addr());
       ++issued;
       ++inflight;
@@ -139,7 +153,13 @@ struct traffic_gen : sc_module {
     ++done;
     --inflight;
     issue_some();  // g is still in use here: the next request takes another payload
-    free_.push_back(static_cast<std::uint32_t>(&g - pool.get()));
+    free_[free_tail++ & (free_.size() - 1)] = &g;
+    // g is reused kAhead + 1 responses from now: last touched when it was issued, a window of
+    // requests ago, so not in the cache. Fetching its lines now (the payload and the
+    // extension array allocated after it, which the controller reads at acceptance) keeps
+    // those misses off that request's path.
+    const char* line = reinterpret_cast<const char*>(&g);
+    for (unsigned k = 0; k < kPrefetchLines; ++k) __builtin_prefetch(line + 64 * k, 1);
     return TLM_COMPLETED;
   }
 };

@@ -295,6 +295,38 @@ TEST(Channel, IdleRefreshFastForwardEqualsOneByOne) {
   EXPECT_EQ(bulk.checker().total_violations() + step.checker().total_violations(), 0u);
 }
 
+TEST(Channel, CompletionPrefetchChangesNoResult) {
+  // set_completion_prefetch() is a cache hint for the module that takes the completions: the
+  // same requests give the same completions (tag, time, bursts, direction in the same order),
+  // commands and row hits with and without it (tags 0..63 index a 64-record array of 64 B).
+  const auto s = g5();
+  struct alignas(64) rec { unsigned char b[64]; };
+  static rec records[64];
+  channel plain(s), hinted(s);
+  hinted.set_completion_prefetch(records, 6);
+  for (unsigned k = 0; k < 64; ++k) {
+    const request r = one(k, k % 4, (k / 4) % 4, k % 3, 1 + k % 3, k % 5 == 0,
+                          static_cast<ps_t>(k) * 700);
+    plain.submit(r);
+    hinted.submit(r);
+  }
+  EXPECT_EQ(run_all(plain), run_all(hinted));
+  ASSERT_EQ(plain.completions().size(), 64u);
+  ASSERT_EQ(hinted.completions().size(), 64u);
+  for (std::size_t i = 0; i < 64; ++i) {
+    const completion& a = plain.completions()[i];
+    const completion& b = hinted.completions()[i];
+    EXPECT_EQ(a.tag, b.tag) << i;
+    EXPECT_EQ(a.done, b.done) << i;
+    EXPECT_EQ(a.bursts, b.bursts) << i;
+    EXPECT_EQ(a.write, b.write) << i;
+  }
+  for (auto c : {command::ACT, command::PRE, command::RD, command::WR, command::REF})
+    EXPECT_EQ(plain.checker().commands(c), hinted.checker().commands(c));
+  EXPECT_EQ(plain.row_hits(), hinted.row_hits());
+  EXPECT_EQ(plain.checker().total_violations() + hinted.checker().total_violations(), 0u);
+}
+
 TEST(Channel, FrFcfsServesRowHitsFirst) {
   const auto s = g5();
   // Alternating rows A, B, A, B, ... in one bank: FCFS opens a row per request, FR-FCFS serves

@@ -350,7 +350,10 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   std::uint32_t id;
   if (free_txns_.empty()) {
     id = static_cast<std::uint32_t>(txns_.size());
+    const txn* before = txns_.data();
     txns_.push_back({});
+    if (txns_.data() != before)  // moved: the channels prefetch a completed request's txn
+      for (auto& ch : dram_->channels()) ch.set_completion_prefetch(txns_.data(), kTxnShift);
   } else {
     id = free_txns_.back();
     free_txns_.pop_back();

@@ -274,6 +274,10 @@ private:
     tlm::tlm_generic_payload* trans; ps_t arrival; ps_t done; std::uint64_t seq; unsigned parts;
     unsigned init_id; bool read; bool mm; std::uint64_t len;
   };
+  /// log2(sizeof(txn)): a channel prefetches txns_[tag] when the request completes
+  /// (dram::channel::set_completion_prefetch), as drain() then reads it.
+  static constexpr unsigned kTxnShift = 6;
+  static_assert(sizeof(txn) == std::size_t{1} << kTxnShift, "txn is one cache line");
   std::vector<txn> txns_;
   std::vector<std::uint32_t> free_txns_;
   std::uint64_t accept_seq_ = 0;  ///< acceptance order (orders responses due at equal times)

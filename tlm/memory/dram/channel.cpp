@@ -554,6 +554,7 @@ __attribute__((always_inline)) inline void channel::issue(const choice& c) {
       slot& q = pool_[c.qi];
       hits_ += (q.left == q.bursts) & !q.activated;  // (bitwise: no data-dependent branch)
       if (--q.left == 0) {
+        if (done_pf_base_) __builtin_prefetch(done_pf_base_ + (q.tag << done_pf_shift_));
         done_.push_back({q.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
                          q.bursts, q.write});
         dequeue(b, c.qi);

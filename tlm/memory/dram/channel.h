@@ -95,6 +95,15 @@ public:
   ps_t completion_bound();
   /// Completed requests since the last take (ordered by issue of their last burst).
   std::vector<completion>& completions() { return done_; }
+  /// A hint for the module that takes the completions: when a request completes, the
+  /// record at `base + (tag << shift)` (the module's state of that tag, which it reads when
+  /// it takes the completion) is prefetched into the cache; nullptr (the default): none.
+  /// Prefetching only: no effect on any result. The module calls it again whenever that
+  /// storage moves.
+  void set_completion_prefetch(const void* base, unsigned shift) {
+    done_pf_base_ = static_cast<const char*>(base);
+    done_pf_shift_ = shift;
+  }
 
   std::size_t queued() const { return queued_; }
   const timing_checker& checker() const { return chk_; }
@@ -332,6 +341,8 @@ private:
   std::uint64_t dirty_[4] = {};   ///< banks whose candidate is to be recomputed (bit mask)
   std::vector<completion> done_;
   ps_t min_done_;
+  const char* done_pf_base_ = nullptr;  ///< set_completion_prefetch()
+  unsigned done_pf_shift_ = 0;
   const choice& next() const { return use_ovr_ ? ovr_ : req_; }
   timing_checker chk_;
   choice ovr_;                    ///< the next command when a refresh / closed-page override applies
