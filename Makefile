@@ -1,6 +1,6 @@
 # The two commands of the README. Both install what is missing (Debian packages, idempotent),
-# configure and build with CMake; `run` then runs cdma-vp on the embedded default, `test` runs
-# the whole GoogleTest suite through ctest.
+# configure and build with CMake; `run` builds cdma-vp alone and runs it on the embedded default,
+# `test` builds everything (models, tests, benchmarks) and runs the whole suite through ctest.
 PRESET ?= default
 ARGS ?=
 
@@ -13,7 +13,10 @@ build: deps
 	cmake --preset $(PRESET)
 	cmake --build --preset $(PRESET)
 
-run: build
+# `run` builds the simulator alone (not the tests and benchmarks: new-user trial s20 F1).
+run: deps
+	cmake --preset $(PRESET)
+	cmake --build --preset $(PRESET) --target cdma-vp
 	./build/platform/cdma-vp run $(ARGS)
 
 test: build
