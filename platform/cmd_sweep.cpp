@@ -945,9 +945,10 @@ int sweep_command(const std::vector<std::string>& args) {
     // A batch axis with measured kernel times: the table's times are used as given at every
     // batch (they do not scale with it), so the kernels' share shrinks as the batch grows
     // (new-user trial s19: cDMA's speed-up 1.107 / 1.182 / 1.355 at batch 4 / 8 / 16 with one
-    // table). A warning, not an error: a table may hold times for one batch on purpose.
+    // table). A warning, not an error: a table may hold times for one batch on purpose. A
+    // batch "axis" of one value runs one batch: nothing to warn of.
     for (const grid_axis& ax : grid)
-      if (!layer_times.empty() && grid_param(ax.name, "--grid") == "batch") {
+      if (!layer_times.empty() && ax.values.size() > 1 && grid_param(ax.name, "--grid") == "batch") {
         std::string values;
         for (const auto& v : ax.values) values += (values.empty() ? "" : ",") + v;
         std::cerr << "cdma-vp: warning: --grid " << printable(ax.name) << "=" << printable(values)

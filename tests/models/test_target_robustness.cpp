@@ -119,6 +119,40 @@ struct link_bench {
   }
 };
 
+// The four targets the null-pointer and arrival tests drive at once, each from a driver
+// running `body` (d1 -> mem, d2 -> gpu, d3 -> gpubus, d4 -> link): a memory_target (1 MiB,
+// 10 GB/s), the GPU controller with its DRAM model (Titan X GDDR5) and with its bus model, and
+// a pcie_link in front of small_host() (set_host_size). Warnings come from mem, gpu, gpubus,
+// link and host.
+struct four_targets {
+  static memory_params mem_params() {
+    memory_params mp;
+    mp.size_bytes = 1 << 20;
+    mp.bandwidth_Bps = 10e9;
+    return mp;
+  }
+  static gpu_memory_params bus_params() {
+    gpu_memory_params gb;
+    gb.model = gpu_memory_model::bus;
+    return gb;
+  }
+  memory_target mem{"mem", mem_params()};
+  gpu_memory_controller gpu{"gpu", gpu_memory_params{}};
+  gpu_memory_controller gpubus{"gpubus", bus_params()};
+  pcie_link link{"link"};
+  host_memory host{"host", small_host()};
+  driver d1, d2, d3, d4;
+  explicit four_targets(const std::function<void(driver&)>& body)
+      : d1("d1", body), d2("d2", body), d3("d3", body), d4("d4", body) {
+    link.set_host_size(small_host().size_bytes);
+    link.init.bind(host.tgt);
+    d1.init.bind(mem.tgt);
+    d2.init.bind(gpu.tgt);
+    d3.init.bind(gpubus.tgt);
+    d4.init.bind(link.tgt);
+  }
+};
+
 class TargetRobustness : public cdma::test::sc_fixture {};
 
 }  // namespace
@@ -199,19 +233,6 @@ TEST_F(TargetRobustness, PcieLinkAcceptsAWriteEndingAtTheHostEndAndAlwaysRefuses
 
 TEST_F(TargetRobustness, NullDataPointerIsAGenericErrorOnEveryTarget) {
   cdma::test::report_log log;
-  memory_params mp;
-  mp.size_bytes = 1 << 20;
-  mp.bandwidth_Bps = 10e9;
-  memory_target mem("mem", mp);
-  gpu_memory_params gp;  // Titan X GDDR5 (dram model)
-  gpu_memory_controller gpu("gpu", gp);
-  gpu_memory_params gb;
-  gb.model = gpu_memory_model::bus;
-  gpu_memory_controller gpubus("gpubus", gb);
-  pcie_link link("link");
-  host_memory host("host", small_host());
-  link.set_host_size(small_host().size_bytes);
-  link.init.bind(host.tgt);
   auto body = [](driver& d) {
     for (tlm_command c : {TLM_READ_COMMAND, TLM_WRITE_COMMAND}) {
       EXPECT_EQ(d.lt(c, 0x1000, nullptr, 64), TLM_GENERIC_ERROR_RESPONSE) << d.name();
@@ -219,21 +240,74 @@ TEST_F(TargetRobustness, NullDataPointerIsAGenericErrorOnEveryTarget) {
       EXPECT_EQ(d.dbg(c, 0x1000, nullptr, 64), 0u) << d.name();
     }
   };
-  driver d1("d1", body), d2("d2", body), d3("d3", body), d4("d4", body);
-  d1.init.bind(mem.tgt);
-  d2.init.bind(gpu.tgt);
-  d3.init.bind(gpubus.tgt);
-  d4.init.bind(link.tgt);
+  four_targets t(body);
   sc_start();
   // 6 accesses per target (read and write: LT, AT, debug), each one warning from the target
   // naming the address; nothing reached host memory through the link.
-  for (const char* t : {"mem", "gpu", "gpubus", "link"}) {
-    const auto w = log.warnings(t);
-    ASSERT_EQ(w.size(), 6u) << t;
+  for (const char* m : {"mem", "gpu", "gpubus", "link"}) {
+    const auto w = log.warnings(m);
+    ASSERT_EQ(w.size(), 6u) << m;
     for (const auto& e : w) EXPECT_TRUE(has(e.msg, "64 bytes at 0x1000 has a null data pointer")) << e.msg;
   }
   EXPECT_TRUE(log.warnings("host").empty());
-  EXPECT_EQ(mem.bytes_written() + mem.bytes_read(), 0u);
+  EXPECT_EQ(t.mem.bytes_written() + t.mem.bytes_read(), 0u);
+}
+
+// Breaker s19 F7: a transaction whose time (now + annotated delay) lies beyond
+// mem::max_arrival_ps = 2^62 ps is refused by every target, LT and AT, before anything is
+// booked: TLM_GENERIC_ERROR_RESPONSE, the LT delay unchanged, BEGIN_REQ completed at once, one
+// warning naming the address, the delay and the bound. Before, a delay of 2^64 - 1 ps wrapped
+// and was answered OK after a few ns (gpu 24 ns, memory_target 7.4 ns: a response before its
+// request) and 2^63 ps queued the link's later transactions ~106 days behind it. A delay
+// below the bound is served as before.
+TEST_F(TargetRobustness, EveryTargetRefusesATransactionArrivingAfter2To62Ps) {
+  cdma::test::report_log log;
+  static_assert(mem::max_arrival_ps == 4611686018427387904ull);
+  const std::vector<ps_t> late = {top, top - 1000, ps_t{1} << 63, mem::max_arrival_ps + 1};
+  auto body = [&late](driver& d) {
+    std::uint8_t b[64] = {};
+    for (const ps_t t : late) {
+      tlm_generic_payload g;
+      driver::set(g, TLM_READ_COMMAND, 0x1000, b, 64);
+      sc_time dl = sc_time::from_value(t);
+      d.init->b_transport(g, dl);
+      EXPECT_EQ(g.get_response_status(), TLM_GENERIC_ERROR_RESPONSE) << d.name() << " " << t;
+      EXPECT_EQ(dl.value(), t) << d.name();
+      tlm_generic_payload a;
+      driver::set(a, TLM_WRITE_COMMAND, 0x1000, b, 64);
+      tlm_phase ph = BEGIN_REQ;
+      sc_time da = sc_time::from_value(t);
+      EXPECT_EQ(d.init->nb_transport_fw(a, ph, da), TLM_COMPLETED) << d.name() << " " << t;
+      EXPECT_EQ(a.get_response_status(), TLM_GENERIC_ERROR_RESPONSE) << d.name() << " " << t;
+    }
+    // 1 s (1e12 ps) before the bound: served, answered after its arrival.
+    tlm_generic_payload g;
+    driver::set(g, TLM_READ_COMMAND, 0x1000, b, 64);
+    const ps_t ok = mem::max_arrival_ps - 1'000'000'000'000;
+    sc_time dl = sc_time::from_value(ok);
+    d.init->b_transport(g, dl);
+    EXPECT_EQ(g.get_response_status(), TLM_OK_RESPONSE) << d.name();
+    EXPECT_GT(dl.value(), ok) << d.name();
+    EXPECT_LT(dl.value(), ok + 10'000'000) << d.name();  // within 10 us
+  };
+  four_targets t(body);
+  sc_start();
+  // Per target 8 refusals (4 delays, LT and AT), each one warning naming the transaction;
+  // nothing was written, and nothing but the one read below the bound reached host memory.
+  for (const char* m : {"mem", "gpu", "gpubus", "link"}) {
+    const auto w = log.warnings(m);
+    ASSERT_EQ(w.size(), 8u) << m;
+    EXPECT_EQ(w[0].msg, "read of 64 bytes at 0x1000 with annotated delay 18446744073709551615 ps at time 0 ps "
+                        "arrives after 4611686018427387904 ps (2^62 ps, about 53 days of simulated time, the "
+                        "latest time a target accepts); expected time + annotated delay below that")
+        << m;
+    EXPECT_TRUE(has(w[1].msg, "write of 64 bytes at 0x1000 with annotated delay 18446744073709551615 ps")) << m;
+  }
+  EXPECT_TRUE(log.warnings("host").empty());
+  EXPECT_EQ(t.mem.bytes_written(), 0u);
+  EXPECT_EQ(t.mem.bytes_read(), 64u);
+  EXPECT_EQ(t.host.bytes_written(), 0u);
+  EXPECT_EQ(t.host.bytes_read(), 64u);
 }
 
 // ---- gpu_memory_controller: request exclusion rule -------------------------------------------

@@ -768,9 +768,12 @@ TEST(OutputInput, SweepWarnsOfABatchAxisWithALayerTimesTable) {
   EXPECT_NE(err.find("the table's kernel times are used as given at every batch (they do not scale with it)"),
             std::string::npos)
       << err;
-  // Another axis, or a batch axis with the roofline: no warning.
+  // Another axis, a batch axis with the roofline, or a batch "axis" of one value (one batch,
+  // breaker s19: it was warned of): no warning.
   for (const std::string& args : {"--grid pcie.gen=3,4 --network fmnist_cnn --layer-times " + lt + " --out " + tmp("sw_g"),
-                                  "--grid batch=1,2 --network fmnist_cnn --out " + tmp("sw_r")}) {
+                                  "--grid batch=1,2 --network fmnist_cnn --out " + tmp("sw_r"),
+                                  "--grid batch=2 --grid pcie.gen=3,4 --network fmnist_cnn --layer-times " + lt +
+                                      " --out " + tmp("sw_1")}) {
     ASSERT_EQ(cli("sweep " + args + " --emit-slurm " + tmp("sw_x.sh"), nullptr, &err), 0) << args << "\n" << err;
     EXPECT_EQ(err.find("warning"), std::string::npos) << args << "\n" << err;
   }

@@ -105,18 +105,24 @@ TEST(GapServer, AnEarlierArrivalCalledLaterFillsTheGapBeforeALaterReservation) {
   EXPECT_EQ(g.busy_until(), 1320000u);
 }
 
-TEST(GapServer, InTimeOrderItIsTheFifoServerToThePicosecond) {
-  std::mt19937_64 rng(11);
+// 200 000 random reservations in non-decreasing ready order (bursts of equal times, idle
+// gaps), one in `zero_every` of service 0 (0: none): gap_server's ends are the FIFO server's.
+namespace {
+void expect_fifo_in_time_order(unsigned seed, unsigned zero_every) {
+  std::mt19937_64 rng(seed);
   cdma::gap_server g;
   bandwidth_server fifo(0.0);
   ps_t ready = 0;
   for (int k = 0; k < 200000; ++k) {
-    ready += rng() % 3 == 0 ? 0 : rng() % 4000;  // bursts of equal times, idle gaps
-    const ps_t service = 1 + rng() % 3000;
+    ready += rng() % 3 == 0 ? 0 : rng() % 4000;
+    const ps_t service = zero_every != 0 && rng() % zero_every == 0 ? 0 : 1 + rng() % 3000;
     ASSERT_EQ(g.reserve(ready, service), fifo.reserve(ready, 0, service)) << k;
     ASSERT_EQ(g.busy_until(), fifo.busy_until()) << k;
   }
 }
+}  // namespace
+
+TEST(GapServer, InTimeOrderItIsTheFifoServerToThePicosecond) { expect_fifo_in_time_order(11, 0); }
 
 TEST(GapServer, KeepsOnlyTheLatestGaps) {
   // Ten 10-ps reservations at 100, 200, ..., 1000 leave ten gaps [0, 100), [110, 200), ...,
@@ -133,3 +139,21 @@ TEST(GapServer, KeepsOnlyTheLatestGaps) {
   EXPECT_EQ(g.reserve(1115, 10), 1125u);
   EXPECT_EQ(g.reserve(1111, 3), 1128u);
 }
+
+// Breaker s19: a zero-length reservation ready inside a busy stretch waits for its end, as
+// with bandwidth_server (gap_server returned `ready` through an empty gap slot: reserve(0, 0)
+// after reserve(0, 100) gave 0, the FIFO server 100); it may land strictly inside a kept gap
+// and occupies nothing there. Hand values.
+TEST(GapServer, AZeroLengthReservationWaitsBehindTheBusyStretchItArrivesIn) {
+  cdma::gap_server g;
+  EXPECT_EQ(g.reserve(0, 100), 100u);
+  EXPECT_EQ(g.reserve(0, 0), 100u);    // busy [0, 100): at its end
+  EXPECT_EQ(g.reserve(50, 0), 100u);
+  EXPECT_EQ(g.reserve(1000, 10), 1010u);  // leaves the gap [100, 1000)
+  EXPECT_EQ(g.reserve(500, 0), 500u);     // strictly inside the gap
+  EXPECT_EQ(g.reserve(1000, 0), 1010u);   // at the gap's end the server is busy: after it
+  EXPECT_EQ(g.reserve(100, 900), 1000u);  // the whole gap is still free: fits exactly
+  EXPECT_EQ(g.busy_until(), 1010u);
+}
+
+TEST(GapServer, InTimeOrderWithZeroLengthReservationsItIsTheFifoServer) { expect_fifo_in_time_order(12, 4); }

@@ -183,11 +183,14 @@ public:
       end_ = ready + service;
       return end_;
     }
+    // A zero-length reservation fits a gap only strictly inside it (need 1 ps), so that it
+    // waits behind a busy stretch it arrives in, as with bandwidth_server; it occupies nothing.
+    const ps_t need = service != 0 ? service : 1;
     unsigned best = kGaps;
     ps_t best_start = end_;
     for (unsigned i = 0; i < kGaps; ++i) {
       const ps_t st = std::max(ready, gs_[i]);
-      if (st + service <= ge_[i] && st < best_start) {
+      if (st + need <= ge_[i] && st < best_start) {
         best = i;
         best_start = st;
       }
@@ -196,6 +199,7 @@ public:
       end_ += service;
       return end_;
     }
+    if (service == 0) return best_start;
     // [best_start, + service) taken from gap `best`: its left part stays in the slot, its
     // right part is kept as the newest gap.
     const ps_t e = best_start + service, right_end = ge_[best];

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <systemc>
 #include <tlm>
+#include "tlm/core/sc_time_util.h"
+#include "tlm/core/units.h"
 #include "tlm/memory/backing_store.h"
 
 namespace cdma::mem {
@@ -32,6 +34,43 @@ inline bool check_data_ptr(tlm::tlm_generic_payload& trans, const char* who) {
   const tlm::tlm_command cmd = trans.get_command();
   if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND) return true;
   return null_data_error(trans, who);
+}
+
+/// Latest time a transaction may arrive at a target of the library (the kernel's time + the
+/// annotated delay), ps: 2^62 ps, about 53 days of simulated time. A model bound far beyond
+/// any run, not a hardware figure: a target's service times (each at most ~4.3e15 ps,
+/// memory_params::min_bandwidth_Bps) then stay far inside the 64-bit picosecond timeline.
+/// Before it (breaker s18 F7, fixed in session 20), an annotated delay of 2^64 - 1 ps wrapped: every target answered
+/// it OK with a delay of a few ns, a response before its request.
+constexpr ps_t max_arrival_ps = ps_t{1} << 62;
+
+[[gnu::cold, gnu::noinline]] inline bool late_arrival_error(tlm::tlm_generic_payload& trans,
+                                                            const sc_core::sc_time& delay,
+                                                            const char* who) {
+  std::ostringstream os;
+  os << (trans.get_command() == tlm::TLM_READ_COMMAND    ? "read"
+         : trans.get_command() == tlm::TLM_WRITE_COMMAND ? "write"
+                                                         : "transaction")
+     << " of " << trans.get_data_length() << " bytes at 0x" << std::hex << trans.get_address()
+     << std::dec << " with annotated delay " << to_ps(delay) << " ps at time " << now_ps()
+     << " ps arrives after " << max_arrival_ps
+     << " ps (2^62 ps, about 53 days of simulated time, the latest time a target accepts); "
+        "expected time + annotated delay below that";
+  SC_REPORT_WARNING(who, os.str().c_str());
+  trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+  return false;
+}
+
+/// True if a transaction with annotated delay `delay` arrives by max_arrival_ps (the kernel's
+/// time + delay, without wrapping past 2^64); else sets TLM_GENERIC_ERROR_RESPONSE, warns from
+/// `who` naming the address, the delay, the time and the bound, and returns false. Every
+/// target of the library (memory_target, host_memory, gpu_memory_controller, pcie_link)
+/// applies it in b_transport and on BEGIN_REQ before it books anything.
+inline bool check_arrival(tlm::tlm_generic_payload& trans, const sc_core::sc_time& delay,
+                          const char* who) {
+  const ps_t now = now_ps(), d = to_ps(delay);
+  if (now <= max_arrival_ps && d <= max_arrival_ps - now) return true;
+  return late_arrival_error(trans, delay, who);
 }
 
 /// Range query: a debug transport (transport_dbg) with TLM_IGNORE_COMMAND carrying this

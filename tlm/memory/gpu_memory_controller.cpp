@@ -273,6 +273,7 @@ sc_time gpu_memory_controller::delay_to(ps_t abs_ps) {
 // ---- LT -------------------------------------------------------------------------------------
 
 void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& delay) {
+  if (!mem::check_arrival(trans, delay, name())) return;
   const ps_t ready = now_ps(delay);
   if (!functional(trans)) return;
   const std::uint64_t len = trans.get_data_length();
@@ -305,6 +306,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
       SC_REPORT_ERROR(name(), os.str().c_str());
       return TLM_COMPLETED;
     }
+    if (!mem::check_arrival(trans, delay, name())) return TLM_COMPLETED;  // error response
     if (trans.has_mm()) trans.acquire();
     const ps_t arrival = at_ps(delay);
     if (dram_ && outstanding_ >= max_out_) {

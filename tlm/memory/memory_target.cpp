@@ -89,6 +89,7 @@ ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
 // ---- LT -------------------------------------------------------------------------------------
 
 void memory_target::b_transport(tlm_generic_payload& trans, sc_time& delay) {
+  if (!mem::check_arrival(trans, delay, name())) return;
   const ps_t done = execute(trans, now_ps(delay));
   if (trans.is_response_ok()) delay = to_sc(done) - sc_now();
 }
@@ -98,6 +99,7 @@ void memory_target::b_transport(tlm_generic_payload& trans, sc_time& delay) {
 tlm_sync_enum memory_target::nb_transport_fw(tlm_generic_payload& trans, tlm_phase& phase,
                                              sc_time& delay) {
   if (phase == BEGIN_REQ) {
+    if (!mem::check_arrival(trans, delay, name())) return TLM_COMPLETED;  // error response
     if (trans.has_mm()) trans.acquire();
     // The request is accepted at once (END_REQ on the return path); the access is done now
     // functionally and its response is scheduled at finish + latency.

@@ -423,7 +423,8 @@ void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {
     trans.set_response_status(TLM_OK_RESPONSE);
     return;
   }
-  if (!mem::check_data_ptr(trans, name()) || !check_whole(trans)) return;  // no TLP, no time
+  if (!mem::check_data_ptr(trans, name()) || !check_whole(trans) || !mem::check_arrival(trans, delay, name()))
+    return;  // no TLP, no time
   const ps_t t0 = now_ps(delay);
   const ps_t done = trans.is_write() ? lt_write(trans, t0) : lt_read(trans, t0);
   delay = to_sc(done) - sc_now();
@@ -434,6 +435,7 @@ void pcie_link::b_transport(tlm_generic_payload& trans, sc_time& delay) {
 tlm_sync_enum pcie_link::nb_transport_fw(tlm_generic_payload& trans, tlm_phase& phase,
                                          sc_time& delay) {
   if (phase == BEGIN_REQ) {
+    if (!mem::check_arrival(trans, delay, name())) return TLM_COMPLETED;  // error response
     if (trans.has_mm()) trans.acquire();
     peq_.notify(trans, phase, delay);
     return TLM_ACCEPTED;
