@@ -253,7 +253,7 @@ TEST_F(TargetRobustness, NullDataPointerIsAGenericErrorOnEveryTarget) {
   EXPECT_EQ(t.mem.bytes_written() + t.mem.bytes_read(), 0u);
 }
 
-// Breaker s19 F7: a transaction whose time (now + annotated delay) lies beyond
+// Breaker s18 F7 (fixed in session 20): a transaction whose time (now + annotated delay) lies beyond
 // mem::max_arrival_ps = 2^62 ps is refused by every target, LT and AT, before anything is
 // booked: TLM_GENERIC_ERROR_RESPONSE, the LT delay unchanged, BEGIN_REQ completed at once, one
 // warning naming the address, the delay and the bound. Before, a delay of 2^64 - 1 ps wrapped
