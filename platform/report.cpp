@@ -126,7 +126,7 @@ double zero_fraction(const run_report& r, std::size_t i) {
 /// x16 on: 25.6 GB/s against 28.7 GB/s), else "": the report's header says which one bounds
 /// the offloads and prefetches (new-user trial s20 F4: Gen4 and Gen5 gave one answer, and
 /// nothing in the output said why).
-std::string host_memory_bound_note(const platform_config& c) {
+static std::string host_memory_bound_note(const platform_config& c) {
   const double link = pcie::mwr_payload_rate_Bps(c.pcie);
   if (!(c.host_mem.bandwidth_Bps < link)) return "";
   return " (bounds the transfers: below the link's " + fmt("%.1f", link / 1e9) + " GB/s of MWr payload)";
