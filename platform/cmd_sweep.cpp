@@ -780,24 +780,30 @@ int sweep_command(const std::vector<std::string>& args) {
       } catch (const std::exception&) {  // reported with the plan's other checks below
       }
       for (const grid_axis& ax : grid) {
+        if (preset_axis(ax.name)) {
+          // The platform preset: the configuration each row starts from, the passed options on
+          // top (make_plan). Beside a --preset or --config option it would be replaced (or the
+          // runs refused: --preset and --config both given).
+          std::string passed_preset, passed_config;
+          try {
+            check_config(pass, nullptr, nullptr, &passed_config, nullptr, &passed_preset);
+          } catch (const std::exception&) {  // reported with the plan's other checks below
+          }
+          if (!passed_preset.empty() || !passed_config.empty())
+            throw config_error("--grid preset and the passed option " +
+                               (passed_preset.empty() ? "--config " + printable(passed_config)
+                                                      : "--preset " + printable(passed_preset)) +
+                               " both choose the platform; expected one of them (a --grid preset row starts from "
+                               "its preset, the other options apply on top)");
+        }
         std::vector<json> setting(ax.values.size());
         for (std::size_t x = 0; x < ax.values.size(); ++x) {
           if (preset_axis(ax.name)) {
-            // The platform preset: the configuration each row starts from, the passed options
-            // on top (make_plan). Beside a --preset or --config option it would be replaced
-            // (or the runs refused: --preset and --config both given).
-            std::string passed_preset, passed_config;
             try {
-              check_config(pass, nullptr, nullptr, &passed_config, nullptr, &passed_preset);
-            } catch (const std::exception&) {  // reported with the plan's other checks below
+              preset(ax.values[x]);
+            } catch (const config_error& e) {  // named as the --grid value it is, as other axes' values
+              throw config_error("--grid: preset = \"" + printable(ax.values[x]) + "\": " + e.what());
             }
-            if (!passed_preset.empty() || !passed_config.empty())
-              throw config_error("--grid preset and the passed option " +
-                                 (passed_preset.empty() ? "--config " + printable(passed_config)
-                                                        : "--preset " + printable(passed_preset)) +
-                                 " both choose the platform; expected one of them (a --grid preset row starts from "
-                                 "its preset, the other options apply on top)");
-            preset(ax.values[x]);  // an unknown name: config_error listing the presets
             try {
               std::vector<std::string> args = {"--preset", ax.values[x]};
               args.insert(args.end(), pass.begin(), pass.end());
