@@ -12,8 +12,10 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "tests/support/payload.h"
+#include "tests/support/report_log.h"
 #include "tests/support/sc_fixture.h"
 #include "tlm/core/payload_pool.h"
 #include "tlm/core/protocol_checker.h"
@@ -687,4 +689,72 @@ TEST_F(PcieLinkTest, OneTagWithSlowHostMemoryIsOneRequestAtATime) {
   // One read alone: its 8 requests in sequence, whatever came before it.
   const ps_t one = burst(lp, hp, false, 1, 4096);
   EXPECT_NEAR(static_cast<double>(one) / (8.0 * static_cast<double>(req)), 1.0, 0.005);
+}
+
+namespace {
+// A host memory written in the blocking style: b_transport waits 250 ns per access (what an
+// AT-only target behind simple_target_socket does in its b-to-nb conversion) and stores the
+// bytes at [buf_addr, buf_addr + size).
+struct waiting_host : sc_module {
+  tlm_utils::simple_target_socket<waiting_host> tgt;
+  std::vector<std::uint8_t> mem;
+  std::uint64_t accesses = 0;
+  waiting_host(sc_module_name n, std::uint64_t size) : sc_module(n), tgt("tgt"), mem(size, 0) {
+    tgt.register_b_transport(this, &waiting_host::b_transport);
+  }
+  void b_transport(tlm_generic_payload& gp, sc_time& delay) {
+    wait(delay + sc_time(250, SC_NS));
+    delay = SC_ZERO_TIME;
+    ++accesses;
+    const std::uint64_t off = gp.get_address() - buf_addr;
+    ASSERT_LE(off + gp.get_data_length(), mem.size());
+    if (gp.is_write())
+      std::copy_n(gp.get_data_ptr(), gp.get_data_length(), mem.begin() + static_cast<long>(off));
+    else
+      std::copy_n(mem.begin() + static_cast<long>(off), gp.get_data_length(), gp.get_data_ptr());
+    gp.set_response_status(TLM_OK_RESPONSE);
+  }
+};
+
+// The link's warnings that say host memory waited inside b_transport.
+std::size_t waited_warnings(const cdma::test::report_log& log) {
+  std::size_t n = 0;
+  for (const auto& w : log.warnings("link"))
+    n += w.msg.find("host memory called wait() inside b_transport (simulated time advanced by ") == 0 &&
+         w.msg.find(" during a write of ") != std::string::npos;
+  return n;
+}
+}  // namespace
+
+// Integrator trial s21 F1: a host memory that waits inside b_transport serialises the root
+// complex's host accesses (the link reaches host memory through b_transport only). The data
+// still arrives, the link says so once, and the time shows the serialisation: 1 MiB in MWr of
+// MPS = 256 B is 4096 host accesses (AT: one per MWr) of at least 250 ns each, >= 1.024 ms,
+// against ~33 us for the same write on the project's host memory.
+TEST_F(PcieLinkTest, HostMemoryThatWaitsInBTransportIsSerialisedAndWarnedOnce) {
+  for (bool at : {false, true}) {
+    cdma::test::reset_systemc_context();
+    cdma::test::report_log log;
+    driver drv{"drv"};
+    pcie_link link("link", pcie::link_params{});
+    waiting_host host("host", MiB);
+    drv.init.bind(link.tgt);
+    link.init.bind(host.tgt);
+    std::vector<xfer> xs{{false, buf_addr, MiB}};
+    drv.at = at;
+    drv.xs = &xs;
+    sc_start();
+    EXPECT_EQ(xs[0].status, TLM_OK_RESPONSE) << (at ? "AT" : "LT");
+    EXPECT_EQ(std::count(host.mem.begin(), host.mem.end(), 0x33), static_cast<long>(MiB));
+    EXPECT_EQ(waited_warnings(log), 1u) << (at ? "AT" : "LT");
+    if (at) {
+      EXPECT_EQ(host.accesses, MiB / 256);
+      EXPECT_GE(xs[0].time, static_cast<ps_t>(MiB / 256) * 250000);
+    }
+  }
+  // The project's host memory annotates: no warning, the link's time.
+  cdma::test::report_log log;
+  const auto xs = run(pcie::link_params{}, true, {{false, buf_addr, MiB}});
+  EXPECT_EQ(waited_warnings(log), 0u);
+  EXPECT_LT(xs[0].time, 100000000u);  // < 100 us
 }

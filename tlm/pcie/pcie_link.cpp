@@ -182,11 +182,27 @@ ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::
   const ps_t now = now_ps();
   sc_time delay = to_sc(std::max(ready_ps, now) - now);
   init->b_transport(sub, delay);
+  if (!host_waited_ && now_ps() != now) warn_host_waited(sub, now_ps() - now);
   if (owns) sub_busy_ = false;
   if (ok != nullptr) *ok = sub.is_response_ok();
   if (!sub.is_response_ok() && trans.is_response_ok())
     trans.set_response_status(sub.get_response_status());
   return now_ps(delay);
+}
+
+void pcie_link::warn_host_waited(const tlm_generic_payload& sub, ps_t waited) {
+  host_waited_ = true;
+  std::ostringstream os;
+  os << "host memory called wait() inside b_transport (simulated time advanced by "
+     << to_sc(waited) << " during a " << (sub.is_read() ? "read" : "write") << " of "
+     << sub.get_data_length() << " bytes at 0x" << std::hex << sub.get_address() << std::dec
+     << "): the root complex reaches host memory through b_transport, one access at a time per "
+        "process, so a host memory that calls wait() there serialises the link's host accesses "
+        "and every transfer is bounded by those waits, not by the link (LT and AT alike). Expected: "
+        "a host memory that answers b_transport with an annotated delay (added to the delay "
+        "argument, no wait()); an AT-only target behind simple_target_socket waits in its "
+        "b_transport-to-nb_transport conversion. (Warned once per link.)";
+  SC_REPORT_WARNING(name(), os.str().c_str());
 }
 
 // ---- LT -------------------------------------------------------------------------------------

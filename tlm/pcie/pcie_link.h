@@ -228,6 +228,10 @@ private:
   /// way (sub_busy_: the target may wait()), a nested or concurrent access uses its own.
   tlm::tlm_generic_payload sub_;
   bool sub_busy_ = false;
+  /// Host memory advanced simulated time inside b_transport (it called wait()): warned once
+  /// (warn_host_waited()), since the link's host accesses are then serialised.
+  bool host_waited_ = false;
+  void warn_host_waited(const tlm::tlm_generic_payload& sub, ps_t waited);
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
   /// LT: posted (PH/PD, d2h MWr), non-posted (NPH, d2h MRd) and completion (CplH/CplD, h2d
