@@ -7,6 +7,8 @@
 #   <prefix>/lib/cmake/cdma_vp/cdma_vpConfig.cmake (+ Version, Targets)
 #                                                          find_package(cdma_vp) -> cdma::tlm
 #   <prefix>/lib/pkgconfig/cdma_vp.pc                      pkg-config --cflags --libs cdma_vp
+#   <prefix>/share/doc/cdma_vp/*.md                        the model pages and user guide
+#                                                          (docs/*.md, without docs/dev)
 # Everything is relocatable (paths relative to the installed files).
 include(CMakePackageConfigHelpers)
 
@@ -17,6 +19,13 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/tlm/
         DESTINATION include/cdma_vp/tlm
         COMPONENT cdma_vp_devel
         FILES_MATCHING PATTERN "*.h")
+# The documentation an integrator reads (wiring: user-guide.md; registers: cdma_registers.md),
+# so that an install alone points to it (integrator trial s21 F8).
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/cdma_vp COMPONENT cdma_vp_devel)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
+        DESTINATION share/doc/cdma_vp
+        COMPONENT cdma_vp_devel
+        PATTERN "dev" EXCLUDE)
 install(TARGETS cdma_tlm EXPORT cdma_vp_targets
         ARCHIVE DESTINATION ${CDMA_VP_INSTALL_LIBDIR} COMPONENT cdma_vp_devel
         LIBRARY DESTINATION ${CDMA_VP_INSTALL_LIBDIR} COMPONENT cdma_vp_devel)

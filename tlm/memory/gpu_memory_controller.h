@@ -127,8 +127,8 @@ struct gpu_memory_params {
 /// (LT 0.895), with 2560 0.892 (docs/dram.md, Parameters).
 unsigned default_max_outstanding(const dram::dram_spec& s);
 
-/// Optional, ignorable extension naming the initiator (and a free label, e.g. the layer) of a
-/// transaction, for the per-initiator statistics. Without it a transaction counts as id 0.
+/// Optional, ignorable extension naming the initiator of a transaction (`id`), for the
+/// per-initiator statistics (traffic(id)). Without it a transaction counts as id 0.
 struct dram_initiator_ext : tlm::tlm_extension<dram_initiator_ext> {
   unsigned id = 0;
   explicit dram_initiator_ext(unsigned i = 0) : id(i) {}
