@@ -196,12 +196,14 @@ void pcie_link::warn_host_waited(const tlm_generic_payload& sub, ps_t waited) {
   os << "host memory called wait() inside b_transport (simulated time advanced by "
      << to_sc(waited) << " during a " << (sub.is_read() ? "read" : "write") << " of "
      << sub.get_data_length() << " bytes at 0x" << std::hex << sub.get_address() << std::dec
-     << "): the root complex reaches host memory through b_transport, one access at a time per "
-        "process, so a host memory that calls wait() there serialises the link's host accesses "
-        "and every transfer is bounded by those waits, not by the link (LT and AT alike). Expected: "
-        "a host memory that answers b_transport with an annotated delay (added to the delay "
-        "argument, no wait()); an AT-only target behind simple_target_socket waits in its "
-        "b_transport-to-nb_transport conversion. (Warned once per link.)";
+     << "): the root complex reaches host memory through b_transport, and such a call holds "
+        "the calling process for the whole access. AT: from now on each host access runs in a "
+        "worker thread of its own, so they overlap (only this first one held the link). LT: "
+        "every transfer waits for its host accesses in turn, so LT times include those waits; "
+        "for LT give the link a host memory that answers b_transport with an annotated delay "
+        "(added to the delay argument, no wait()). (An AT-only target behind "
+        "simple_target_socket waits in its b_transport-to-nb_transport conversion.) Warned "
+        "once per link.";
   SC_REPORT_WARNING(name(), os.str().c_str());
 }
 
@@ -708,18 +710,20 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
   }
   txn* t = x->t;
   switch (x->k) {
-    case tlp::kind::mwr: {  // root complex writes host memory
-      const ps_t done = host_access(*t->gp, x->off, x->len, now_ps() + p.rc_latency_ps);
-      t->done = std::max(t->done, done);
-      if (--t->pending == 0) finish_txn(t);
+    case tlp::kind::mwr:  // root complex writes host memory
+      if (host_waited_) {
+        ++host_writes_in_flight_;
+        dispatch_host_job({t, nullptr, x->off, x->len, now_ps() + p.rc_latency_ps});
+      } else {
+        host_write_done(t, host_access(*t->gp, x->off, x->len, now_ps() + p.rc_latency_ps));
+      }
       break;
-    }
     case tlp::kind::mrd: {  // root complex reads host memory, then completes
       request* r = x->req;
-      const ps_t ready = host_access(*t->gp, r->off, r->len, now_ps() + p.rc_latency_ps);
-      r->failed = !t->gp->is_response_ok();
-      schedule(action{action::kind::cpl_ready, d, nullptr, dllp{}, r},
-               ready + p.rc_latency_ps);
+      if (host_waited_)
+        dispatch_host_job({t, r, r->off, r->len, now_ps() + p.rc_latency_ps});
+      else
+        host_read_done(t, r, host_access(*t->gp, r->off, r->len, now_ps() + p.rc_latency_ps));
       break;
     }
     case tlp::kind::cpld: {  // endpoint: completions of one request arrive in order
@@ -738,6 +742,46 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
     }
   }
   free_tlp(x);
+}
+
+void pcie_link::host_write_done(txn* t, ps_t done) {
+  t->done = std::max(t->done, done);
+  if (--t->pending == 0) finish_txn(t);
+}
+
+void pcie_link::host_read_done(txn* t, request* r, ps_t done) {
+  r->failed = !t->gp->is_response_ok();
+  // (The MRd arrived on d2h; its completions go back on h2d.)
+  schedule(action{action::kind::cpl_ready, D2H, nullptr, dllp{}, r}, done + params_.rc_latency_ps);
+}
+
+void pcie_link::dispatch_host_job(const host_job& j) {
+  host_jobs_.push_back(j);
+  if (host_jobs_.size() > host_idle_workers_)  // every worker busy: one more
+    sc_core::sc_spawn([this] { host_worker(); }, sc_core::sc_gen_unique_name("host_worker"));
+  host_job_ev_.notify();
+}
+
+void pcie_link::host_worker() {
+  for (;;) {
+    while (host_jobs_.empty()) {
+      ++host_idle_workers_;
+      sc_core::wait(host_job_ev_);
+      --host_idle_workers_;
+    }
+    const host_job j = host_jobs_.front();
+    host_jobs_.pop_front();
+    if (j.r == nullptr) {
+      host_write_done(j.t, host_access(*j.t->gp, j.off, j.len, j.ready));
+      --host_writes_in_flight_;
+      host_writes_ev_.notify();
+    } else {
+      // PCIe ordering: a read does not pass a posted write issued before it (PCIe Base Spec,
+      // Transaction Ordering): wait for the writes in flight (conservatively, all of them).
+      while (host_writes_in_flight_ != 0) sc_core::wait(host_writes_ev_);
+      host_read_done(j.t, j.r, host_access(*j.t->gp, j.off, j.len, j.ready));
+    }
+  }
 }
 
 void pcie_link::release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data) {

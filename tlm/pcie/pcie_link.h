@@ -229,9 +229,31 @@ private:
   tlm::tlm_generic_payload sub_;
   bool sub_busy_ = false;
   /// Host memory advanced simulated time inside b_transport (it called wait()): warned once
-  /// (warn_host_waited()), since the link's host accesses are then serialised.
+  /// (warn_host_waited()). From then on the AT root complex makes each host access in a
+  /// worker thread of its own (host_job), so that accesses overlap as with a host memory that
+  /// annotates, instead of holding the link's action thread for each wait.
   bool host_waited_ = false;
   void warn_host_waited(const tlm::tlm_generic_payload& sub, ps_t waited);
+  /// An AT host access handed to a worker: a TLP's MWr data (r == nullptr) or an MRd's read.
+  struct host_job {
+    txn* t = nullptr;
+    request* r = nullptr;
+    std::uint64_t off = 0, len = 0;
+    ps_t ready = 0;  ///< the access's start (its arrival + rc_latency), ps
+  };
+  /// Queues `j` for a worker (a new one is spawned when every worker is busy).
+  void dispatch_host_job(const host_job& j);
+  /// Worker thread: runs queued host jobs, waiting on host_job_ev_ when there are none.
+  void host_worker();
+  /// The part of on_tlp_arrive() after the host access: a write's completion, a read's
+  /// completions scheduled (`done`: the access's end).
+  void host_write_done(txn* t, ps_t done);
+  void host_read_done(txn* t, request* r, ps_t done);
+  std::deque<host_job> host_jobs_;
+  sc_core::sc_event host_job_ev_;     ///< a job was queued
+  sc_core::sc_event host_writes_ev_;  ///< a worker's MWr finished
+  unsigned host_idle_workers_ = 0;    ///< workers waiting for a job (or woken, not yet run)
+  unsigned host_writes_in_flight_ = 0;  ///< MWr jobs queued or running (an MRd waits for them)
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
   /// LT: posted (PH/PD, d2h MWr), non-posted (NPH, d2h MRd) and completion (CplH/CplD, h2d
