@@ -12,6 +12,7 @@
 
 #include "support/trial_network.h"
 #include "workloads/activations/activation_source.h"
+#include "workloads/io/csv.h"
 #include "workloads/network/network.h"
 
 namespace wl = cdma::workloads;
@@ -378,6 +379,33 @@ TEST(TrainingProfile, NamesNotInTheNetworkAreReportedAllAtOnce) {
       << w;
   // Without `match` the densities are the same.
   EXPECT_EQ(wl::training_profile_densities(csv, 1.0, net), d);
+}
+
+TEST(TrainingProfile, ALongListOfUnknownNamesShowsTwentyAndCountsTheRest) {
+  // Breaker s20: 20 000 profile names not in the network made a 209 KB warning line. 25 unknown
+  // names (u00 .. u24) beside conv1: the warning names the first 20 in file order, then
+  // "... and 5 more"; the count in front is the whole 25.
+  std::vector<std::pair<std::string, double>> rows{{"conv1", 0.5}};
+  for (int i = 0; i < 25; ++i) rows.push_back({(i < 10 ? "u0" : "u") + std::to_string(i), 0.5});
+  const auto [net, csv] = trial_net_and_profile("many", rows);
+  wl::density_profile_match m;
+  wl::training_profile_densities(csv, 0.0, net, &m);
+  ASSERT_EQ(m.unknown.size(), 25u);
+  std::string want = csv + ": 25 layer names of the density profile are not layers of network mynet: ";
+  for (int i = 0; i < 20; ++i) want += std::string(i ? ", " : "") + "'u" + (i < 10 ? "0" : "") + std::to_string(i) + "'";
+  want += ", ... and 5 more (";
+  const std::string w = m.warning("mynet");
+  EXPECT_EQ(w.rfind(want, 0), 0u) << w;
+  EXPECT_LT(w.size(), 600u);
+}
+
+TEST(CsvJoined, AtMostMaxShownThenHowManyMore) {
+  namespace csv = cdma::workloads::csv;
+  EXPECT_EQ(csv::joined({}), "");
+  EXPECT_EQ(csv::joined({"a"}), "a");
+  EXPECT_EQ(csv::joined({"a", "b", "c"}, 3), "a, b, c");
+  EXPECT_EQ(csv::joined({"a", "b", "c", "d"}, 3), "a, b, c, ... and 1 more");
+  EXPECT_EQ(csv::joined({"a", "b", "c", "d"}, 0), "... and 4 more");
 }
 
 TEST(RealActivations, NameMatchingNoLayerAndWrongShapeAreErrors) {

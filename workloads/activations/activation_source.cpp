@@ -453,10 +453,8 @@ void npz_activation_source::validate(const network& net) const {
                            " (expected a layer output key such as '" + net.layers.front().output_key +
                            "'; a name map can rename tensors, or leave one out with null)");
   if (!unknown.empty()) {
-    std::string list;
-    for (const std::string& u : unknown) list += (list.empty() ? "" : ", ") + u;
     throw activation_error(path_ + ": " + std::to_string(unknown.size()) + " tensors match no layer of network " +
-                           net.name + ": " + list + " (expected layer output keys such as '" +
+                           net.name + ": " + csv::joined(unknown) + " (expected layer output keys such as '" +
                            net.layers.front().output_key + "'; a name map can rename tensors, or leave them out with null)");
   }
   int images = -1;
@@ -941,8 +939,9 @@ std::string density_profile_match::summary() const {
 
 std::string density_profile_match::warning(const std::string& network_name) const {
   if (unknown.empty()) return "";
-  std::string list;
-  for (const std::string& u : unknown) list += (list.empty() ? "'" : ", '") + workloads::csv::shown(u) + "'";
+  std::vector<std::string> quoted;
+  for (const std::string& u : unknown) quoted.push_back("'" + workloads::csv::shown(u) + "'");
+  const std::string list = workloads::csv::joined(quoted);
   return path + ": " + std::to_string(unknown.size()) +
          (unknown.size() == 1 ? " layer name of the density profile is not a layer of network "
                               : " layer names of the density profile are not layers of network ") +

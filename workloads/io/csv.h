@@ -8,6 +8,7 @@
 #pragma once
 #include <cctype>
 #include <cstdio>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,16 @@ inline std::string shown(const std::string& s, std::size_t max = 60) {
       out += b;
     }
   }
+  return out;
+}
+
+/// `items` joined with ", " for a message, at most `max_shown` of them: a longer list ends with
+/// ", ... and N more" (a file with thousands of bad names gives a readable line: breaker s20).
+inline std::string joined(const std::vector<std::string>& items, std::size_t max_shown = 20) {
+  std::string out;
+  const std::size_t n = std::min(items.size(), max_shown);
+  for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > n) out += (n ? ", ... and " : "... and ") + std::to_string(items.size() - n) + " more";
   return out;
 }
 
