@@ -9,6 +9,7 @@
 #include "tlm/codec/window.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/memory/access_check.h"
+#include "tlm/memory/memory_target.h"
 
 namespace cdma {
 
@@ -71,6 +72,7 @@ void cdma_engine_params::validate() const {
     fail("unit_bytes_per_cycle x clock_hz", str(unit_bytes_per_cycle * clock_hz),
          "a unit rate >= 1 B/s (e.g. 32 x 1e9)");
   if (queue_depth < 2) fail("queue_depth", std::to_string(queue_depth), "at least 2 ring entries");
+  memory_params::check_latency("cdma_engine_params.register_latency_ps", register_latency_ps);
   if (xbar_Bps != 0.0 && !(std::isfinite(xbar_Bps) && xbar_Bps >= 1.0))
     fail("xbar_Bps", str(xbar_Bps), "0 (unlimited) or a finite rate >= 1 B/s");
 }
@@ -81,6 +83,7 @@ cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params&
       codec_caps_(probe_codec_caps()), regs_(regs_config(p_, codec_caps_)),
       at_peq_(this, &cdma_engine::at_peq_cb) {
   regs.register_b_transport(this, &cdma_engine::b_transport);
+  regs.register_nb_transport_fw(this, &cdma_engine::regs_nb_transport_fw);
   regs.register_transport_dbg(this, &cdma_engine::transport_dbg);
   regs.register_get_direct_mem_ptr(this, &cdma_engine::get_direct_mem_ptr);
   gpu_mem.register_nb_transport_bw(this, &cdma_engine::nb_transport_bw);
@@ -469,14 +472,17 @@ void cdma_engine::on_coalesce_timeout() {
 // ---- register target (all decoding is in cdma_regs) ---------------------------------------
 
 void cdma_engine::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d) {
+  // As every target of the library: a delay past mem::max_arrival_ps is refused before the
+  // latency is added (2^64 - 1001 ps + 10 ns wrapped to 9 ns: breaker s21).
+  if (!mem::check_arrival(p, d, name())) return;
   d += to_sc(p_.register_latency_ps);
-  transport_dbg(p);
-}
-
-unsigned int cdma_engine::transport_dbg(tlm::tlm_generic_payload& p) {
-  // The same access rules for debug and timed accesses: a register block has no backdoor
-  // that bypasses its side effects.
-  if (!mem::check_data_ptr(p, name())) return 0;  // null data pointer: generic error, warned
+  if (!mem::check_data_ptr(p, name())) return;  // null data pointer: generic error, warned
+  // A command other than read / write is a command error whatever its shape (the ignore
+  // command executes nothing: memory.md).
+  if (!p.is_read() && !p.is_write()) {
+    reg_response(p, reg_access::command_error);
+    return;
+  }
   reg_access a = cdma_regs::check(p.get_address(), p.get_data_length(), p.get_streaming_width(),
                                   p.get_byte_enable_ptr() != nullptr);
   std::uint32_t v = 0;
@@ -484,16 +490,44 @@ unsigned int cdma_engine::transport_dbg(tlm::tlm_generic_payload& p) {
     if (p.is_read()) {
       a = regs_.read(p.get_address(), v);
       if (a == reg_access::ok) store_le32(p.get_data_ptr(), v);
-    } else if (p.is_write()) {
+    } else {
       const std::uint32_t gen = regs_.generation();
       a = regs_.write(p.get_address(), load_le32(p.get_data_ptr()));
       if (regs_.generation() != gen) coalesce_ev_.cancel();  // soft reset
       doorbell_ev_.notify(sc_core::SC_ZERO_TIME);
       update_irq();
-    } else {
-      a = reg_access::command_error;
     }
   }
+  reg_response(p, a);
+}
+
+tlm::tlm_sync_enum cdma_engine::regs_nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph,
+                                                     sc_core::sc_time& d) {
+  if (ph == tlm::BEGIN_REQ) {
+    b_transport(p, d);
+    return tlm::TLM_COMPLETED;
+  }
+  if (ph == tlm::END_RESP) {  // every transaction completed on its BEGIN_REQ: none in progress
+    mem::stray_end_resp(p, name());
+    return tlm::TLM_COMPLETED;
+  }
+  return mem::other_fw_phase(p, ph, name());
+}
+
+unsigned int cdma_engine::transport_dbg(tlm::tlm_generic_payload& p) {
+  if (!mem::check_data_ptr(p, name())) return 0;  // null data pointer: generic error, warned
+  if (!p.is_read()) return reg_response(p, reg_access::command_error);
+  const unsigned len = p.get_data_length();
+  reg_access a = cdma_regs::check(p.get_address(), len, len, false);
+  std::uint32_t v = 0;
+  if (a == reg_access::ok) {
+    a = regs_.read(p.get_address(), v);
+    if (a == reg_access::ok) store_le32(p.get_data_ptr(), v);
+  }
+  return reg_response(p, a);
+}
+
+unsigned int cdma_engine::reg_response(tlm::tlm_generic_payload& p, reg_access a) {
   switch (a) {
     case reg_access::ok: p.set_response_status(tlm::TLM_OK_RESPONSE); return 4;
     case reg_access::address_error: p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); break;

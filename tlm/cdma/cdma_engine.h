@@ -75,7 +75,7 @@ struct cdma_engine_params {
   /// Largest descriptor ring accepted (RING_MAX register), entries; >= 2 (validate()). Default 4096
   /// (a 256 KiB ring; model choice). Platform key `cdma.queue_depth`.
   std::size_t queue_depth = 4096;
-  ps_t register_latency_ps = 10000;      ///< MMIO access time (10 ns; model estimate)
+  ps_t register_latency_ps = 10000;      ///< MMIO access time (10 ns; model estimate), 0 .. 1e12 ps (1 s, memory_params::max_latency_ps)
   /// Reset value of IRQ_COALESCE_COUNT: raise DONE once per this many finished descriptors
   /// (0 or 1: every descriptor). Errors are never coalesced.
   unsigned irq_coalesce_count = 1;
@@ -107,7 +107,7 @@ struct cdma_engine_params {
   /// unit_bytes_per_cycle and clock_hz finite and > 0, with their product (one unit's rate)
   /// >= 1 B/s (a window of at most 1 MiB then takes < 1.1e18 ps, inside the ps timeline);
   /// queue_depth >= 2 (a ring has at least 2 entries); xbar_Bps 0 (unlimited) or finite and
-  /// >= 1 B/s. The constructor calls it.
+  /// >= 1 B/s; register_latency_ps <= 1 s (memory_params::check_latency). The constructor calls it.
   void validate() const;
 };
 
@@ -189,8 +189,22 @@ private:
   void on_coalesce_timeout();
 
   // regs target
+  /// Timed register access: the decode, the side effects and register_latency_ps.
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d);
+  /// AT register access: BEGIN_REQ is served as b_transport and completed on the return path
+  /// (TLM_COMPLETED: END_REQ, BEGIN_RESP and END_RESP implied, the delay + register_latency_ps),
+  /// so no response is ever in progress on this socket; a stray END_RESP or a backward-path
+  /// phase is an SC_ERROR naming the access; an ignorable phase is ignored (TLM_ACCEPTED).
+  tlm::tlm_sync_enum regs_nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph,
+                                          sc_core::sc_time& d);
+  /// Debug access, non-intrusive (no side effect, wait or event notification: SystemC's
+  /// tlm_transport_dbg_if, IEEE 1666-2011 §11.3): reads of a defined offset (reads have no side
+  /// effects); writes are not supported (0 bytes, TLM_COMMAND_ERROR_RESPONSE): a register
+  /// write is a command to the engine. Only command, address, data pointer and length count
+  /// (streaming width and byte enables are not debug attributes).
   unsigned int transport_dbg(tlm::tlm_generic_payload& p);
+  /// Sets p's response status from `a`; returns the bytes moved (4 when ok, else 0).
+  static unsigned int reg_response(tlm::tlm_generic_payload& p, reg_access a);
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi);
   // initiator backward paths (AT: END_REQ / BEGIN_RESP go into the PEQ)
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&);

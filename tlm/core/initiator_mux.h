@@ -7,9 +7,10 @@
 // downstream socket: each initiator keeps it on its own socket, but two initiators could send
 // BEGIN_REQ downstream before the target's END_REQ. A BEGIN_REQ arriving while a request phase
 // is open downstream is queued (TLM_ACCEPTED to its initiator, whose request phase stays open)
-// and forwarded, in arrival order, in the delta cycle after the open one ends; the mux then
-// passes on whatever the target answers (END_REQ, BEGIN_RESP, or a completion) on the
-// initiator's backward path.
+// and forwarded, in arrival order, in the delta cycle after the open one ends, with what is
+// left of its annotated delay (it is never forwarded before the time its initiator gave it:
+// the delay was dropped before, breaker s21); the mux then passes on whatever the target
+// answers (END_REQ, BEGIN_RESP, or a completion) on the initiator's backward path.
 #pragma once
 #include <deque>
 #include <map>
@@ -49,7 +50,7 @@ private:
     if (ph == tlm::BEGIN_REQ) {
       owner_[&p] = id;
       if (req_open_ || !queue_.empty()) {  // downstream request phase busy: wait in line
-        queue_.push_back(&p);
+        queue_.push_back({&p, sc_core::sc_time_stamp() + d});
         return tlm::TLM_ACCEPTED;
       }
       req_open_ = &p;
@@ -91,11 +92,13 @@ private:
   /// relays the target's immediate answer on the initiator's backward path.
   void forward_queued() {
     while (!req_open_ && !queue_.empty()) {
-      tlm::tlm_generic_payload* p = queue_.front();
+      const queued q = queue_.front();
       queue_.pop_front();
+      tlm::tlm_generic_payload* p = q.p;
       req_open_ = p;
       tlm::tlm_phase ph = tlm::BEGIN_REQ;
-      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      sc_core::sc_time d = q.arrival > now ? q.arrival - now : sc_core::SC_ZERO_TIME;
       const tlm::tlm_sync_enum r = init->nb_transport_fw(*p, ph, d);
       if (r == tlm::TLM_ACCEPTED) return;  // END_REQ comes on the backward path
       request_ended(p);
@@ -133,7 +136,13 @@ private:
 
   std::map<tlm::tlm_generic_payload*, int> owner_;
   tlm::tlm_generic_payload* req_open_ = nullptr;       ///< downstream request phase open
-  std::deque<tlm::tlm_generic_payload*> queue_;        ///< BEGIN_REQs waiting for it
+  /// A BEGIN_REQ waiting for the downstream request phase, and the time it arrived at (the
+  /// kernel's time + its annotated delay when the mux took it).
+  struct queued {
+    tlm::tlm_generic_payload* p;
+    sc_core::sc_time arrival;
+  };
+  std::deque<queued> queue_;                           ///< BEGIN_REQs waiting for it
   std::set<tlm::tlm_generic_payload*> done_downstream_;///< completed by the target, response pending upstream
   sc_core::sc_event req_free_;
 };

@@ -8,7 +8,9 @@
 // BEGIN_REQ before END_REQ or BEGIN_RESP; one BEGIN_RESP before END_RESP), response status
 // (TLM_INCOMPLETE_RESPONSE on the way in, set on the way back), data length and pointer,
 // streaming width, byte-enable length, and for nb_transport a memory manager with a positive
-// reference count while the transaction is open.
+// reference count while the transaction is open. An extended (ignorable) phase passes when it
+// comes inside an open transaction (IEEE 1666-2011 §15.2.5); outside one, or
+// UNINITIALIZED_PHASE, it is a violation.
 #pragma once
 #include <cstddef>
 #include <map>

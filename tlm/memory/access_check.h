@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <string>
 #include <systemc>
 #include <tlm>
 #include "tlm/core/sc_time_util.h"
@@ -65,7 +66,8 @@ constexpr ps_t max_arrival_ps = ps_t{1} << 62;
 /// time + delay, without wrapping past 2^64); else sets TLM_GENERIC_ERROR_RESPONSE, warns from
 /// `who` naming the address, the delay, the time and the bound, and returns false. Every
 /// target of the library (memory_target, host_memory, gpu_memory_controller, pcie_link)
-/// applies it in b_transport and on BEGIN_REQ before it books anything.
+/// applies it in b_transport and on BEGIN_REQ before it books anything; the cDMA register
+/// block in b_transport (its nb_transport_fw is the socket's adapter onto b_transport).
 inline bool check_arrival(tlm::tlm_generic_payload& trans, const sc_core::sc_time& delay,
                           const char* who) {
   const ps_t now = now_ps(), d = to_ps(delay);
@@ -244,6 +246,47 @@ inline unsigned int debug_access(tlm::tlm_generic_payload& trans, backing_store&
     return 0;  // a region refused the access or spill-file I/O failed: nothing moved
   }
   return len;
+}
+
+/// "read of N bytes at 0xADDR" (or "command C, N bytes at 0xADDR"): a transaction as the
+/// targets' protocol messages name it.
+inline std::string describe(const tlm::tlm_generic_payload& trans) {
+  std::ostringstream os;
+  const tlm::tlm_command cmd = trans.get_command();
+  if (cmd == tlm::TLM_READ_COMMAND) os << "read";
+  else if (cmd == tlm::TLM_WRITE_COMMAND) os << "write";
+  else os << "ignore command";
+  os << " of " << trans.get_data_length() << " bytes at 0x" << std::hex << trans.get_address();
+  return os.str();
+}
+
+/// The base protocol's four phases (IEEE 1666-2011 §15.1: BEGIN_REQ .. END_RESP).
+inline bool is_base_phase(const tlm::tlm_phase& ph) {
+  return ph == tlm::BEGIN_REQ || ph == tlm::END_REQ || ph == tlm::BEGIN_RESP || ph == tlm::END_RESP;
+}
+
+/// nb_transport_fw of a target for a phase other than the BEGIN_REQ and END_RESP it serves:
+/// an extended phase is an ignorable phase under the base protocol and is ignored, answered
+/// TLM_ACCEPTED (IEEE 1666-2011 §15.2.5 b, g: the callee that ignores a phase shall return
+/// TLM_ACCEPTED and not pass it on); END_REQ, BEGIN_RESP (backward-path phases) or
+/// UNINITIALIZED_PHASE from an initiator break the base protocol: an SC_ERROR from `who`
+/// naming the phase and the transaction, and TLM_COMPLETED.
+inline tlm::tlm_sync_enum other_fw_phase(const tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase,
+                                         const char* who) {
+  if (!is_base_phase(phase) && phase != tlm::UNINITIALIZED_PHASE) return tlm::TLM_ACCEPTED;
+  std::ostringstream os;
+  os << "nb_transport_fw: illegal phase " << phase << " from the initiator for the " << describe(trans)
+     << " (base protocol: an initiator sends BEGIN_REQ and END_RESP only, IEEE 1666-2011 §15.2.3 c)";
+  SC_REPORT_ERROR(who, os.str().c_str());
+  return tlm::TLM_COMPLETED;
+}
+
+/// END_RESP for a transaction whose response is not in progress at a target: an SC_ERROR
+/// from `who` naming the transaction (the target keeps serving the others).
+inline void stray_end_resp(const tlm::tlm_generic_payload& trans, const char* who) {
+  const std::string m = "END_RESP for the " + describe(trans) +
+                        ", whose response is not in progress (expected END_RESP only after its BEGIN_RESP)";
+  SC_REPORT_ERROR(who, m.c_str());
 }
 
 }  // namespace cdma::mem

@@ -277,6 +277,10 @@ void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& del
   const ps_t ready = now_ps(delay);
   if (!functional(trans)) return;
   const std::uint64_t len = trans.get_data_length();
+  if (len == 0 && dram_) {  // nothing to move: no DRAM command (breaker s21), the controller only
+    delay = to_sc(ready + gpu_params_.controller_latency_ps) - sc_now();
+    return;
+  }
   ps_t done;
   if (!dram_)
     done = bus_.reserve(ready, len) + gpu_params_.latency_ps;
@@ -321,7 +325,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
   }
   if (phase == END_RESP) {
     if (resp_in_progress_ != &trans) {
-      SC_REPORT_ERROR(name(), "END_RESP for a transaction whose response is not in progress");
+      mem::stray_end_resp(trans, name());
       return TLM_COMPLETED;
     }
     resp_in_progress_ = nullptr;
@@ -329,10 +333,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
     notify_at(at_ps(delay));  // the next response may begin
     return TLM_COMPLETED;
   }
-  std::ostringstream os;
-  os << "nb_transport_fw: illegal phase " << phase << " from the initiator (base protocol)";
-  SC_REPORT_ERROR(name(), os.str().c_str());
-  return TLM_COMPLETED;
+  return mem::other_fw_phase(trans, phase, name());
 }
 
 void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
@@ -343,6 +344,10 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
     return;
   }
   const std::uint64_t len = trans.get_data_length();
+  if (len == 0 && dram_) {  // nothing to move: no DRAM command (breaker s21), the controller only
+    push_response(&trans, arrival + gpu_params_.controller_latency_ps, seq, trans.has_mm());
+    return;
+  }
   if (!dram_) {
     const ps_t done = bus_.reserve(arrival, len) + gpu_params_.latency_ps;
     account(trans, arrival, done);

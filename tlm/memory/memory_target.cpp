@@ -112,10 +112,7 @@ tlm_sync_enum memory_target::nb_transport_fw(tlm_generic_payload& trans, tlm_pha
     peq_.notify(trans, END_RESP, delay);
     return TLM_COMPLETED;
   }
-  std::ostringstream os;
-  os << "nb_transport_fw: illegal phase " << phase << " from the initiator (base protocol)";
-  SC_REPORT_ERROR(name(), os.str().c_str());
-  return TLM_COMPLETED;
+  return mem::other_fw_phase(trans, phase, name());
 }
 
 void memory_target::peq_cb(tlm_generic_payload& trans, const tlm_phase& phase) {
@@ -141,7 +138,7 @@ void memory_target::send_response(tlm_generic_payload& trans) {
 
 void memory_target::end_response(tlm_generic_payload& trans) {
   if (resp_in_progress_ != &trans) {
-    SC_REPORT_ERROR(name(), "END_RESP for a transaction whose response is not in progress");
+    mem::stray_end_resp(trans, name());
     return;
   }
   resp_in_progress_ = nullptr;

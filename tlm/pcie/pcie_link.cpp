@@ -462,10 +462,7 @@ tlm_sync_enum pcie_link::nb_transport_fw(tlm_generic_payload& trans, tlm_phase& 
     peq_.notify(trans, phase, delay);
     return TLM_COMPLETED;
   }
-  std::ostringstream os;
-  os << "nb_transport_fw: illegal phase " << phase << " from the initiator (base protocol)";
-  SC_REPORT_ERROR(name(), os.str().c_str());
-  return TLM_COMPLETED;
+  return mem::other_fw_phase(trans, phase, name());
 }
 
 void pcie_link::peq_cb(tlm_generic_payload& trans, const tlm_phase& phase) {
@@ -481,7 +478,7 @@ void pcie_link::peq_cb(tlm_generic_payload& trans, const tlm_phase& phase) {
       send_response(trans);
   } else if (phase == END_RESP) {
     if (resp_in_progress_ != &trans) {
-      SC_REPORT_ERROR(name(), "END_RESP for a transaction whose response is not in progress");
+      mem::stray_end_resp(trans, name());
       return;
     }
     resp_in_progress_ = nullptr;
