@@ -7,8 +7,10 @@
 #   <prefix>/lib/cmake/cdma_vp/cdma_vpConfig.cmake (+ Version, Targets)
 #                                                          find_package(cdma_vp) -> cdma::tlm
 #   <prefix>/lib/pkgconfig/cdma_vp.pc                      pkg-config --cflags --libs cdma_vp
-#   <prefix>/share/doc/cdma_vp/*.md                        the model pages and user guide
-#                                                          (docs/*.md, without docs/dev)
+#   <prefix>/share/doc/cdma_vp/README.md, docs/, examples/ the README, the docs (model pages,
+#                                                          user guide, docs/dev logs) and the
+#                                                          embedding examples, laid out as in
+#                                                          the source tree so links resolve
 # Everything is relocatable (paths relative to the installed files).
 include(CMakePackageConfigHelpers)
 
@@ -21,11 +23,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/tlm/
         FILES_MATCHING PATTERN "*.h")
 # The documentation an integrator reads (wiring: user-guide.md; registers: cdma_registers.md),
 # so that an install alone points to it (integrator trial s21 F8).
+# Laid out as in the source tree (README.md, docs/, examples/), so that the pages' relative
+# links (user-guide.md -> ../examples/chain/main.cpp, workloads.md -> dev/...) resolve
+# (breaker2 s21 F8).
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/cdma_vp COMPONENT cdma_vp_devel)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
-        DESTINATION share/doc/cdma_vp
-        COMPONENT cdma_vp_devel
-        PATTERN "dev" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs DESTINATION share/doc/cdma_vp COMPONENT cdma_vp_devel)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples DESTINATION share/doc/cdma_vp COMPONENT cdma_vp_devel)
 install(TARGETS cdma_tlm EXPORT cdma_vp_targets
         ARCHIVE DESTINATION ${CDMA_VP_INSTALL_LIBDIR} COMPONENT cdma_vp_devel
         LIBRARY DESTINATION ${CDMA_VP_INSTALL_LIBDIR} COMPONENT cdma_vp_devel)

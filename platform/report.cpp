@@ -7,6 +7,7 @@
 #include <cmath>
 #include <boost/histogram.hpp>
 #include "platform/config.h"
+#include "tlm/codec/codec.h"
 #include "tlm/core/quantity.h"
 
 #include <algorithm>
@@ -121,6 +122,24 @@ double zero_fraction(const run_report& r, std::size_t i) {
   return l.bytes ? static_cast<double>(l.zeros) * 4 / static_cast<double>(l.bytes) : 0.0;
 }
 
+/// One compression unit's rate as the report's header shows it: "32", or for a codec with its
+/// own rate (cdma.codec_bytes_per_cycle.<codec>) "4 (zlib's own; the unit rate is 32)".
+static std::string unit_rate_text(const platform_config& c) {
+  std::ostringstream os;
+  codec::codec_id id = codec::codec_id::zvc;
+  try {
+    id = codec::codec_from_string(c.codec);
+  } catch (const std::exception&) {
+    os << c.engine.unit_bytes_per_cycle;  // (an unknown codec is refused before a run)
+    return os.str();
+  }
+  const double v = c.engine.bytes_per_cycle(id);
+  os << v;
+  if (v != c.engine.unit_bytes_per_cycle)
+    os << " (" << codec::to_string(id) << "'s own; the unit rate is " << c.engine.unit_bytes_per_cycle << ")";
+  return os.str();
+}
+
 /// " (bounds the transfers: below the link's N GB/s of MWr payload)" when the host memory's
 /// bandwidth is below what the link moves in one direction (every shipped preset from Gen4
 /// x16 on: 25.6 GB/s against 28.7 GB/s), else "": the report's header says which one bounds
@@ -148,8 +167,8 @@ void print_summary(std::ostream& os, const run_report& r) {
      << (r.config.check_protocol ? ", base-protocol checkers)" : ")") << ", vDNN policy " << r.config.policy
      << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
-     << " compression units x " << r.config.engine.unit_bytes_per_cycle << " B/cycle at "
-     << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"
+     << " compression units x " << unit_rate_text(r.config) << " B/cycle at "
+     << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"  // "1 GHz", "1 MHz": never "0.00 GHz"
      << "  activations: " << printable(r.activations) << "\n"
      << "  kernels    : " << kernel_times(r) << "\n\n";
 

@@ -21,9 +21,12 @@ cmake --install "$build" --prefix "$prefix" --component cdma_vp_devel >/dev/null
 test -f "$prefix/lib/cmake/cdma_vp/cdma_vpConfig.cmake"
 test -f "$prefix/lib/pkgconfig/cdma_vp.pc"
 test -f "$prefix/include/cdma_vp/tlm/cdma/cdma_engine.h"
-test -f "$prefix/share/doc/cdma_vp/user-guide.md"
-test -f "$prefix/share/doc/cdma_vp/cdma_registers.md"
-test ! -e "$prefix/share/doc/cdma_vp/dev"
+# The docs, laid out as in the source tree: the pages' relative links resolve.
+test -f "$prefix/share/doc/cdma_vp/README.md"
+test -f "$prefix/share/doc/cdma_vp/docs/user-guide.md"
+test -f "$prefix/share/doc/cdma_vp/docs/cdma_registers.md"
+test -f "$prefix/share/doc/cdma_vp/docs/dev/workloads-log.md"
+test -f "$prefix/share/doc/cdma_vp/examples/chain/main.cpp"
 
 # build_example <name>: configures and builds examples/<name> in $work/<name>; any warning fails.
 build_example() {

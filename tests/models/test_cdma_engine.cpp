@@ -610,3 +610,46 @@ TEST_F(CdmaEngine, RegisterAccessWithANullDataPointerIsAnError) {
   b.run();
   EXPECT_EQ(log.warnings("cdma").size(), 3u);
 }
+
+// New-user trial s20 F9: a codec's own unit rate (cdma_engine_params::codec_bytes_per_cycle).
+// One compression / decompression unit at 0.25 B/cycle x 1 GHz = 0.25 GB/s is the bottleneck
+// (the memories: 300 and 12 GB/s), so a 16 KiB ZVC offload and its prefetch each take at least
+// 16384 B / 0.25 GB/s = 65.536 us. The same with the ZVC unit at 0.25 and the others at 0.5
+// (the override) takes exactly the time of a unit rate of 0.25 for every codec, in LT and AT;
+// an override for another codec (zlib) leaves the ZVC times those of 0.5 B/cycle.
+TEST_F(CdmaEngine, ACodecsOwnUnitRateTimesItsWindows) {
+  auto times = [](double unit, double zvc, double zlib, bool at) {
+    cdma::test::reset_systemc_context();
+    cdma_engine_params ep;
+    ep.compression_units = ep.decompression_units = 1;
+    ep.unit_bytes_per_cycle = unit;
+    ep.codec_bytes_per_cycle[static_cast<std::size_t>(codec::codec_id::zvc)] = zvc;
+    ep.codec_bytes_per_cycle[static_cast<std::size_t>(codec::codec_id::zlib)] = zlib;
+    ep.approximately_timed = at;
+    bench b([&](cpu& c) {
+      c.init();
+      c.post(make(dma_direction::offload, A, H, LEN, M));
+      c.wait_done(1);
+      c.post(make(dma_direction::prefetch, H, B, LEN, M));
+      c.wait_done(2);
+    }, ep);
+    const auto a = pattern(1);
+    b.gpu.store().write(A, a.data(), a.size());
+    b.run();
+    EXPECT_EQ(read_mem(b.gpu, B, LEN), a);
+    std::vector<ps_t> t;
+    for (const auto& r : b.engine.records()) t.push_back(r.finished - r.started);
+    return t;
+  };
+  for (bool at : {false, true}) {
+    const auto slow = times(0.25, 0, 0, at), own = times(0.5, 0.25, 0, at);
+    const auto fast = times(0.5, 0, 0, at), other = times(0.5, 0, 0.25, at);
+    ASSERT_EQ(slow.size(), 2u);
+    EXPECT_EQ(own, slow) << (at ? "AT" : "LT");
+    EXPECT_EQ(other, fast) << (at ? "AT" : "LT");
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_GE(slow[k], 65536000u) << k;
+      EXPECT_GT(slow[k], fast[k] + 30000000u) << k;  // half the rate: > 30 us longer
+    }
+  }
+}

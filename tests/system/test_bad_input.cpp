@@ -602,6 +602,16 @@ TEST(bad_input, every_rate_has_a_floor_named_with_its_unit) {
   // 0.05 bytes/cycle x 1 GHz = 50 MB/s per unit.
   const std::string unit = override_error("cdma.unit_bytes_per_cycle=0.05");
   EXPECT_NE(unit.find("= 5e+07 B/s per compression unit: expected at least 100 MB/s"), std::string::npos) << unit;
+  // A codec's own unit rate (new-user trial s20 F9): 0 (the unit rate) or at least 100 MB/s.
+  const std::string own = override_error("cdma.codec_bytes_per_cycle.zlib=0.05");
+  EXPECT_EQ(own, "cdma.codec_bytes_per_cycle.zlib x cdma.clock = 0.05 bytes/cycle x 1e+09 Hz = 5e+07 B/s per "
+                 "compression unit: expected 0 (cdma.unit_bytes_per_cycle) or at least 100 MB/s");
+  EXPECT_NE(override_error("cdma.codec_bytes_per_cycle.zstd=-1")
+                .find("cdma.codec_bytes_per_cycle.zstd = \"-1\": expected 0 (cdma.unit_bytes_per_cycle) or a number of "
+                      "bytes/cycle in [0.001, 1e6]"),
+            std::string::npos)
+      << override_error("cdma.codec_bytes_per_cycle.zstd=-1");
+  EXPECT_NE(override_error("cdma.codec_bytes_per_cycle.gzip=4").find("known in this group"), std::string::npos);
   EXPECT_NE(override_error("gpu.flop_efficiency=1e-300").find("gpu.flop_efficiency = 1e-300: expected a fraction of "
                                                               "peak in [0.01, 1]"), std::string::npos);
   EXPECT_NE(override_error("gpu_mem.efficiency=0.001").find("gpu_mem.efficiency = 0.001"), std::string::npos);
@@ -936,6 +946,14 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.clock=1 MHz' --param "
                 "cdma.unit_bytes_per_cycle=100", &out, &err), 0) << err;
   EXPECT_NE(out.find("4 compression units x 100 B/cycle at 1 MHz\n"), std::string::npos) << out;
+  // A codec with its own unit rate says so (new-user trial s20 F9); another codec's is not shown.
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --codec zlib --param cdma.codec_bytes_per_cycle.zlib=4",
+                &out, &err), 0) << err;
+  EXPECT_NE(out.find("codec zlib, window 4096 B, 4 compression units x 4 (zlib's own; the unit rate is 32) B/cycle at "
+                     "1 GHz\n"), std::string::npos) << out;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_bytes_per_cycle.zlib=4", &out, &err), 0)
+      << err;
+  EXPECT_NE(out.find("codec zvc, window 4096 B, 4 compression units x 32 B/cycle at 1 GHz\n"), std::string::npos) << out;
 }
 
 // ---- a TMPDIR that is not a directory ------------------------------------------------------

@@ -29,6 +29,7 @@
 // (cdma_engine_at.cpp; docs/cdma_engine.md "Approximately-timed path").
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +39,7 @@
 #include <tlm>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -69,6 +71,20 @@ struct cdma_engine_params {
   unsigned compression_units = 4;        ///< units on the offload path
   unsigned decompression_units = 4;      ///< units on the prefetch path
   double unit_bytes_per_cycle = 32.0;    ///< throughput of one unit, uncompressed bytes per cycle
+  /// Per-codec throughput of one unit, uncompressed bytes per cycle at clock_hz, indexed by
+  /// codec::codec_id (raw, zvc, rle, zlib, lz4, zstd); 0 (the default): unit_bytes_per_cycle.
+  /// A model parameter for exploring codecs of unequal hardware cost (a zlib / zstd unit is
+  /// slower and larger than a ZVC unit; no published rate for such units at this clock is
+  /// used here): the same rate on the offload (compression) and the prefetch (decompression)
+  /// path. Platform keys `cdma.codec_bytes_per_cycle.<codec>`.
+  std::array<double, std::size(codec::all_codec_ids)> codec_bytes_per_cycle{};
+  /// One unit's throughput for `id`, bytes per cycle: codec_bytes_per_cycle[id], or
+  /// unit_bytes_per_cycle when that is 0.
+  double bytes_per_cycle(codec::codec_id id) const {
+    const auto i = static_cast<std::size_t>(id);
+    const double v = i < codec_bytes_per_cycle.size() ? codec_bytes_per_cycle[i] : 0.0;
+    return v > 0.0 ? v : unit_bytes_per_cycle;
+  }
   double clock_hz = 1e9;                 ///< unit clock (Hz)
   unsigned pipeline_latency_cycles = 16; ///< per-window latency of a unit, cycles at clock_hz
   unsigned max_outstanding = 32;         ///< windows in flight between read issue and write done
@@ -223,7 +239,8 @@ private:
   std::uint64_t xbar_bytes_ = 0;
   ps_t xbar_busy_ = 0;
   /// A window pipeline with the engine's link and placement (units = 0: a plain copy).
-  dma_pipeline make_pipeline(unsigned units) const;
+  /// The unit pipeline of `units` units at one unit's rate for codec `id` (units 0: no units).
+  dma_pipeline make_pipeline(unsigned units, codec::codec_id id = codec::codec_id::raw) const;
   void account_link(const dma_pipeline& pipe) {
     xbar_bytes_ += pipe.link_bytes();
     xbar_busy_ += pipe.link_busy_ps();

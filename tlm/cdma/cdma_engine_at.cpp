@@ -311,7 +311,7 @@ dma_error cdma_engine::at_offload(const dma_descriptor& d, dma_record& r) {
   std::vector<std::uint8_t> table;
   std::vector<codec::window_entry> ents;
   const std::size_t out_cap = std::max(W, c.max_compressed_size(W));
-  dma_pipeline pipe = make_pipeline(p_.compression_units);
+  dma_pipeline pipe = make_pipeline(p_.compression_units, d.codec);
   pipe.start(now_ps());
   auto n_of = [&](std::size_t k) {
     return static_cast<std::size_t>(std::min<std::uint64_t>(W, d.len - std::uint64_t(k) * W));
@@ -378,7 +378,7 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   }
   std::vector<std::uint64_t> in_off(n_win);
   for (std::size_t k = 0, off = 0; k < n_win; off += entries[k].bytes, ++k) in_off[k] = off;
-  dma_pipeline pipe = make_pipeline(p_.decompression_units);
+  dma_pipeline pipe = make_pipeline(p_.decompression_units, d.codec);
   pipe.start(meta_done);
   at_stream_spec sp;
   sp.rs = &pcie;

@@ -278,7 +278,9 @@ void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& del
   if (!functional(trans)) return;
   const std::uint64_t len = trans.get_data_length();
   if (len == 0 && dram_) {  // nothing to move: no DRAM command (breaker s21), the controller only
-    delay = to_sc(ready + gpu_params_.controller_latency_ps) - sc_now();
+    const ps_t done = ready + gpu_params_.controller_latency_ps;
+    account(trans, ready, done);  // counted as the bus model counts it (breaker2 s21 F5)
+    delay = to_sc(done) - sc_now();
     return;
   }
   ps_t done;
@@ -345,7 +347,9 @@ void gpu_memory_controller::accept(tlm_generic_payload& trans, ps_t arrival) {
   }
   const std::uint64_t len = trans.get_data_length();
   if (len == 0 && dram_) {  // nothing to move: no DRAM command (breaker s21), the controller only
-    push_response(&trans, arrival + gpu_params_.controller_latency_ps, seq, trans.has_mm());
+    const ps_t done = arrival + gpu_params_.controller_latency_ps;
+    account(trans, arrival, done);  // counted as the bus model counts it (breaker2 s21 F5)
+    push_response(&trans, done, seq, trans.has_mm());
     return;
   }
   if (!dram_) {

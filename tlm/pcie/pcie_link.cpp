@@ -182,7 +182,7 @@ ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::
   const ps_t now = now_ps();
   sc_time delay = to_sc(std::max(ready_ps, now) - now);
   init->b_transport(sub, delay);
-  if (!host_waited_ && now_ps() != now) warn_host_waited(sub, now_ps() - now);
+  if (!host_waited_ && now_ps() != now) warn_host_waited(sub, now_ps() - now, std::max(ready_ps, now) - now);
   if (owns) sub_busy_ = false;
   if (ok != nullptr) *ok = sub.is_response_ok();
   if (!sub.is_response_ok() && trans.is_response_ok())
@@ -190,13 +190,13 @@ ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::
   return now_ps(delay);
 }
 
-void pcie_link::warn_host_waited(const tlm_generic_payload& sub, ps_t waited) {
+void pcie_link::warn_host_waited(const tlm_generic_payload& sub, ps_t waited, ps_t passed) {
   host_waited_ = true;
   std::ostringstream os;
   os << "host memory called wait() inside b_transport (simulated time advanced by "
      << to_sc(waited) << " during a " << (sub.is_read() ? "read" : "write") << " of "
      << sub.get_data_length() << " bytes at 0x" << std::hex << sub.get_address() << std::dec
-     << "): the root complex reaches host memory through b_transport, and such a call holds "
+     << "; the delay passed in was " << to_sc(passed) << "): the root complex reaches host memory through b_transport, and such a call holds "
         "the calling process for the whole access. AT: from now on each host access runs in a "
         "worker thread of its own, so they overlap (only this first one held the link). LT: "
         "every transfer waits for its host accesses in turn, so LT times include those waits; "
@@ -580,6 +580,11 @@ pcie_link::tlp* pcie_link::pick(int d) {
   for (int type = 0; type < 3; ++type) {
     if (s.q[type].empty()) continue;
     tlp* x = s.q[type].front();
+    // PCIe ordering (Base Spec, Transaction Ordering rules): a non-posted request or a
+    // completion does not pass a posted write queued before it (posted writes may pass
+    // them); without relaxed ordering. A read sent past a write held by posted credits read
+    // stale data (breaker2 s21 F2).
+    if (type != FC_P && !s.q[FC_P].empty() && s.q[FC_P].front()->seq < x->seq) continue;
     if (!s.hdr_inf[type] && s.hdr_avail[type] < x->hdr_cr) continue;
     if (!s.data_inf[type] && s.data_avail[type] < x->data_cr) continue;
     if (x->k == tlp::kind::mrd && free_tags_.empty()) continue;
@@ -709,8 +714,8 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
   switch (x->k) {
     case tlp::kind::mwr:  // root complex writes host memory
       if (host_waited_) {
-        ++host_writes_in_flight_;
-        dispatch_host_job({t, nullptr, x->off, x->len, now_ps() + p.rc_latency_ps});
+        host_writes_open_.insert(host_write_seq_);
+        dispatch_host_job({t, nullptr, x->off, x->len, now_ps() + p.rc_latency_ps, host_write_seq_++});
       } else {
         host_write_done(t, host_access(*t->gp, x->off, x->len, now_ps() + p.rc_latency_ps));
       }
@@ -718,7 +723,7 @@ void pcie_link::on_tlp_arrive(int d, tlp* x) {
     case tlp::kind::mrd: {  // root complex reads host memory, then completes
       request* r = x->req;
       if (host_waited_)
-        dispatch_host_job({t, r, r->off, r->len, now_ps() + p.rc_latency_ps});
+        dispatch_host_job({t, r, r->off, r->len, now_ps() + p.rc_latency_ps, host_write_seq_});
       else
         host_read_done(t, r, host_access(*t->gp, r->off, r->len, now_ps() + p.rc_latency_ps));
       break;
@@ -752,33 +757,50 @@ void pcie_link::host_read_done(txn* t, request* r, ps_t done) {
   schedule(action{action::kind::cpl_ready, D2H, nullptr, dllp{}, r}, done + params_.rc_latency_ps);
 }
 
-void pcie_link::dispatch_host_job(const host_job& j) {
-  host_jobs_.push_back(j);
-  if (host_jobs_.size() > host_idle_workers_)  // every worker busy: one more
-    sc_core::sc_spawn([this] { host_worker(); }, sc_core::sc_gen_unique_name("host_worker"));
-  host_job_ev_.notify();
+void pcie_link::dispatch_host_job(host_job j) {
+  if (!host_idle_.empty()) {  // an idle worker takes it (its own event: only it wakes)
+    host_worker_slot* w = host_idle_.back();
+    host_idle_.pop_back();
+    w->job = j;
+    w->busy = true;
+    w->ev.notify();
+  } else if (host_workers_.size() < kMaxHostWorkers) {
+    host_workers_.push_back(std::make_unique<host_worker_slot>());
+    host_worker_slot* w = host_workers_.back().get();
+    w->job = j;
+    w->busy = true;
+    sc_core::sc_spawn([this, w] { host_worker(w); }, sc_core::sc_gen_unique_name("host_worker"));
+  } else {
+    host_jobs_.push_back(j);
+  }
 }
 
-void pcie_link::host_worker() {
+void pcie_link::host_worker(host_worker_slot* w) {
   for (;;) {
-    while (host_jobs_.empty()) {
-      ++host_idle_workers_;
-      sc_core::wait(host_job_ev_);
-      --host_idle_workers_;
-    }
-    const host_job j = host_jobs_.front();
-    host_jobs_.pop_front();
-    if (j.r == nullptr) {
-      host_write_done(j.t, host_access(*j.t->gp, j.off, j.len, j.ready));
-      --host_writes_in_flight_;
-      host_writes_ev_.notify();
+    while (!w->busy) sc_core::wait(w->ev);
+    run_host_job(w->job);
+    if (!host_jobs_.empty()) {
+      w->job = host_jobs_.front();
+      host_jobs_.pop_front();
     } else {
-      // PCIe ordering: a read does not pass a posted write issued before it (PCIe Base Spec,
-      // Transaction Ordering): wait for the writes in flight (conservatively, all of them).
-      while (host_writes_in_flight_ != 0) sc_core::wait(host_writes_ev_);
-      host_read_done(j.t, j.r, host_access(*j.t->gp, j.off, j.len, j.ready));
+      w->busy = false;
+      host_idle_.push_back(w);
     }
   }
+}
+
+void pcie_link::run_host_job(const host_job& j) {
+  if (j.r == nullptr) {
+    host_write_done(j.t, host_access(*j.t->gp, j.off, j.len, j.ready));
+    host_writes_open_.erase(j.seq);
+    host_writes_ev_.notify();
+    return;
+  }
+  // PCIe ordering: a read does not pass a posted write issued before it (PCIe Base Spec,
+  // Transaction Ordering): wait for the MWr accesses dispatched before this MRd (not for later
+  // ones: breaker2 s21 F1, a 4 KiB read waited for an 8 MiB write issued after it).
+  while (!host_writes_open_.empty() && *host_writes_open_.begin() < j.seq) sc_core::wait(host_writes_ev_);
+  host_read_done(j.t, j.r, host_access(*j.t->gp, j.off, j.len, j.ready));
 }
 
 void pcie_link::release_credits(int d, int type, std::uint64_t hdr, std::uint64_t data) {

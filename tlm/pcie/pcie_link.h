@@ -63,6 +63,8 @@
 #include <cstdint>
 #include <deque>
 #include <vector>
+#include <set>
+#include <memory>
 
 #include <systemc>
 #include <tlm>
@@ -233,27 +235,42 @@ private:
   /// worker thread of its own (host_job), so that accesses overlap as with a host memory that
   /// annotates, instead of holding the link's action thread for each wait.
   bool host_waited_ = false;
-  void warn_host_waited(const tlm::tlm_generic_payload& sub, ps_t waited);
+  /// `waited`: how far simulated time advanced inside the call; `passed`: the delay given to it.
+  void warn_host_waited(const tlm::tlm_generic_payload& sub, ps_t waited, ps_t passed);
   /// An AT host access handed to a worker: a TLP's MWr data (r == nullptr) or an MRd's read.
   struct host_job {
     txn* t = nullptr;
     request* r = nullptr;
     std::uint64_t off = 0, len = 0;
-    ps_t ready = 0;  ///< the access's start (its arrival + rc_latency), ps
+    ps_t ready = 0;         ///< the access's start (its arrival + rc_latency), ps
+    std::uint64_t seq = 0;  ///< MWr: its number; MRd: the number of MWr dispatched before it
   };
-  /// Queues `j` for a worker (a new one is spawned when every worker is busy).
-  void dispatch_host_job(const host_job& j);
-  /// Worker thread: runs queued host jobs, waiting on host_job_ev_ when there are none.
-  void host_worker();
+  /// A worker thread and the job it runs (one event each: a job wakes one worker).
+  struct host_worker_slot {
+    sc_core::sc_event ev;
+    host_job job;
+    bool busy = false;
+  };
+  /// At most this many host accesses run at once (one worker thread each); later ones wait
+  /// in host_jobs_ for a worker. A model bound (a root complex has a finite number of
+  /// requests to memory in flight), not a published figure; it also bounds the threads'
+  /// memory (breaker2 s21: a host waiting 200 us per access made 22 444 threads).
+  static constexpr std::size_t kMaxHostWorkers = 1024;
+  /// Gives `j` to an idle worker, a new one (below kMaxHostWorkers), or queues it.
+  void dispatch_host_job(host_job j);
+  /// Worker thread: runs its job, then queued ones, then waits for the next on its event.
+  void host_worker(host_worker_slot* w);
+  void run_host_job(const host_job& j);
   /// The part of on_tlp_arrive() after the host access: a write's completion, a read's
   /// completions scheduled (`done`: the access's end).
   void host_write_done(txn* t, ps_t done);
   void host_read_done(txn* t, request* r, ps_t done);
-  std::deque<host_job> host_jobs_;
-  sc_core::sc_event host_job_ev_;     ///< a job was queued
-  sc_core::sc_event host_writes_ev_;  ///< a worker's MWr finished
-  unsigned host_idle_workers_ = 0;    ///< workers waiting for a job (or woken, not yet run)
-  unsigned host_writes_in_flight_ = 0;  ///< MWr jobs queued or running (an MRd waits for them)
+  std::vector<std::unique_ptr<host_worker_slot>> host_workers_;
+  std::vector<host_worker_slot*> host_idle_;
+  std::deque<host_job> host_jobs_;           ///< waiting for a worker (all kMaxHostWorkers busy)
+  sc_core::sc_event host_writes_ev_;         ///< a worker's MWr finished
+  std::uint64_t host_write_seq_ = 0;         ///< MWr jobs dispatched so far
+  std::set<std::uint64_t> host_writes_open_; ///< numbers of the MWr jobs not finished
   dir_state dir_[2];
   std::vector<std::uint32_t> free_tags_;
   /// LT: posted (PH/PD, d2h MWr), non-posted (NPH, d2h MRd) and completion (CplH/CplD, h2d

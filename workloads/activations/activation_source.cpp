@@ -442,10 +442,12 @@ void npz_activation_source::validate(const network& net) const {
   std::vector<std::string> unknown;  // quoted as the message shows them
   for (const std::string& key : sources_.front().keys) {
     if (keys.count(key)) continue;
-    std::string name = key;
+    // (Names shown as csv::shown does: control bytes as \xNN, at most 60 characters: a
+    // 5000-character name made a 5190-character message, breaker2 s21.)
+    const std::string shown_key = csv::shown(key);
+    std::string name = shown_key + "'";
     for (const auto& m : opt_.name_map)
-      if (m.second == key) name = m.first + "' (mapped to '" + key + "')";
-    if (name == key) name += "'";
+      if (m.second == key) name = csv::shown(m.first) + "' (mapped to '" + shown_key + "')";
     unknown.push_back("'" + name);
   }
   if (unknown.size() == 1)
