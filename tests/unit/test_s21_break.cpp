@@ -653,17 +653,10 @@ struct poller : sc_module {
   }
 };
 
+// (ZVC, fp32: the descriptor's defaults.)
 dma_descriptor make_desc(dma_direction dir, std::uint64_t src, std::uint64_t dst, std::uint64_t len,
                          std::uint64_t meta) {
-  dma_descriptor d;
-  d.direction = dir;
-  d.src = src;
-  d.dst = dst;
-  d.len = len;
-  d.meta = meta;
-  d.codec = codec::codec_id::zvc;
-  d.element_width = 4;
-  return d;
+  return dma_descriptor{dir, src, dst, len, meta};
 }
 
 std::vector<std::uint8_t> zvc_pattern(std::uint64_t len) {
