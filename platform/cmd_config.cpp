@@ -1,5 +1,6 @@
 // cdma-vp config: shows the effective configuration (--dump), the parameter table (--list)
 // or the presets (--presets). Takes the same --preset / --config / --param options as run.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <boost/program_options.hpp>
@@ -77,12 +78,17 @@ int config_command(const std::vector<std::string>& args) {
   }
   // Write errors (a full disk, /dev/full, a closed pipe) are exit 3 naming the file.
   if (vm.count("list")) {
-    std::cout << std::left << std::setw(30) << "parameter" << std::setw(10) << "kind" << std::setw(22)
-              << "value" << "meaning\n";
-    for (const auto& p : describe_params(o.config))
+    const auto params = describe_params(o.config);
+    // The name column fits the longest name (cdma.codec_bytes_per_cycle.zstd shifted its row:
+    // new-user trial s21), at least 29 characters.
+    std::size_t w = 29;
+    for (const auto& p : params) w = std::max(w, p.name.size());
+    std::cout << std::left << std::setw(static_cast<int>(w) + 1) << "parameter" << std::setw(10) << "kind"
+              << std::setw(22) << "value" << "meaning\n";
+    for (const auto& p : params)
       // A value wider than its column (a path) is still followed by a space before the meaning.
-      std::cout << std::setw(29) << p.name << " " << std::setw(9) << p.kind << " " << std::setw(21) << printable(p.value) << " "
-                << p.doc << "\n";
+      std::cout << std::setw(static_cast<int>(w)) << p.name << " " << std::setw(9) << p.kind << " " << std::setw(21)
+                << printable(p.value) << " " << p.doc << "\n";
     return check_stdout();
   }
   // Paths absolute (relative to this directory): the dump reproduces the run from anywhere.

@@ -1498,6 +1498,18 @@ TEST(bad_input, s9_config_list_matches_the_rules_and_separates_columns) {
   ASSERT_EQ(cli("config --list", &out), 0);
   EXPECT_NE(out.find("(unit rate x cdma.clock: at least 100 MB/s)"), std::string::npos);
   EXPECT_NE(out.find(json(default_activations()).dump() + " real activations"), std::string::npos) << out;
+  // Every row's kind starts in the header's "kind" column (new-user trial s21: the longest
+  // names, cdma.codec_bytes_per_cycle.*, shifted their rows).
+  std::istringstream in(out);
+  std::string line;
+  std::getline(in, line);
+  const std::size_t kind_col = line.find("kind");
+  ASSERT_NE(kind_col, std::string::npos) << line;
+  for (int n = 0; std::getline(in, line); ++n) {
+    ASSERT_GT(line.size(), kind_col) << line;
+    EXPECT_EQ(line[kind_col - 1], ' ') << line;
+    EXPECT_NE(line[kind_col], ' ') << line;
+  }
 }
 
 // #20: compare with times that print as 0.000 s gives no ratio.
