@@ -17,6 +17,7 @@
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 namespace cdma::platform {
@@ -137,6 +138,56 @@ static std::string unit_rate_text(const platform_config& c) {
   os << v;
   if (v != c.engine.unit_bytes_per_cycle)
     os << " (" << codec::to_string(id) << "'s own; the unit rate is " << c.engine.unit_bytes_per_cycle << ")";
+  return os.str();
+}
+
+/// What bounds a step's transfers: for its offloads (and prefetches), the activation bytes
+/// moved per second of transfer time (the layers' own offload / prefetch times summed), the
+/// bytes crossing PCIe per second (compressed data + metadata), and each resource's share of
+/// its peak over that time: the compression (decompression) units (units x one unit's rate
+/// for the codec x clock, uncompressed bytes), the link (pcie::mwr_payload_rate_Bps /
+/// cpld_payload_rate_Bps), host memory (host_mem.bandwidth); the largest share names the
+/// bound. "" when the step moved nothing. (New-user trial s21 F2: the report never said what
+/// limited a transfer.) An average over the step: latency, small tensors and flow control
+/// keep every share below 100 %.
+static std::string transfer_bound_lines(const platform_config& c, const step_report& s, bool units) {
+  std::uint64_t act = 0, wire = 0;
+  ps_t off = 0, pre = 0;
+  for (const auto& l : s.result.layers) {
+    if (!l.offloaded) continue;
+    act += l.bytes;
+    wire += l.moved_data_bytes + l.meta_bytes;
+    off += l.offload;
+    pre += l.prefetch;
+  }
+  if (act == 0 || off == 0) return "";
+  codec::codec_id id = codec::codec_id::raw;
+  try {
+    if (units) id = codec::codec_from_string(c.codec);
+  } catch (const std::exception&) {
+  }
+  const double unit_Bps = c.engine.bytes_per_cycle(id) * c.engine.clock_hz;
+  std::ostringstream os;
+  auto line = [&](const char* what, ps_t t, unsigned n_units, double link_Bps, const char* dir) {
+    if (t == 0) return;
+    const double sec = static_cast<double>(t) * 1e-12;
+    const double a = static_cast<double>(act) / sec, w = static_cast<double>(wire) / sec;
+    std::vector<std::pair<std::string, double>> share;
+    if (units) share.emplace_back(std::string(what[0] == 'o' ? "compression" : "decompression") + " units",
+                                  a / (n_units * unit_Bps));
+    share.emplace_back(std::string("PCIe ") + dir, w / link_Bps);
+    share.emplace_back("host memory", w / c.host_mem.bandwidth_Bps);
+    os << "  " << what << ": " << fmt("%.1f", a / 1e9) << " GB/s of activations, " << fmt("%.1f", w / 1e9)
+       << " GB/s over PCIe -- ";
+    std::size_t top = 0;
+    for (std::size_t i = 0; i < share.size(); ++i) {
+      os << (i ? ", " : "") << share[i].first << " " << fmt("%.0f", share[i].second * 100) << " %";
+      if (share[i].second > share[top].second) top = i;
+    }
+    os << " (bound: " << share[top].first << ")\n";
+  };
+  line("offload ", off, c.engine.compression_units, pcie::mwr_payload_rate_Bps(c.pcie), "d2h");
+  line("prefetch", pre, c.engine.decompression_units, pcie::cpld_payload_rate_Bps(c.pcie), "h2d");
   return os.str();
 }
 
@@ -274,6 +325,14 @@ void print_summary(std::ostream& os, const run_report& r) {
     os << "  cDMA speed-up over vDNN: " << fmt("%.3f", tv / tc) << "x ("
        << (tv >= tc ? fmt("%+.1f", (tv / tc - 1) * 100) + "% faster" : fmt("%.1f", (1 - tv / tc) * 100) + "% slower")
        << ")\n";
+  // What bounds the transfers (share of each resource's peak while transferring).
+  for (const auto& [name, step, sim, units] :
+       {std::tuple<const char*, const step_report*, bool, bool>{"vDNN", &r.vdnn, sv, false},
+        {"cDMA", &r.cdma, sc, true}}) {
+    if (!sim) continue;
+    const std::string b = transfer_bound_lines(r.config, *step, units);
+    if (!b.empty()) os << name << " transfers (share of each resource's peak while transferring):\n" << b;
+  }
   os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << ran_fmt(so, "%.1f%%", r.oracle.dram.utilisation * 100)
      << " / " << ran_fmt(sv, "%.1f%%", r.vdnn.dram.utilisation * 100) << " / "
      << ran_fmt(sc, "%.1f%%", r.cdma.dram.utilisation * 100) << "; cDMA placement "

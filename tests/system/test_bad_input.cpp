@@ -954,6 +954,25 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_bytes_per_cycle.zlib=4", &out, &err), 0)
       << err;
   EXPECT_NE(out.find("codec zvc, window 4096 B, 4 compression units x 32 B/cycle at 1 GHz\n"), std::string::npos) << out;
+  // What bounds the transfers (new-user trial s21 F2). One unit of 0.1 B/cycle x 1 GHz =
+  // 100 MB/s each way: the units bound the cDMA transfers (far below PCIe's ~12-14 GB/s and
+  // host memory's 25.6 GB/s); the vDNN step has no units: PCIe bounds it (12.9 GB/s of MWr
+  // payload with the measured-host credits below 25.6 GB/s of host memory).
+  EXPECT_EQ(cli("run --network synthetic --steps vdnn,cdma -q --param cdma.compression_units=1 --param "
+                "cdma.decompression_units=1 --param cdma.unit_bytes_per_cycle=0.1", &out, &err), 0) << err;
+  const std::size_t v = out.find("vDNN transfers (share of each resource's peak while transferring):\n  offload : ");
+  const std::size_t c = out.find("cDMA transfers (share of each resource's peak while transferring):\n  offload : ");
+  ASSERT_NE(v, std::string::npos) << out;
+  ASSERT_NE(c, std::string::npos) << out;
+  const std::string vdnn = out.substr(v, c - v), cdma = out.substr(c);
+  EXPECT_NE(vdnn.find("(bound: PCIe d2h)\n  prefetch: "), std::string::npos) << vdnn;
+  EXPECT_NE(vdnn.find("(bound: PCIe h2d)\n"), std::string::npos) << vdnn;
+  EXPECT_EQ(vdnn.find("units"), std::string::npos) << vdnn;
+  EXPECT_NE(cdma.find("(bound: compression units)\n  prefetch: "), std::string::npos) << cdma;
+  EXPECT_NE(cdma.find("(bound: decompression units)\n"), std::string::npos) << cdma;
+  // With a host memory of 1 GB/s, host memory bounds the vDNN transfers.
+  EXPECT_EQ(cli("run --network synthetic --steps vdnn -q --param 'host_mem.bandwidth=1 GB/s'", &out, &err), 0) << err;
+  EXPECT_NE(out.find("(bound: host memory)\n  prefetch: "), std::string::npos) << out;
 }
 
 // ---- a TMPDIR that is not a directory ------------------------------------------------------

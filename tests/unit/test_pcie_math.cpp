@@ -54,6 +54,16 @@ TEST(PcieMath, MwrPayloadRateIsTheTlpRateTimesPayloadOverWireBytes) {
   EXPECT_DOUBLE_EQ(mwr_payload_rate_Bps(p), 32e9 * 128.0 / 130.0 * 370.0 / 371.0 * 128.0 / 148.0);
 }
 
+TEST(PcieMath, CpldPayloadRateIsTheTlpRateTimesCompletionOverWireBytes) {
+  link_params p;  // Gen3 x16; a CplD has a 3DW header: STP 4 + header 12 + LCRC 4 = 20 B
+  p.ecrc = false;
+  p.mps = 256;
+  p.cpl_bytes = 0;  // completions of MPS
+  EXPECT_DOUBLE_EQ(cpld_payload_rate_Bps(p), 16e9 * 128.0 / 130.0 * 370.0 / 371.0 * 256.0 / 276.0);  // 14.573e9
+  p.cpl_bytes = 64;  // RCB-sized completions
+  EXPECT_DOUBLE_EQ(cpld_payload_rate_Bps(p), 16e9 * 128.0 / 130.0 * 370.0 / 371.0 * 64.0 / 84.0);
+}
+
 TEST(PcieMath, UnknownGenerationAndBadParamsThrow) {
   EXPECT_THROW(raw_rate_Bps(0, 16), std::invalid_argument);
   EXPECT_THROW(raw_rate_Bps(7, 16), std::invalid_argument);

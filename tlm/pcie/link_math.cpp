@@ -145,6 +145,11 @@ std::uint32_t completion_payload(const link_params& p) {
   return p.cpl_bytes != 0 ? p.cpl_bytes : p.mps;
 }
 
+double cpld_payload_rate_Bps(const link_params& p) {
+  const double c = completion_payload(p);
+  return tlp_rate_Bps(p) * c / (c + cpl_overhead_bytes(p));
+}
+
 tlp_split mwr_split(std::uint64_t addr, std::uint64_t len, const link_params& p) {
   tlp_split s;
   const std::uint64_t ovh = tlp_overhead_bytes(p);

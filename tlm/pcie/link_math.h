@@ -131,6 +131,11 @@ std::uint32_t dllp_wire_bytes(const link_params& p);
 
 /// Payload of one CplD: cpl_bytes, or MPS when cpl_bytes is 0.
 std::uint32_t completion_payload(const link_params& p);
+/// Payload rate of a stream of full-size CplD TLPs in one direction (the read data of a DMA
+/// read), B/s: tlp_rate_Bps x completion_payload / (completion_payload + cpl_overhead_bytes),
+/// DLLPs, MRd and credits left out (an upper bound). Gen3 x16, 256-B completions: 15.7113e9 x
+/// 256 / 276 = 14.573e9 B/s.
+double cpld_payload_rate_Bps(const link_params& p);
 
 /// TLPs of one transfer: count, data bytes carried, bytes on the wire (payload + overhead).
 struct tlp_split {
