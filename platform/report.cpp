@@ -141,16 +141,8 @@ static std::string unit_rate_text(const platform_config& c) {
   return os.str();
 }
 
-/// What bounds a step's transfers: for its offloads (and prefetches), the activation bytes
-/// moved per second of transfer time (the layers' own offload / prefetch times summed), the
-/// bytes crossing PCIe per second (compressed data + metadata), and each resource's share of
-/// its peak over that time: the compression (decompression) units (units x one unit's rate
-/// for the codec x clock, uncompressed bytes), the link (pcie::mwr_payload_rate_Bps /
-/// cpld_payload_rate_Bps), host memory (host_mem.bandwidth); the largest share names the
-/// bound. "" when the step moved nothing. (New-user trial s21 F2: the report never said what
-/// limited a transfer.) An average over the step: latency, small tensors and flow control
-/// keep every share below 100 %.
-static std::string transfer_bound_lines(const platform_config& c, const step_report& s, bool units) {
+transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool units) {
+  transfer_bounds b;
   std::uint64_t act = 0, wire = 0;
   ps_t off = 0, pre = 0;
   for (const auto& l : s.result.layers) {
@@ -160,36 +152,50 @@ static std::string transfer_bound_lines(const platform_config& c, const step_rep
     off += l.offload;
     pre += l.prefetch;
   }
-  if (act == 0 || off == 0) return "";
+  if (!s.simulated || act == 0) return b;
   codec::codec_id id = codec::codec_id::raw;
   try {
     if (units) id = codec::codec_from_string(c.codec);
   } catch (const std::exception&) {
   }
   const double unit_Bps = c.engine.bytes_per_cycle(id) * c.engine.clock_hz;
-  std::ostringstream os;
-  auto line = [&](const char* what, ps_t t, unsigned n_units, double link_Bps, const char* dir) {
+  auto fill = [&](transfer_bounds::direction& d, bool offload, ps_t t) {
     if (t == 0) return;
     const double sec = static_cast<double>(t) * 1e-12;
-    const double a = static_cast<double>(act) / sec, w = static_cast<double>(wire) / sec;
-    std::vector<std::pair<std::string, double>> share;
-    if (units) share.emplace_back(std::string(what[0] == 'o' ? "compression" : "decompression") + " units",
-                                  a / (n_units * unit_Bps));
-    share.emplace_back(std::string("PCIe ") + dir, w / link_Bps);
-    share.emplace_back("host memory", w / c.host_mem.bandwidth_Bps);
-    os << "  " << what << ": " << fmt("%.1f", a / 1e9) << " GB/s of activations, " << fmt("%.1f", w / 1e9)
-       << " GB/s over PCIe -- ";
+    d.moved = true;
+    d.activation_Bps = static_cast<double>(act) / sec;
+    d.pcie_Bps = static_cast<double>(wire) / sec;
+    const unsigned n = offload ? c.engine.compression_units : c.engine.decompression_units;
+    if (units) d.shares.emplace_back(offload ? "compression units" : "decompression units", d.activation_Bps / (n * unit_Bps));
+    d.shares.emplace_back(offload ? "PCIe d2h" : "PCIe h2d",
+                          d.pcie_Bps / (offload ? pcie::mwr_payload_rate_Bps(c.pcie) : pcie::cpld_payload_rate_Bps(c.pcie)));
+    d.shares.emplace_back("host memory", d.pcie_Bps / c.host_mem.bandwidth_Bps);
     std::size_t top = 0;
-    for (std::size_t i = 0; i < share.size(); ++i) {
-      os << (i ? ", " : "") << share[i].first << " " << fmt("%.0f", share[i].second * 100) << " %";
-      if (share[i].second > share[top].second) top = i;
-    }
-    os << " (bound: " << share[top].first << ")\n";
+    for (std::size_t k = 1; k < d.shares.size(); ++k)
+      if (d.shares[k].second > d.shares[top].second) top = k;
+    d.bound = d.shares[top].first;
   };
-  line("offload ", off, c.engine.compression_units, pcie::mwr_payload_rate_Bps(c.pcie), "d2h");
-  line("prefetch", pre, c.engine.decompression_units, pcie::cpld_payload_rate_Bps(c.pcie), "h2d");
+  fill(b.offload, true, off);
+  fill(b.prefetch, false, pre);
+  return b;
+}
+
+namespace {
+/// The report's lines for one step's bounds ("" when it moved nothing).
+std::string transfer_bound_lines(const transfer_bounds& b) {
+  std::ostringstream os;
+  for (const auto& [what, d] : {std::pair<const char*, const transfer_bounds::direction*>{"offload ", &b.offload},
+                                {"prefetch", &b.prefetch}}) {
+    if (!d->moved) continue;
+    os << "  " << what << ": " << fmt("%.1f", d->activation_Bps / 1e9) << " GB/s of activations, "
+       << fmt("%.1f", d->pcie_Bps / 1e9) << " GB/s over PCIe -- ";
+    for (std::size_t k = 0; k < d->shares.size(); ++k)
+      os << (k ? ", " : "") << d->shares[k].first << " " << fmt("%.0f", d->shares[k].second * 100) << " %";
+    os << " (bound: " << d->bound << ")\n";
+  }
   return os.str();
 }
+}  // namespace
 
 /// " (bounds the transfers: below the link's N GB/s of MWr payload)" when the host memory's
 /// bandwidth is below what the link moves in one direction (every shipped preset from Gen4
@@ -330,7 +336,7 @@ void print_summary(std::ostream& os, const run_report& r) {
        {std::tuple<const char*, const step_report*, bool, bool>{"vDNN", &r.vdnn, sv, false},
         {"cDMA", &r.cdma, sc, true}}) {
     if (!sim) continue;
-    const std::string b = transfer_bound_lines(r.config, *step, units);
+    const std::string b = transfer_bound_lines(bounds_of(r.config, *step, units));
     if (!b.empty()) os << name << " transfers (share of each resource's peak while transferring):\n" << b;
   }
   os << "GPU DRAM utilisation (oracle / vDNN / cDMA): " << ran_fmt(so, "%.1f%%", r.oracle.dram.utilisation * 100)
@@ -552,6 +558,29 @@ nlohmann::json to_json(const run_report& r) {
   j["steps"] = json::array();
   for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma})
     if (s->simulated) j["steps"].push_back(s->result.config.label);
+  // What bounds the transfers (the report's lines): per step and direction, null when the step
+  // did not run or moved nothing.
+  {
+    nlohmann::json tb = nlohmann::json::object();
+    for (const auto& [name, step, units] :
+         {std::tuple<const char*, const step_report*, bool>{"vdnn", &r.vdnn, false}, {"cdma", &r.cdma, true}}) {
+      const transfer_bounds b = bounds_of(r.config, *step, units);
+      nlohmann::json sj = nlohmann::json::object();
+      for (const auto& [dir, d] : {std::pair<const char*, const transfer_bounds::direction*>{"offload", &b.offload},
+                                   {"prefetch", &b.prefetch}}) {
+        if (!d->moved) {
+          sj[dir] = nullptr;
+          continue;
+        }
+        nlohmann::json shares = nlohmann::json::object();
+        for (const auto& [k, v] : d->shares) shares[k] = v;
+        sj[dir] = {{"activation_GBps", d->activation_Bps / 1e9}, {"pcie_GBps", d->pcie_Bps / 1e9},
+                   {"share_of_peak", shares}, {"bound", d->bound}};
+      }
+      tb[name] = sj;
+    }
+    j["transfer_bounds"] = tb;
+  }
   j["speedup_cdma_over_vdnn"] = r.vdnn.simulated && r.cdma.simulated  // null: one of them not run
                                     ? json(static_cast<double>(v.step) / static_cast<double>(c.step))
                                     : json();

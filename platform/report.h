@@ -3,6 +3,7 @@
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 #include <nlohmann/json.hpp>
 #include "platform/platform.h"
@@ -30,6 +31,25 @@ bool offloaded_in(const step_report& s, std::size_t i);
 /// "-", the JSON null and the CSV an empty cell there.
 double zero_fraction(const run_report& r, std::size_t i);
 
+/// What bounds a step's transfers (new-user trial s21 F2), per direction: the activation bytes
+/// moved per second of transfer time (the layers' own offload / prefetch times summed), the
+/// bytes crossing PCIe per second (compressed data + metadata), and each resource's share of
+/// its peak over that time, 0..: the compression (decompression) units (units x one unit's
+/// rate for the run's codec x clock, in activation bytes; `units`: the cDMA step), the link
+/// (pcie::mwr_payload_rate_Bps d2h / cpld_payload_rate_Bps h2d), host memory
+/// (host_mem.bandwidth); `bound` names the largest share. An average over the step (latency,
+/// small tensors, window slots and flow control keep every share below 1).
+struct transfer_bounds {
+  struct direction {
+    bool moved = false;  ///< false: the step did not run or moved nothing this way
+    double activation_Bps = 0, pcie_Bps = 0;
+    std::vector<std::pair<std::string, double>> shares;  ///< (resource, share of its peak)
+    std::string bound;
+  };
+  direction offload, prefetch;
+};
+transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool units);
+
 /// Per-layer table, the three baselines, compression ratio, PCIe bytes and the verification line.
 /// A figure of a step that did not run (--steps, or an I/O error) is "-", never 0.
 void print_summary(std::ostream& os, const run_report& r);
@@ -49,7 +69,9 @@ std::vector<stat> collect_stats(const run_report& r);
 nlohmann::json transfer_histograms(const run_report& r);
 
 /// Results as JSON. Keys (times in seconds, sizes in bytes): network, batch, activations,
-/// step_time_s.{oracle,vdnn,cdma}, speedup_cdma_over_vdnn, compression_ratio, verified_bytes,
+/// step_time_s.{oracle,vdnn,cdma}, speedup_cdma_over_vdnn, transfer_bounds.{vdnn,cdma}.{offload,
+/// prefetch} (bounds_of(): activation_GBps, pcie_GBps, share_of_peak, bound; null when the step
+/// did not run or moved nothing), compression_ratio, verified_bytes,
 /// mismatched_bytes, pcie.{vdnn,cdma}.{d2h,h2d}.{payload_bytes,wire_bytes}, errors, and
 /// layers[] with name, offload_key, shape [N,C,H,W], bytes, zero_fraction (null for a layer
 /// not offloaded), offloaded, offload_during / prefetch_during (layer names), compressed_bytes,

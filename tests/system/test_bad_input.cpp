@@ -958,8 +958,20 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   // 100 MB/s each way: the units bound the cDMA transfers (far below PCIe's ~12-14 GB/s and
   // host memory's 25.6 GB/s); the vDNN step has no units: PCIe bounds it (12.9 GB/s of MWr
   // payload with the measured-host credits below 25.6 GB/s of host memory).
+  const std::string bj = fresh_dir("bounds") + "/r.json";
   EXPECT_EQ(cli("run --network synthetic --steps vdnn,cdma -q --param cdma.compression_units=1 --param "
-                "cdma.decompression_units=1 --param cdma.unit_bytes_per_cycle=0.1", &out, &err), 0) << err;
+                "cdma.decompression_units=1 --param cdma.unit_bytes_per_cycle=0.1 --json " + bj, &out, &err), 0) << err;
+  {
+    // The same in --json: transfer_bounds.STEP.{offload,prefetch}; the vDNN step has no units.
+    const json tb = json::parse(slurp(bj))["transfer_bounds"];
+    EXPECT_EQ(tb["cdma"]["offload"]["bound"], "compression units") << tb.dump();
+    EXPECT_EQ(tb["cdma"]["prefetch"]["bound"], "decompression units") << tb.dump();
+    EXPECT_EQ(tb["vdnn"]["offload"]["bound"], "PCIe d2h") << tb.dump();
+    EXPECT_FALSE(tb["vdnn"]["offload"]["share_of_peak"].contains("compression units")) << tb.dump();
+    // 1 unit of 100 MB/s: the units' share is the activation rate over 0.1 GB/s.
+    EXPECT_DOUBLE_EQ(tb["cdma"]["offload"]["share_of_peak"]["compression units"].get<double>(),
+                     tb["cdma"]["offload"]["activation_GBps"].get<double>() / 0.1);
+  }
   const std::size_t v = out.find("vDNN transfers (share of each resource's peak while transferring):\n  offload : ");
   const std::size_t c = out.find("cDMA transfers (share of each resource's peak while transferring):\n  offload : ");
   ASSERT_NE(v, std::string::npos) << out;
@@ -973,6 +985,10 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   // With a host memory of 1 GB/s, host memory bounds the vDNN transfers.
   EXPECT_EQ(cli("run --network synthetic --steps vdnn -q --param 'host_mem.bandwidth=1 GB/s'", &out, &err), 0) << err;
   EXPECT_NE(out.find("(bound: host memory)\n  prefetch: "), std::string::npos) << out;
+  // A step that did not run: null directions, and no lines.
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --json " + bj, &out, &err), 0) << err;
+  EXPECT_TRUE(json::parse(slurp(bj))["transfer_bounds"]["cdma"]["offload"].is_null());
+  EXPECT_EQ(out.find("transfers (share"), std::string::npos) << out;
 }
 
 // ---- a TMPDIR that is not a directory ------------------------------------------------------
