@@ -491,18 +491,24 @@ TEST_F(S21Break, LongWaitHostSpawnsOneThreadPerAccessInFlight) {
   EXPECT_LE(workers, 1024u) << "one SystemC thread (own stack) per host access in flight";
 }
 
-// PASS. End of simulation with host jobs still queued / running: sc_start(time) returns while the
-// host still waits; no crash, and a later sc_start completes the transfers.
-TEST_F(S21Break, StopWithHostJobsInFlightThenResume) {
-  cdma::test::report_log log;
-  bench b;
+// A 1 MiB write then its read-back through a host that waits 5 us per access, simulated for
+// 10 us only: both transfers still in flight, workers blocked in the host's wait.
+static void stop_mid_transfer(bench& b, std::vector<op>& ops) {  // ops: 2 fresh entries
   b.host.wait_ps = [](const tlm_generic_payload&) { return ps_t{5000000}; };
-  std::vector<op> ops(2);
   ops[0].addr = 0; ops[0].len = 1 * MiB; ops[0].pattern = 8;
   ops[1].read = true; ops[1].addr = 0; ops[1].len = 1 * MiB;
   b.ini.ops = &ops;
   sc_start(sc_time(10, SC_US));
   EXPECT_EQ(b.ini.done, 0u);
+}
+
+// PASS. End of simulation with host jobs still queued / running: sc_start(time) returns while the
+// host still waits; no crash, and a later sc_start completes the transfers.
+TEST_F(S21Break, StopWithHostJobsInFlightThenResume) {
+  cdma::test::report_log log;
+  bench b;
+  std::vector<op> ops(2);
+  stop_mid_transfer(b, ops);
   EXPECT_GT(worker_count(b.link), 0u);
   sc_start();
   ASSERT_EQ(b.ini.done, 2u);
@@ -515,13 +521,8 @@ TEST_F(S21Break, DestroyWithHostJobsInFlight) {
   cdma::test::report_log log;
   {
     bench b;
-    b.host.wait_ps = [](const tlm_generic_payload&) { return ps_t{5000000}; };
     std::vector<op> ops(2);
-    ops[0].addr = 0; ops[0].len = 1 * MiB; ops[0].pattern = 8;
-    ops[1].read = true; ops[1].addr = 0; ops[1].len = 1 * MiB;
-    b.ini.ops = &ops;
-    sc_start(sc_time(10, SC_US));
-    EXPECT_EQ(b.ini.done, 0u);
+    stop_mid_transfer(b, ops);
   }
   SUCCEED();
 }

@@ -182,7 +182,8 @@ ps_t pcie_link::host_access(tlm_generic_payload& trans, std::uint64_t off, std::
   const ps_t now = now_ps();
   sc_time delay = to_sc(std::max(ready_ps, now) - now);
   init->b_transport(sub, delay);
-  if (!host_waited_ && now_ps() != now) warn_host_waited(sub, now_ps() - now, std::max(ready_ps, now) - now);
+  if (!host_waited_ && now_ps() != now)  // the target called wait(): warned once
+    warn_host_waited(sub, now_ps() - now, std::max(ready_ps, now) - now);
   if (owns) sub_busy_ = false;
   if (ok != nullptr) *ok = sub.is_response_ok();
   if (!sub.is_response_ok() && trans.is_response_ok())
