@@ -245,14 +245,39 @@ int axis_rank(const std::string& name) {
   return k == "pcie.preset" ? 0 : k == "pcie.gen" ? 1 : k == "pcie.lanes" ? 2 : 3;
 }
 
-json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string>& pass) {
+/// The dimensions of a grid: each a list of axes (indices into the grid) that take their
+/// values together (a --zip group: value i of each; else one axis alone), in the order of
+/// their first axis in the grid. `zips`: the --zip groups, as axis indices.
+std::vector<std::vector<std::size_t>> grid_dims(std::size_t n_axes,
+                                                const std::vector<std::vector<std::size_t>>& zips) {
+  std::vector<std::vector<std::size_t>> dims;
+  std::vector<bool> done(n_axes, false);
+  for (std::size_t a = 0; a < n_axes; ++a) {
+    if (done[a]) continue;
+    std::vector<std::size_t> d = {a};
+    for (const auto& z : zips)
+      if (std::find(z.begin(), z.end(), a) != z.end()) d = z;
+    for (std::size_t x : d) done[x] = true;
+    dims.push_back(std::move(d));
+  }
+  return dims;
+}
+
+/// The runs of a grid: every combination of its dimensions (grid_dims(): an axis alone, or a
+/// --zip group whose axes take value i together), the last dimension varying fastest.
+json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string>& pass,
+               const std::vector<std::vector<std::size_t>>& zips = {}) {
   json runs = json::array();
-  std::vector<std::size_t> idx(grid.size(), 0);
+  const auto dims = grid_dims(grid.size(), zips);
+  std::vector<std::size_t> di(dims.size(), 0);  // value index per dimension
+  std::vector<std::size_t> idx(grid.size(), 0);  // value index per axis
   std::vector<std::size_t> order(grid.size());
   for (std::size_t a = 0; a < grid.size(); ++a) order[a] = a;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t x, std::size_t y) { return axis_rank(grid[x].name) < axis_rank(grid[y].name); });
   for (;;) {
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      for (std::size_t a : dims[d]) idx[a] = di[d];
     json values = json::object();
     std::vector<std::string> args;
     bool passed = false;  // the passed options are in args
@@ -272,13 +297,23 @@ json make_plan(const std::vector<grid_axis>& grid, const std::vector<std::string
     }
     if (!passed) args.insert(args.end(), pass.begin(), pass.end());
     runs.push_back({{"values", values}, {"args", args}});
-    std::size_t a = grid.size();
-    while (a > 0 && ++idx[a - 1] == grid[a - 1].values.size()) idx[--a] = 0;
-    if (a == 0) break;
+    std::size_t d = dims.size();  // (a zip group's axes have equal lengths: checked by the caller)
+    while (d > 0 && ++di[d - 1] == grid[dims[d - 1].front()].values.size()) di[--d] = 0;
+    if (d == 0) break;
   }
   json axes = json::array();
   for (const auto& g : grid) axes.push_back({{"name", g.name}, {"values", g.values}});
-  return {{"grid", axes}, {"runs", runs}};
+  json plan = {{"grid", axes}, {"runs", runs}};
+  if (!zips.empty()) {  // (recorded for the reader; --merge uses the runs' values and args)
+    json zj = json::array();
+    for (const auto& z : zips) {
+      json names = json::array();
+      for (std::size_t a : z) names.push_back(grid[a].name);
+      zj.push_back(names);
+    }
+    plan["zip"] = zj;
+  }
+  return plan;
 }
 
 int spawn_run(const std::string& exe, const std::vector<std::string>& args, const std::string& log) {
@@ -665,6 +700,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
 
 int sweep_command(const std::vector<std::string>& args) {
   std::vector<grid_axis> grid;
+  std::vector<std::string> zip_args;  // --zip NAME,NAME,...: axes that take their values together
   std::vector<std::string> pass;
   std::string out, slurm, merge_dir;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
@@ -685,8 +721,8 @@ int sweep_command(const std::vector<std::string>& args) {
         seen.push_back(a);
       }
       if (a == "--help" || a == "-h") {
-        std::cout << "Usage: cdma-vp sweep --grid NAME=V1,V2,... [--grid ...] --out DIR [--jobs N] "
-                     "[--no-plot] [run options]\n"
+        std::cout << "Usage: cdma-vp sweep --grid NAME=V1,V2,... [--grid ...] [--zip NAME,NAME,...] --out DIR "
+                     "[--jobs N] [--no-plot] [run options]\n"
                      "       cdma-vp sweep --grid ... --out DIR --emit-slurm FILE [run options]\n"
                      "       cdma-vp sweep --merge DIR [--no-plot]\n\n"
                      "Runs every combination of the grid as a separate `cdma-vp run` (NAME is any parameter\n"
@@ -694,6 +730,9 @@ int sweep_command(const std::vector<std::string>& args) {
                      "with --preset VALUE, the other options on top), N at once (--jobs, 1..65536, default: cores), then writes DIR/sweep.csv\n"
                      "(one row per run; a failed run is marked and the others complete) and DIR/sweep.png/.svg.\n"
                      "Runs are numbered from 0 (run_K.json, the column run, the progress on stderr).\n"
+                     "--zip NAME,NAME,...: those --grid axes (same number of values) take value i together\n"
+                     "instead of every combination: --grid network=alexnet,vgg16 --grid batch=128,64\n"
+                     "--zip network,batch runs alexnet at 128 and vgg16 at 64 (other axes still combine).\n"
                      "DIR must be a folder without a sweep (a new one; not a file, not another sweep's folder).\n"
                      "The column activations names each run's sources (a path, paths joined by \" + \", or\n"
                      "synthetic; a grid over activations gives one path per row). A grid over a\n"
@@ -718,6 +757,7 @@ int sweep_command(const std::vector<std::string>& args) {
                                "=4,8,16");
         }
       }
+      else if (a == "--zip") zip_args.push_back(value("--zip"));
       else if (a == "--out") out = value("--out");
       else if (a == "--jobs") {
         // Read like an integer parameter (parse_whole: 4, 4.0, 1e0); at most max_jobs.
@@ -748,6 +788,7 @@ int sweep_command(const std::vector<std::string>& args) {
       // --merge only reads DIR's results: options that plan or run a sweep would be ignored.
       std::vector<std::string> unused;
       if (!grid.empty()) unused.push_back("--grid");
+      if (!zip_args.empty()) unused.push_back("--zip");
       if (!out.empty()) unused.push_back("--out");
       if (!slurm.empty()) unused.push_back("--emit-slurm");
       for (const auto& p : pass) unused.push_back(p);
@@ -769,6 +810,51 @@ int sweep_command(const std::vector<std::string>& args) {
       return failed ? 1 : 0;
     }
     if (grid.empty()) throw config_error("no --grid given; expected e.g. --grid 'pcie.gen=3,4,5'");
+    // --zip groups: axes (named as in their --grid, or another spelling of the parameter) that
+    // take value i together instead of every combination (`--grid network=alexnet,vgg16
+    // --grid batch=128,64 --zip network,batch`: 2 runs, alexnet at 128 and vgg16 at 64).
+    std::vector<std::vector<std::size_t>> zips;
+    std::vector<bool> zipped(grid.size(), false);
+    for (const std::string& z : zip_args) {
+      const std::string form = "expected --zip NAME,NAME,... naming two or more --grid axes of the same number of "
+                               "values, e.g. --grid network=alexnet,vgg16 --grid batch=128,64 --zip network,batch";
+      std::vector<std::string> names;
+      {
+        std::stringstream ss(z);
+        std::string n;
+        while (std::getline(ss, n, ',')) names.push_back(n);
+        if (!z.empty() && z.back() == ',') names.push_back("");
+      }
+      if (names.size() < 2) throw config_error("--zip " + printable(z) + ": one name; " + form);
+      std::vector<std::size_t> group;
+      for (const std::string& n : names) {
+        if (n.empty()) throw config_error("--zip " + printable(z) + ": an empty name; " + form);
+        std::size_t found = grid.size();
+        for (std::size_t g = 0; g < grid.size() && found == grid.size(); ++g) {
+          if (grid[g].name == n) found = g;
+          else {
+            try {
+              if (grid_param(n, "--zip") == grid_param(grid[g].name, "--grid")) found = g;
+            } catch (const std::exception&) {  // not a parameter: not this axis
+            }
+          }
+        }
+        if (found == grid.size())
+          throw config_error("--zip " + printable(z) + ": " + printable(n) + " is not a --grid axis; " + form);
+        if (zipped[found])
+          throw config_error("--zip " + printable(z) + ": --grid " + printable(grid[found].name) +
+                             " is named twice in --zip; " + form + " (each axis once, in one group at most)");
+        zipped[found] = true;
+        group.push_back(found);
+      }
+      for (std::size_t g : group)
+        if (grid[g].values.size() != grid[group.front()].values.size())
+          throw config_error("--zip " + printable(z) + ": --grid " + printable(grid[group.front()].name) + " has " +
+                             std::to_string(grid[group.front()].values.size()) + " values, --grid " +
+                             printable(grid[g].name) + " " + std::to_string(grid[g].values.size()) + "; " + form);
+      std::sort(group.begin(), group.end());
+      zips.push_back(std::move(group));
+    }
     {
       // The same setting written twice (also as two spellings of one value: 0 and -0, 0.5 and
       // 5e-1, 64 and 6.4e1, alexnet and Alexnet, none and raw, two paths of one file, "" and
@@ -779,7 +865,9 @@ int sweep_command(const std::vector<std::string>& args) {
         base = check_config(pass);
       } catch (const std::exception&) {  // reported with the plan's other checks below
       }
-      for (const grid_axis& ax : grid) {
+      std::vector<std::vector<json>> settings(grid.size());
+      for (std::size_t gi = 0; gi < grid.size(); ++gi) {
+        const grid_axis& ax = grid[gi];
         if (preset_axis(ax.name)) {
           // The platform preset: the configuration each row starts from, the passed options on
           // top (make_plan). Beside a --preset or --config option it would be replaced (or the
@@ -837,6 +925,8 @@ int sweep_command(const std::vector<std::string>& args) {
             setting[x] = setting_json(std::move(c));
           }
         }
+        settings[gi] = setting;
+        if (zipped[gi]) continue;  // (a value may repeat in a --zip group: its tuples are checked below)
         for (std::size_t x = 0; x < ax.values.size(); ++x)
           for (std::size_t y = x + 1; y < ax.values.size(); ++y) {
             if (ax.values[x] == ax.values[y])
@@ -844,6 +934,31 @@ int sweep_command(const std::vector<std::string>& args) {
             if (!setting[x].is_null() && setting[x] == setting[y])
               throw config_error("--grid " + ax.name + ": values '" + ax.values[x] + "' and '" + ax.values[y] +
                                  "' are the same setting; list each value once");
+          }
+      }
+      // A --zip group runs value i of its axes together: two positions with the same values (or
+      // the same settings) on every axis of the group would run one configuration twice.
+      for (const auto& z : zips) {
+        auto tuple = [&](std::size_t x) {
+          std::string t;
+          for (std::size_t g : z) t += (t.empty() ? "" : ", ") + grid[g].name + "=" + grid[g].values[x];
+          return printable(t);
+        };
+        const std::size_t n = grid[z.front()].values.size();
+        for (std::size_t x = 0; x < n; ++x)
+          for (std::size_t y = x + 1; y < n; ++y) {
+            bool same_text = true, same_setting = true;
+            for (std::size_t g : z) {
+              same_text = same_text && grid[g].values[x] == grid[g].values[y];
+              same_setting = same_setting && (grid[g].values[x] == grid[g].values[y] ||
+                                              (!settings[g][x].is_null() && settings[g][x] == settings[g][y]));
+            }
+            if (same_text)
+              throw config_error("--zip: (" + tuple(x) + ") listed twice (positions " + std::to_string(x + 1) +
+                                 " and " + std::to_string(y + 1) + "); list each combination once");
+            if (same_setting)
+              throw config_error("--zip: (" + tuple(x) + ") and (" + tuple(y) +
+                                 ") are the same settings; list each combination once");
           }
       }
     }
@@ -896,7 +1011,7 @@ int sweep_command(const std::vector<std::string>& args) {
                                : std::string(opt) + " is a per-run output, which the sweep does not pass to its runs "
                                  "(each run writes DIR/run_K.json; the sweep writes DIR/sweep.csv); not allowed here");
     const bool pass_quiet = pass_out.quiet;
-    json plan = make_plan(grid, pass);
+    json plan = make_plan(grid, pass, zips);
     std::string synthetic_grid;  // the first grid key of synthetic data, if any
     for (const auto& g : grid)
       if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
