@@ -1,9 +1,15 @@
 #!/usr/bin/python3
 """Plots a cdma-vp sweep: step time of oracle / vDNN / cDMA and cDMA's speed-up over vDNN
 for every run of the grid. Usage: plot_sweep.py SWEEP.csv OUT_STEM  (writes OUT_STEM.png and
-OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-deps)."""
+OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-deps).
+
+Two forms: when a grid axis is numeric (every value a number, with one unit if any, e.g.
+`pcie.lanes=4,8,16` or `cdma.codec_bytes_per_cycle.zlib=32,16,8,4`) with at least 3 values,
+lines over that axis, one per combination of the other axes (at most MAX_SERIES), so that
+a crossover shows; else one group of bars per run."""
 import csv
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -36,24 +42,88 @@ def title(rows):
     return "cdma-vp sweep" + (": " + ", ".join(common) if common else "")
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM")
-    # Before any work: a directory (or another non-file) where a plot goes cannot be replaced.
-    for ext in ("png", "svg"):
-        final = f"{sys.argv[2]}.{ext}"
-        if os.path.isdir(final):
-            cannot_write(final, "is a directory; expected a file name for the plot (remove or rename the directory)")
-    with open(sys.argv[1], newline="") as f:
-        rows = list(csv.DictReader(f))
-    grid_cols = [c for c in rows[0].keys() if c.startswith("grid:")] if rows else []
-    ok = [r for r in rows if r["status"] == "ok"]
+# Lines over a numeric axis: at most this many series (combinations of the other axes); more
+# would not be told apart, and the bars are drawn instead.
+MAX_SERIES = 8
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$")
+
+
+def numeric(values):
+    """(numbers, unit) if every value is a number with the same unit ("" for none), e.g.
+    ["8", "16"] -> ([8.0, 16.0], ""), ["500ns", "1000 ns"] -> ([500.0, 1000.0], "ns");
+    else None (["1GB/s", "500MB/s"]: two units, not converted)."""
+    nums, units = [], set()
+    for v in values:
+        m = _NUMBER.match(v or "")
+        if not m:
+            return None
+        nums.append(float(m.group(1)))
+        units.add(m.group(2))
+    return (nums, units.pop()) if len(units) == 1 else None
+
+
+def line_axis(rows, grid_cols):
+    """The grid column to draw lines over: numeric (numeric()) with at least 3 distinct values
+    in `rows`, the one with the most (ties: the last in the grid); then the other columns give
+    the series, at most MAX_SERIES of them. Returns (column, unit) or None (bars)."""
+    best = None
+    for c in grid_cols:
+        n = numeric([r[c] for r in rows])
+        if n is None or len(set(n[0])) < 3:
+            continue
+        if best is None or len(set(n[0])) >= best[2]:
+            best = (c, n[1], len(set(n[0])))
+    if best is None:
+        return None
+    if len(series(rows, grid_cols, best[0])) > MAX_SERIES:
+        return None
+    return best[0], best[1]
+
+
+def series(rows, grid_cols, xcol):
+    """The rows grouped by the values of the grid columns other than `xcol`, in the order of
+    first appearance: [(label, [(x, row), ...] sorted by x)]; label "" when there is no other
+    column."""
+    groups = {}
+    for r in rows:
+        key = ", ".join(f"{c[5:]}={r[c]}" for c in grid_cols if c != xcol)
+        groups.setdefault(key, []).append((numeric([r[xcol]])[0][0], r))
+    return [(k, sorted(v, key=lambda p: p[0])) for k, v in groups.items()]
+
+
+def num(v):  # empty cell: the step was not simulated (--steps) -> no bar / point
+    return float(v) if v not in ("", None) else float("nan")
+
+
+def draw_lines(rows, grid_cols, xcol, unit):
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    for k, (label, pts) in enumerate(series(rows, grid_cols, xcol)):
+        color = f"C{k % 10}"
+        xs = [p[0] for p in pts]
+        name = label or "all runs"
+        ax1.plot(xs, [num(r["cdma_s"]) * 1e3 for _, r in pts], "o-", color=color, label=f"cDMA, {name}")
+        ax1.plot(xs, [num(r["vdnn_s"]) * 1e3 for _, r in pts], "s--", color=color, alpha=0.6, label=f"vDNN, {name}")
+        ax2.plot(xs, [num(r["speedup"]) for _, r in pts], "o-", color=color, label=name)
+    ax1.set_ylabel("step time (ms, simulated)")
+    ax1.legend(fontsize="small", loc="best")
+    ax1.grid(alpha=0.3)
+    ax2.axhline(1.0, color="k", lw=0.8)
+    ax2.set_ylabel("cDMA speed-up over vDNN")
+    ax2.set_xlabel(xcol[5:] + (f" ({unit})" if unit else ""))
+    ax2.grid(alpha=0.3)
+    xs = sorted({x for _, pts in series(rows, grid_cols, xcol) for x, _ in pts})
+    if xs[0] > 0 and xs[-1] / xs[0] >= 8:  # e.g. rates 2..32, lanes 1..16: evenly spaced
+        ax2.set_xscale("log", base=2)
+    if len(xs) <= 12:  # the swept values themselves as ticks
+        ax2.set_xticks(xs)
+        ax2.set_xticklabels([f"{x:g}" for x in xs])
+        ax2.minorticks_off()
+    return fig
+
+
+def draw_bars(ok, grid_cols):
     labels = [", ".join(f"{c[5:]}={r[c]}" for c in grid_cols) or r["run"] for r in ok]
     x = range(len(ok))
-
-    def num(v):  # empty cell: the step was not simulated (--steps) -> no bar
-        return float(v) if v not in ("", None) else float("nan")
-
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(6, 0.9 * len(ok) + 2), 7), sharex=True)
     w = 0.27
     for k, (key, name) in enumerate([("oracle_s", "oracle"), ("vdnn_s", "vDNN"), ("cdma_s", "cDMA")]):
@@ -69,7 +139,25 @@ def main():
     ax2.grid(axis="y", alpha=0.3)
     ax2.set_xticks(list(x))
     ax2.set_xticklabels(labels, rotation=30, ha="right")
+    return fig
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM")
+    # Before any work: a directory (or another non-file) where a plot goes cannot be replaced.
+    for ext in ("png", "svg"):
+        final = f"{sys.argv[2]}.{ext}"
+        if os.path.isdir(final):
+            cannot_write(final, "is a directory; expected a file name for the plot (remove or rename the directory)")
+    with open(sys.argv[1], newline="") as f:
+        rows = list(csv.DictReader(f))
+    grid_cols = [c for c in rows[0].keys() if c.startswith("grid:")] if rows else []
+    ok = [r for r in rows if r["status"] == "ok"]
+    lines = line_axis(ok, grid_cols)
+    fig = draw_lines(ok, grid_cols, *lines) if lines else draw_bars(ok, grid_cols)
     fig.suptitle(title(ok), y=0.995)
+    fig.align_ylabels()  # (the two y-axis titles overlapped beside long rotated labels)
     fig.tight_layout()
     # Each plot through a temporary file renamed into place (like every cdma-vp output): an
     # interrupted plotter leaves the old plot or none, never half a file.

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Tests of scripts/plot_sweep.py's figure title (new-user trial s20 F13: a sweep over the
-network was titled with the first row's network only). Run by ctest (scripts.plot_sweep)."""
+"""Tests of scripts/plot_sweep.py: the figure title (new-user trial s20 F13: a sweep over the
+network was titled with the first row's network only) and the choice of lines over a numeric
+axis (new-user trial s21 F5: bars could not show a crossover). Run by ctest (scripts.plot_sweep)."""
 import os
 import sys
 import unittest
@@ -25,6 +26,45 @@ class Title(unittest.TestCase):
 
     def test_no_plotted_row(self):
         self.assertEqual(plot_sweep.title([]), "cdma-vp sweep")
+
+
+def grid_rows(**cols):
+    """Rows with grid columns grid:NAME from equal-length value lists."""
+    n = len(next(iter(cols.values())))
+    return [{f"grid:{k}": v[i] for k, v in cols.items()} for i in range(n)]
+
+
+class Lines(unittest.TestCase):
+    def test_numbers_with_one_unit_are_numeric(self):
+        self.assertEqual(plot_sweep.numeric(["8", "16", "4.5e1"]), ([8.0, 16.0, 45.0], ""))
+        self.assertEqual(plot_sweep.numeric(["500ns", "1000 ns"]), ([500.0, 1000.0], "ns"))
+
+    def test_names_and_mixed_units_are_not(self):
+        self.assertIsNone(plot_sweep.numeric(["zvc", "zlib"]))
+        self.assertIsNone(plot_sweep.numeric(["1GB/s", "500MB/s"]))
+        self.assertIsNone(plot_sweep.numeric(["8", ""]))
+
+    def test_a_numeric_axis_of_three_values_draws_lines_one_per_codec(self):
+        r = grid_rows(codec=["zvc"] * 4 + ["zlib"] * 4, rate=["32", "16", "8", "4"] * 2)
+        cols = ["grid:codec", "grid:rate"]
+        self.assertEqual(plot_sweep.line_axis(r, cols), ("grid:rate", ""))
+        s = plot_sweep.series(r, cols, "grid:rate")
+        self.assertEqual([label for label, _ in s], ["codec=zvc", "codec=zlib"])
+        self.assertEqual([x for x, _ in s[1][1]], [4.0, 8.0, 16.0, 32.0])  # sorted by the axis
+
+    def test_two_values_or_names_only_draw_bars(self):
+        self.assertIsNone(plot_sweep.line_axis(grid_rows(gen=["3", "4"]), ["grid:gen"]))
+        self.assertIsNone(plot_sweep.line_axis(grid_rows(codec=["none", "zvc", "rle"]), ["grid:codec"]))
+
+    def test_the_axis_with_most_values_wins_ties_the_last(self):
+        r = grid_rows(lanes=["4", "4", "4", "8", "8", "8", "16", "16", "16"], gen=["3", "4", "5"] * 3)
+        self.assertEqual(plot_sweep.line_axis(r, ["grid:lanes", "grid:gen"]), ("grid:gen", ""))
+        r2 = grid_rows(lanes=["4", "8", "16", "32"] * 3, gen=["3"] * 4 + ["4"] * 4 + ["5"] * 4)
+        self.assertEqual(plot_sweep.line_axis(r2, ["grid:lanes", "grid:gen"]), ("grid:lanes", ""))
+
+    def test_too_many_series_draw_bars(self):
+        r = grid_rows(net=[f"n{i}" for i in range(9) for _ in range(3)], rate=["1", "2", "3"] * 9)
+        self.assertIsNone(plot_sweep.line_axis(r, ["grid:net", "grid:rate"]))
 
 
 if __name__ == "__main__":
