@@ -1,5 +1,6 @@
 #include "platform/outputs.h"
 
+#include <climits>
 #include <cerrno>
 #include <cstring>
 
@@ -497,9 +498,17 @@ int open_output(std::string& tmp, const std::string& target, bool in_place) {
   static std::mt19937_64 rng{std::random_device{}() ^ static_cast<std::uint64_t>(::getpid())};
   static std::atomic<unsigned> counter{0};
   int fd = -1;
+  // TARGET.tmp.XXXXXX with TARGET's file name shortened when the whole would pass NAME_MAX
+  // (255 bytes): a valid 250-byte file name failed with "File name too long" only after the
+  // run, "results computed but not saved" (breaker s22 F6).
+  const std::size_t slash = target.find_last_of('/');
+  const std::size_t base_len = target.size() - (slash == std::string::npos ? 0 : slash + 1);
+  constexpr std::size_t suffix_len = 11;  // ".tmp." + 6 characters
+  const std::string stem =
+      base_len + suffix_len > NAME_MAX ? target.substr(0, target.size() - (base_len + suffix_len - NAME_MAX)) : target;
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::uint64_t r = rng() + counter++;
-    std::string name = target + ".tmp.";
+    std::string name = stem + ".tmp.";
     for (int k = 0; k < 6; ++k, r /= 62) name += chars[r % 62];
     fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // 0666 & ~umask
     if (fd >= 0) {

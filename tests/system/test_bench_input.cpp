@@ -489,11 +489,17 @@ TEST(bench_input, workload_refuses_a_batch_the_simulated_run_would_refuse_before
                  {"batch 1048576: the simulated run refuses it: layer 'conv2': backward kernel time",
                   "(see cdma-vp bench workload --help)"});
   // A layer whose kernel time is beyond the bound: the LT run failed, the bench said exit 0.
+  // (1e13 input elements, 4e13 B: about 150 s at 336 GB/s x 0.8. The 1e15 elements this used
+  // until s22 are refused by the loader now, beyond its 2^48-element limit per tensor.)
   const std::string d = workdir("workload_huge");
   std::ofstream(d + "/huge_input.json")
-      << R"({"name":"z","input":[100000,100000,100000],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3}]})";
+      << R"({"name":"z","input":[100000,10000,10000],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3}]})";
   expect_refused({"bench", "workload", "--network", d + "/huge_input.json", "--batches", "1"},
                  {"batch 1: the simulated run refuses it: layer 'a': forward kernel time"});
+  std::ofstream(d + "/huger_input.json")
+      << R"({"name":"z","input":[100000,100000,100000],"layers":[{"name":"a","type":"conv","filters":4,"kernel":3}]})";
+  expect_refused({"bench", "workload", "--network", d + "/huger_input.json", "--batches", "1"},
+                 {"huger_input.json", "1x100000x100000x100000 has more than 2^48 elements"});
 }
 
 TEST(bench_input, workload_with_nothing_offloaded_prints_no_nan_ratio) {

@@ -182,7 +182,12 @@ npz_activation_source::source_file npz_activation_source::open_source(const std:
   for (const auto& [name, where] : names) {
     auto m = opt_.name_map.find(name);
     const std::string key = m == opt_.name_map.end() ? name : m->second;
-    if (key.empty()) continue;  // mapped to null: left out, never read
+    if (m != opt_.name_map.end() && key.empty()) continue;  // mapped to null: left out, never read
+    // A member ".npy" (or a folder's file ".npy") names no array: it was left out silently, as
+    // if mapped to null (breaker s22 F4).
+    if (key.empty())
+      throw activation_error(path + ": holds a tensor with an empty name ('.npy'); expected <layer key>.npy (a name map "
+                             "{\"\": null} leaves it out)");
     if (const auto first = named.find(key); first != named.end())
       throw activation_error(path + ": two tensors map to layer key '" + key + "': '" + first->second + "' and '" +
                              name + "' (check the name map); expected one tensor per layer");

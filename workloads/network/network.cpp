@@ -5,6 +5,7 @@
 #include <cctype>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -57,6 +58,56 @@ std::string window_text(std::int64_t k, std::int64_t d) {
     s += " with dilation " + std::to_string(d) + " (effective window d (k - 1) + 1 = " + e + ")";
   }
   return s;
+}
+
+// ---- size limits: no count of elements, bytes or FLOPs wraps ------------------------------
+// A hyper-parameter or a shape of 2^63 (e.g. "filters": 4611686018427387904, "stride":
+// 9223372036854775807 with "same") wrapped int64 / uint64 products: a tensor of 2^64 elements
+// counted 0 bytes, a padding of 2^62 gave an output of -2^63 rows, and the run went on with
+// 0.000 ms (breaker s22 F1). Every integer of a network file and every tensor is bounded below,
+// so the byte counts of up to 2^10 full-size tensors still add up in 64 bits.
+
+/// Largest hyper-parameter (kernel, stride, pad, dilation, filters, units, groups, depth
+/// multiplier, padding) and largest image dimension: 2^48, far beyond any real network.
+constexpr std::int64_t max_hyper = std::int64_t{1} << 48;
+/// Largest tensor or weight array, elements: 2^48 fp32 = 2^50 B = 1 PiB (a thousand times the
+/// largest GPU memory of the presets, 80 GiB).
+constexpr std::uint64_t max_array_elements = std::uint64_t{1} << 48;
+
+/// a * b for a, b >= 0, or max_array_elements + 1 when the product is larger (never wraps).
+std::uint64_t mul_capped(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > max_array_elements / a) return max_array_elements + 1;
+  return a * b;
+}
+
+/// "" when `dims` (each >= 1, each at most max_hyper, their product at most
+/// max_array_elements) describe an array that fits; else the problem, naming `what` (e.g.
+/// "output 1x4611686018427387904x32x32") and the limit.
+std::string size_problem(const std::string& what, std::initializer_list<std::int64_t> dims) {
+  std::string text;
+  std::uint64_t n = 1;
+  bool bad = false;
+  for (std::int64_t d : dims) {
+    text += (text.empty() ? "" : "x") + std::to_string(d);
+    if (d < 1 || d > max_hyper) bad = true;
+    else n = mul_capped(n, static_cast<std::uint64_t>(d));
+  }
+  if (!bad && n <= max_array_elements) return "";
+  return what + " " + text + " has " +
+         (bad ? std::string("a dimension outside 1 .. 2^48") : std::string("more than 2^48 elements")) +
+         "; expected at most 2^48 = 281474976710656 elements (1 PiB of fp32), each dimension 1 .. 2^48";
+}
+
+/// "" when the tensors that `net`'s layers offload add up to at most 2^60 B (1 EiB, the largest
+/// gpu_mem.size and host_mem.size): the platform's sums of them (host layout, spill decision)
+/// stay in 64 bits. Else the problem.
+std::string total_problem(const network& net) {
+  unsigned __int128 total = 0;  // each tensor <= 2^50 B (size_problem): no wrap below 2^78 layers
+  for (const auto& l : net.layers) total += l.offload.bytes();
+  if (total <= (static_cast<unsigned __int128>(1) << 60)) return "";
+  return "the " + std::to_string(net.layers.size()) +
+         " offloaded tensors add up to more than 2^60 bytes (1 EiB); expected at most 2^60 (the largest gpu_mem.size "
+         "and host_mem.size)";
 }
 
 void check_batch(int batch, const std::string& what) {
@@ -204,20 +255,37 @@ class graph_loader {
   std::int64_t cfg_int(const graph_node& nd, const char* key) const {
     if (!nd.config.contains(key) || !nd.config[key].is_number_integer())
       fail_layer(nd, std::string("config.") + key + " must be an integer");
-    return nd.config[key].get<std::int64_t>();
+    return capped(nd, key, nd.config[key].get<std::int64_t>());
   }
+  /// `v` of config.`key`, refused above max_hyper (2^48).
+  std::int64_t capped(const graph_node& nd, const std::string& key, std::int64_t v) const {
+    if (v > max_hyper)
+      fail_layer(nd, "config." + key + " = " + std::to_string(v) + " is more than 2^48; expected at most 2^48 = " +
+                         std::to_string(max_hyper));
+    return v;
+  }
+  /// Integer config.`key` (`dflt` when absent), at most 2^48.
+  std::int64_t cfg_int_or(const graph_node& nd, const char* key, std::int64_t dflt) const {
+    return capped(nd, key, nd.config.value(key, dflt));
+  }
+  /// `cap`: refuse values above max_hyper (not for a dilation: its window is computed in 128
+  /// bits and only compared with the input).
   std::pair<std::int64_t, std::int64_t> cfg_pair(const graph_node& nd, const char* key,
-                                                 std::int64_t dflt, bool required) const {
+                                                 std::int64_t dflt, bool required, bool cap = true) const {
+    auto bound = [&](std::int64_t v) { return cap ? capped(nd, key, v) : v; };
     if (!nd.config.contains(key) || nd.config[key].is_null()) {
       if (required) fail_layer(nd, std::string("config.") + key + " is missing (expected [h, w])");
       return {dflt, dflt};
     }
     const json& v = nd.config[key];
-    if (v.is_number_integer()) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    // (The single-integer form was taken without the >= 1 check: "strides": 0 divided by zero,
+    // SIGFPE, and "kernel_size": -3 made an output larger than its input; breaker s22 F3.)
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 1)
+      return {bound(v.get<std::int64_t>()), v.get<std::int64_t>()};
     if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
         v[0].get<std::int64_t>() < 1 || v[1].get<std::int64_t>() < 1)
-      fail_layer(nd, std::string("config.") + key + " must be [h, w] of positive integers");
-    return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+      fail_layer(nd, std::string("config.") + key + " must be a positive integer or [h, w] of positive integers");
+    return {bound(v[0].get<std::int64_t>()), bound(v[1].get<std::int64_t>())};
   }
   std::string cfg_padding(const graph_node& nd) const {
     std::string p = nd.config.value("padding", std::string("valid"));
@@ -245,18 +313,36 @@ class graph_loader {
   }
 
   // ---- shape inference ---------------------------------------------------------------------
-  const chw& shape_of(const std::string& name) {
-    auto it = shapes_.find(name);
-    if (it != shapes_.end()) return it->second;
-    const graph_node& nd = node(name);
-    if (visiting_.count(name)) fail_layer(nd, "cycle in the layer graph");
-    visiting_.insert({name, true});
-    std::vector<chw> ins;
-    for (const auto& in : nd.inputs) ins.push_back(shape_of(in));
-    current_ = &nd;
-    chw r = infer(nd, ins);
-    visiting_.erase(name);
-    return shapes_.emplace(name, r).first->second;
+  const chw& shape_of(const std::string& root) {
+    if (auto it = shapes_.find(root); it != shapes_.end()) return it->second;
+    // Depth-first with an explicit stack: recursion overflowed the stack on a chain of 200000
+    // layers listed output first (SIGSEGV, breaker s22 F2).
+    std::vector<std::pair<const graph_node*, std::size_t>> stack;  // node, next input to visit
+    auto enter = [&](const std::string& name) {
+      const graph_node& nd = node(name);
+      if (visiting_.count(name)) fail_layer(nd, "cycle in the layer graph");
+      visiting_.insert({name, true});
+      stack.emplace_back(&nd, 0);
+    };
+    enter(root);
+    while (!stack.empty()) {
+      const graph_node& nd = *stack.back().first;
+      if (std::size_t& next = stack.back().second; next < nd.inputs.size()) {
+        const std::string& in = nd.inputs[next++];
+        if (!shapes_.count(in)) enter(in);
+        continue;
+      }
+      std::vector<chw> ins;
+      for (const auto& in : nd.inputs) ins.push_back(shapes_.at(in));
+      current_ = &nd;
+      const chw r = infer(nd, ins);
+      if (const std::string bad = size_problem("output N x C x H x W", {batch_, r.c, r.h, r.w}); !bad.empty())
+        fail_layer(nd, bad);
+      visiting_.erase(nd.name);
+      shapes_.emplace(nd.name, r);
+      stack.pop_back();
+    }
+    return shapes_.at(root);
   }
 
   void need_inputs(const graph_node& nd, const std::vector<chw>& ins, std::size_t count) const {
@@ -273,6 +359,8 @@ class graph_loader {
         fail_layer(nd, "config.batch_input_shape must be [null, H, W, C] (channels_last)");
       chw r{s[3].get<std::int64_t>(), s[1].get<std::int64_t>(), s[2].get<std::int64_t>()};
       if (r.c < 1 || r.h < 1 || r.w < 1) fail_layer(nd, "config.batch_input_shape must be positive");
+      if (const std::string bad = size_problem("config.batch_input_shape (C x H x W)", {r.c, r.h, r.w}); !bad.empty())
+        fail_layer(nd, bad);
       return r;
     }
     if (t == "Conv2D") {
@@ -280,11 +368,11 @@ class graph_loader {
       check_channels_last(nd);
       const auto k = cfg_pair(nd, "kernel_size", 1, true);
       const auto s = cfg_pair(nd, "strides", 1, false);
-      const auto d = cfg_pair(nd, "dilation_rate", 1, false);
+      const auto d = cfg_pair(nd, "dilation_rate", 1, false, false);
       const std::string pad = cfg_padding(nd);
       const std::int64_t filters = cfg_int(nd, "filters");
       if (filters < 1) fail_layer(nd, "config.filters must be >= 1");
-      const std::int64_t groups = nd.config.value("groups", std::int64_t{1});
+      const std::int64_t groups = cfg_int_or(nd, "groups", 1);
       if (groups < 1 || ins[0].c % groups != 0 || filters % groups != 0)
         fail_layer(nd, "config.groups must divide the input channels and filters");
       return chw{filters, out_len(nd, ins[0].h, k.first, s.first, d.first, pad),
@@ -295,11 +383,11 @@ class graph_loader {
       check_channels_last(nd);
       const auto k = cfg_pair(nd, "kernel_size", 1, true);
       const auto s = cfg_pair(nd, "strides", 1, false);
-      const auto d = cfg_pair(nd, "dilation_rate", 1, false);
+      const auto d = cfg_pair(nd, "dilation_rate", 1, false, false);
       const std::string pad = cfg_padding(nd);
-      const std::int64_t dm = nd.config.value("depth_multiplier", std::int64_t{1});
+      const std::int64_t dm = cfg_int_or(nd, "depth_multiplier", 1);
       if (dm < 1) fail_layer(nd, "config.depth_multiplier must be >= 1");
-      return chw{ins[0].c * dm, out_len(nd, ins[0].h, k.first, s.first, d.first, pad),
+      return chw{static_cast<std::int64_t>(mul_capped(static_cast<std::uint64_t>(ins[0].c), static_cast<std::uint64_t>(dm))), out_len(nd, ins[0].h, k.first, s.first, d.first, pad),
                  out_len(nd, ins[0].w, k.second, s.second, d.second, pad)};
     }
     if (t == "ZeroPadding2D") {
@@ -325,6 +413,7 @@ class graph_loader {
         bad();
       }
       if (top < 0 || bottom < 0 || left < 0 || right < 0) bad();
+      for (const std::int64_t v : {top, bottom, left, right}) capped(nd, "padding", v);
       return chw{ins[0].c, ins[0].h + top + bottom, ins[0].w + left + right};
     }
     if (t == "MaxPooling2D" || t == "AveragePooling2D") {
@@ -357,6 +446,8 @@ class graph_loader {
                              std::to_string(ins[i].w) + ", expected " + std::to_string(r.h) + "x" +
                              std::to_string(r.w) + " like the first input");
         r.c += ins[i].c;
+        if (r.c > max_hyper)  // each input's C <= 2^48: the sum cannot wrap before this
+          fail_layer(nd, "the inputs have more than 2^48 channels together; expected at most 2^48");
       }
       return r;
     }
@@ -514,6 +605,9 @@ class graph_loader {
         // Depthwise: every input channel is its own group (cout = cin * depth_multiplier).
         const std::int64_t groups =
             t == "DepthwiseConv2D" ? in.c : nd.config.value("groups", std::int64_t{1});
+        if (const std::string bad = size_problem("weights kh x kw x (cin / groups) x cout", {k.first, k.second, in.c / groups, out.c});
+            !bad.empty())
+          fail_layer(nd, bad);
         const bool bias = nd.config.value("use_bias", true);
         set_cost(l, conv_cost(k.first, k.second, in.c / groups, out.c, static_cast<double>(l.output.elements()), bias));
         add_layer(std::move(l), nd, x.parts, out);
@@ -547,6 +641,7 @@ class graph_loader {
           }
         }
         set_derivable(p, in, out);
+        if (const std::string bad = size_problem("pooling window kh x kw", {p.kh, p.kw}); !bad.empty()) fail_layer(nd, bad);
         set_cost(l, pool_cost(p.kh * p.kw, static_cast<double>(l.output.elements())));
         add_layer(std::move(l), nd, x.parts, out);
       } else if (t == "Dense") {
@@ -555,6 +650,9 @@ class graph_loader {
         l.output = nchw(out);
         l.relu = nd.config.value("activation", std::string()) == "relu";
         const bool bias = nd.config.value("use_bias", true);
+        if (const std::string bad = size_problem("weights in x units", {x.stored.c * x.stored.h * x.stored.w, out.c});
+            !bad.empty())
+          fail_layer(nd, bad);
         set_cost(l, fc_cost(x.stored.c * x.stored.h * x.stored.w, out.c, N, bias));
         add_layer(std::move(l), nd, x.parts, out);
       } else if (t == "Add") {
@@ -566,7 +664,10 @@ class graph_loader {
           parts.insert(parts.end(), r.parts.begin(), r.parts.end());
         }
         // Every input is read once.
-        l.input = tensor_shape{N, out.c * static_cast<std::int64_t>(nd.inputs.size()), out.h, out.w};
+        const auto all_c = static_cast<std::int64_t>(mul_capped(static_cast<std::uint64_t>(out.c), nd.inputs.size()));
+        if (const std::string bad = size_problem("inputs together N x C x H x W", {N, all_c, out.h, out.w}); !bad.empty())
+          fail_layer(nd, bad);
+        l.input = tensor_shape{N, all_c, out.h, out.w};
         l.output = nchw(out);
         set_cost(l, add_cost(nd.inputs.size(), static_cast<double>(l.output.elements())));
         add_layer(std::move(l), nd, parts, out);
@@ -604,6 +705,7 @@ class graph_loader {
         net.layers[i].offload = net.layers[i - 1].output;
       }
     }
+    if (const std::string bad = total_problem(net); !bad.empty()) fail(bad);
     return net;
   }
 
@@ -702,6 +804,11 @@ class layer_file_loader {
         !ji[2].is_number_integer() || ji[0].get<std::int64_t>() < 1 || ji[1].get<std::int64_t>() < 1 ||
         ji[2].get<std::int64_t>() < 1)
       fail("\"input\" must be [C, H, W] of positive integers");
+    if (const std::string bad = size_problem("\"input\" at batch " + std::to_string(batch_) + ", N x C x H x W",
+                                             {batch_, ji[0].get<std::int64_t>(), ji[1].get<std::int64_t>(),
+                                              ji[2].get<std::int64_t>()});
+        !bad.empty())
+      fail(bad);
     network net;
     net.batch = batch_;
     net.name = doc.value("name", std::string());
@@ -761,7 +868,7 @@ class layer_file_loader {
         l.kind = layer_kind::conv;
         const auto k = get_pair(jl, "kernel", 0, true);
         const auto s = get_pair(jl, "stride", 1, false);
-        const auto d = get_pair(jl, "dilation", 1, false);
+        const auto d = get_pair(jl, "dilation", 1, false, false, std::numeric_limits<std::int64_t>::max());
         const std::int64_t f = get_int(jl, "filters", 0, true);
         const std::int64_t g = get_int(jl, "groups", 1, false);
         if (f < 1) fail(where_ + ": \"filters\" must be >= 1");
@@ -776,6 +883,9 @@ class layer_file_loader {
         } else {
           p = get_pair(jl, "pad", 0, false, true);
         }
+        if (const std::string bad = size_problem("weights kh x kw x (cin / groups) x cout", {k.first, k.second, x.s.c / g, f});
+            !bad.empty())
+          fail(where_ + ": " + bad);
         y.c = f;
         y.h = same ? (x.s.h + s.first - 1) / s.first : window_out(x.s.h, k.first, s.first, p.first, d.first, false);
         y.w = same ? (x.s.w + s.second - 1) / s.second : window_out(x.s.w, k.second, s.second, p.second, d.second, false);
@@ -798,6 +908,8 @@ class layer_file_loader {
           const bool ceil = get_bool(jl, "ceil", false);
           y.h = window_out(x.s.h, k.first, s.first, p.first, 1, ceil);
           y.w = window_out(x.s.w, k.second, s.second, p.second, 1, ceil);
+          if (const std::string bad = size_problem("pooling window kh x kw", {k.first, k.second}); !bad.empty())
+            fail(where_ + ": " + bad);
           window = k.first * k.second;
           l.pool.kh = k.first;
           l.pool.kw = k.second;
@@ -819,7 +931,8 @@ class layer_file_loader {
         const std::int64_t units = get_int(jl, "units", 0, true);
         if (units < 1) fail(where_ + ": \"units\" must be >= 1");
         const bool bias = get_bool(jl, "bias", true);
-        const std::int64_t in = x.s.c * x.s.h * x.s.w;
+        const std::int64_t in = x.s.c * x.s.h * x.s.w;  // <= 2^48: every tensor is checked
+        if (const std::string bad = size_problem("weights in x units", {in, units}); !bad.empty()) fail(where_ + ": " + bad);
         y = chw{units, 1, 1};
         cost = fc_cost(in, units, N, bias);
       } else if (type == "add") {
@@ -833,7 +946,10 @@ class layer_file_loader {
         }
         cost = add_cost(inputs.size(), static_cast<double>(N) * static_cast<double>(y.c * y.h * y.w));
         // Every input is read once.
-        l.input = tensor_shape{N, x.s.c * static_cast<std::int64_t>(inputs.size()), x.s.h, x.s.w};
+        const auto all_c = static_cast<std::int64_t>(mul_capped(static_cast<std::uint64_t>(x.s.c), inputs.size()));
+        if (const std::string bad = size_problem("inputs together N x C x H x W", {N, all_c, x.s.h, x.s.w}); !bad.empty())
+          fail(where_ + ": " + bad);
+        l.input = tensor_shape{N, all_c, x.s.h, x.s.w};
       } else if (type == "concat") {
         is_layer = false;
         y = chw{0, x.s.h, x.s.w};
@@ -843,6 +959,8 @@ class layer_file_loader {
             fail(where_ + ": input \"" + in + "\" is " + chw_str(o) + ", expected spatial size " +
                  std::to_string(y.h) + "x" + std::to_string(y.w) + " like \"" + inputs[0] + "\"");
           y.c += o.c;
+          if (y.c > max_hyper)  // each input's C <= 2^48: the sum cannot wrap before this
+            fail(where_ + ": the inputs have more than 2^48 channels together; expected at most 2^48");
         }
       } else if (type == "relu" || type == "lrn" || type == "bn" || type == "dropout") {
         is_layer = false;
@@ -857,6 +975,8 @@ class layer_file_loader {
       } else {
         fail(where_ + ": unknown type (expected conv, pool, fc, add, concat, relu, lrn, bn or dropout)");
       }
+      if (const std::string bad = size_problem("output N x C x H x W", {N, y.c, y.h, y.w}); !bad.empty())
+        fail(where_ + ": " + bad);
       if (!is_layer) {  // concat: its inputs' parts, in channel order
         std::vector<std::string> parts;
         for (const auto& in : inputs) {
@@ -892,6 +1012,7 @@ class layer_file_loader {
         net.layers[i].offload = net.layers[i - 1].output;
       }
     }
+    if (const std::string bad = total_problem(net); !bad.empty()) fail(bad);
     return net;
   }
 
@@ -938,21 +1059,28 @@ class layer_file_loader {
       return dflt;
     }
     if (!jl[key].is_number_integer()) fail(where_ + ": \"" + key + "\" must be an integer");
+    if (jl[key].get<std::int64_t>() > max_hyper)
+      fail(where_ + ": \"" + key + "\" = " + std::to_string(jl[key].get<std::int64_t>()) +
+           " is more than 2^48; expected at most 2^48 = " + std::to_string(max_hyper));
     return jl[key].get<std::int64_t>();
   }
+  /// `hi`: the largest value (max_hyper; a dilation may be larger: its window is computed in
+  /// 128 bits and only compared with the input).
   std::pair<std::int64_t, std::int64_t> get_pair(const json& jl, const char* key, std::int64_t dflt, bool required,
-                                                 bool zero_ok = false) const {
+                                                 bool zero_ok = false, std::int64_t hi = max_hyper) const {
     if (!jl.contains(key)) {
       if (required) fail(where_ + ": \"" + key + "\" is missing (expected n or [h, w])");
       return {dflt, dflt};
     }
     const json& v = jl[key];
     const std::int64_t lo = zero_ok ? 0 : 1;
-    if (v.is_number_integer() && v.get<std::int64_t>() >= lo) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
-    if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer() &&
-        v[0].get<std::int64_t>() >= lo && v[1].get<std::int64_t>() >= lo)
-      return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
-    fail(where_ + ": \"" + key + "\" must be n or [h, w] of integers >= " + std::to_string(lo));
+    auto ok = [lo, hi](const json& e) {
+      return e.is_number_integer() && e.get<std::int64_t>() >= lo && e.get<std::int64_t>() <= hi;
+    };
+    if (ok(v)) return {v.get<std::int64_t>(), v.get<std::int64_t>()};
+    if (v.is_array() && v.size() == 2 && ok(v[0]) && ok(v[1])) return {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
+    fail(where_ + ": \"" + key + "\" must be n or [h, w] of integers " + std::to_string(lo) + " .. " +
+         (hi == max_hyper ? "2^48 (" + std::to_string(max_hyper) + ")" : std::to_string(hi)));
   }
   /// Caffe / PyTorch rule: floor((in + 2p - d(k-1) - 1) / s) + 1; with ceil, ceil(...) + 1 and
   /// the last window must start inside the input or left padding.
