@@ -657,8 +657,11 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       continue;
     }
     // A value a run did not produce (a step left out with --steps) is an empty cell.
+    // 12 significant digits, as csv.precision above meant (a fresh stream has 6: a 0.1-s step
+    // time was rounded to 1 us, 0.12515 s for 0.125149678 s; new-user trial s22).
     auto num = [](const nlohmann::json& v) {
       std::ostringstream o;
+      o.precision(12);
       if (v.is_number()) o << v.get<double>();
       return o.str();
     };

@@ -577,7 +577,8 @@ std::vector<param> table(platform_config& c) {
       integer("cdma.queue_depth", c.engine.queue_depth, 2, 1 << 20, "descriptors queued (a ring has at least 2 entries)"),
       choice("cdma.placement", c.engine.placement,
              {{"dma", unit_placement::dma}, {"memory_controller", unit_placement::memory_controller}},
-             "compression units at the engine (dma) or beside the DRAM channels (memory_controller)"),
+             "compression units at the engine (dma) or beside the DRAM channels (memory_controller); "
+             "no effect on timing unless cdma.xbar_bandwidth is set"),
       quantity("cdma.xbar_bandwidth", "rate", c.engine.xbar_Bps, 0.0, 1e15,
                "0 (unlimited) or a bandwidth from 100 MB/s such as \"64 GB/s\"",
                [](const std::string& v) {

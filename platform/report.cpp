@@ -143,11 +143,12 @@ static std::string unit_rate_text(const platform_config& c) {
 
 transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool units) {
   transfer_bounds b;
-  std::uint64_t act = 0, wire = 0;
+  std::uint64_t act = 0, wire = 0, data = 0;
   ps_t off = 0, pre = 0;
   for (const auto& l : s.result.layers) {
     if (!l.offloaded) continue;
     act += l.bytes;
+    data += l.moved_data_bytes;
     wire += l.moved_data_bytes + l.meta_bytes;
     off += l.offload;
     pre += l.prefetch;
@@ -170,6 +171,14 @@ transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool u
     d.shares.emplace_back(offload ? "PCIe d2h" : "PCIe h2d",
                           d.pcie_Bps / (offload ? pcie::mwr_payload_rate_Bps(c.pcie) : pcie::cpld_payload_rate_Bps(c.pcie)));
     d.shares.emplace_back("host memory", d.pcie_Bps / c.host_mem.bandwidth_Bps);
+    // The GPU-crossbar link between GPU memory and the engine (cdma.xbar_bandwidth, when not
+    // unlimited) carries the activations uncompressed, except the cDMA step's with placement
+    // memory_controller: only its compressed data (metadata not charged; docs/cdma_engine.md,
+    // "Placement"). Without it a crossbar-bound run named PCIe (new-user trial s22).
+    if (c.engine.xbar_Bps > 0) {
+      const bool compressed = units && c.engine.placement == unit_placement::memory_controller;
+      d.shares.emplace_back("GPU crossbar", static_cast<double>(compressed ? data : act) / sec / c.engine.xbar_Bps);
+    }
     std::size_t top = 0;
     for (std::size_t k = 1; k < d.shares.size(); ++k)
       if (d.shares[k].second > d.shares[top].second) top = k;
