@@ -103,10 +103,23 @@ std::uint8_t* detail::page_pool::get() {
   if (fresh_ == 0) {
     const std::size_t frames = std::max<std::size_t>(1, next_arena_bytes_ / page_bytes_);
     const std::size_t bytes = frames * page_bytes_;
-    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // An arena of at least one huge page (2 MiB on x86-64) is mapped on a huge-page boundary
+    // and marked MADV_HUGEPAGE: with transparent huge pages in `madvise` mode (Debian's
+    // default) its first touch is one page fault per 2 MiB instead of one per 4 KiB (the
+    // default job's LT run took ~430 000 faults for its 1.7 GB of pages, ~4 s of system time
+    // on this VM, as long as its user time). A hint only: without THP the kernel ignores it.
+    constexpr std::size_t huge = std::size_t{2} << 20;
+    const bool use_huge = bytes >= huge;
+    const std::size_t map_bytes = use_huge ? bytes + huge : bytes;  // room to align
+    void* m = ::mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) throw std::bad_alloc();
-    arenas_.emplace_back(m, bytes);
-    next_ = static_cast<std::uint8_t*>(m);
+    arenas_.emplace_back(m, map_bytes);
+    auto* base = static_cast<std::uint8_t*>(m);
+    if (use_huge) {
+      base += (huge - reinterpret_cast<std::uintptr_t>(base) % huge) % huge;
+      (void)::madvise(base, bytes, MADV_HUGEPAGE);
+    }
+    next_ = base;
     fresh_ = frames;
     next_arena_bytes_ = std::min<std::size_t>(next_arena_bytes_ * 2, 64u << 20);
   }
