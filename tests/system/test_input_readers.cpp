@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "platform/config.h"
 #include "support/cli.h"
 #include "workloads/activations/activation_source.h"
@@ -616,4 +618,21 @@ TEST(input_readers, folder_tensor_error_names_the_file_once) {
   });
   EXPECT_HAS(m, d + "/c1.npy: dtype <f8 is not supported");
   EXPECT_EQ(m.find(d + ":"), std::string::npos) << m;
+}
+
+// `run --csv` writes each layer's kernel times in seconds (forward_s, backward_s, to the ps);
+// given back as --layer-times it pins them: the same oracle step to the ps, every layer listed
+// (new-user trial s22 F5: the DRAM-type study converted the file to milliseconds by hand).
+TEST(input_readers, a_run_csv_is_a_layer_time_table) {
+  const std::string csv = tmp("pin_times.csv"), a = tmp("pin_a.json"), b = tmp("pin_b.json");
+  const std::string job = "run --network fmnist_cnn --batch 2 --steps oracle -q";
+  ASSERT_EQ(cdma::test::cli(job + " --csv " + csv + " --json " + a), 0);
+  std::string out;
+  ASSERT_EQ(cdma::test::cli(job + " --layer-times " + csv + " --json " + b, &out), 0);
+  const auto ja = nlohmann::json::parse(slurp(a)), jb = nlohmann::json::parse(slurp(b));
+  EXPECT_EQ(ja["step_time_s"]["oracle"], jb["step_time_s"]["oracle"]);
+  EXPECT_EQ(jb["kernel_times"]["measured_layers"], ja["layers"].size()) << jb["kernel_times"];
+  // And on another GPU the pinned times stay (the roofline would give other ones).
+  ASSERT_EQ(cdma::test::cli(job + " --preset v100-gen3 --layer-times " + csv + " --json " + b), 0);
+  EXPECT_EQ(ja["step_time_s"]["oracle"], nlohmann::json::parse(slurp(b))["step_time_s"]["oracle"]);
 }

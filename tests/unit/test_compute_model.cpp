@@ -129,14 +129,17 @@ TEST(ComputeModel, TimeTableRowWidthAndEmptyNamesAreNamedWithTheirColumn) {
   EXPECT_EQ(table_error("layer,layer,backward_ms\n"),
             "FILE:1: header column \"layer\" appears twice (fields 1 and 2, columns 1 and 7); expected each column "
             "name once; expected a header with the columns layer, forward_ms and backward_ms (in any order; other "
-            "columns are ignored)");
+            "columns are ignored)"
+            ", or layer, forward_s and backward_s (seconds, as cdma-vp run --csv writes them)");
   // A missing column is named, with the header as read.
   EXPECT_EQ(table_error("layer,fwd_ms,bwd_ms\n"),
             "FILE:1: the header lacks the columns forward_ms, backward_ms (header: \"layer,fwd_ms,bwd_ms\"); expected "
-            "a header with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored)");
+            "a header with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored)"
+            ", or layer, forward_s and backward_s (seconds, as cdma-vp run --csv writes them)");
   EXPECT_EQ(table_error("name,forward_ms,backward_ms\n"),
             "FILE:1: the header lacks the column layer (header: \"name,forward_ms,backward_ms\"); expected a header "
-            "with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored)");
+            "with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored)"
+            ", or layer, forward_s and backward_s (seconds, as cdma-vp run --csv writes them)");
 }
 
 TEST(ComputeModel, TimeTableColumnsInAnyOrderWithOtherColumnsIgnored) {
@@ -151,6 +154,31 @@ TEST(ComputeModel, TimeTableColumnsInAnyOrderWithOtherColumnsIgnored) {
   EXPECT_EQ(table_error("backward_ms,layer,forward_ms\n4, ,1\n"),
             "FILE:2: empty layer name at column 3; expected a name (expected rows layer,forward_ms,backward_ms, "
             "layer a layer of network synthetic)");
+}
+
+TEST(ComputeModel, TimeTableInSecondsAsRunCsvWritesIt) {
+  // The columns forward_s and backward_s (seconds, as `cdma-vp run --csv` writes them): that
+  // file pins another run's kernel times (new-user trial s22 F5 converted it by hand). Same
+  // values as TimeTableOverridesListedLayers: 0.0015 s = 1.5 ms = 1.5e9 ps.
+  const auto t = with_table("layer,offload_key,forward_s,backward_s,bytes\nsyn_conv_2,,0.0015,0.003,12\n");
+  EXPECT_EQ(t[1].forward, 1'500'000'000);
+  EXPECT_EQ(t[1].backward, 3'000'000'000);
+  // The seconds of a ps-exact CSV cell come back to the ps: 7.74762e-07 s = 774 762 ps.
+  EXPECT_EQ(with_table("layer,forward_s,backward_s\nsyn_conv_2,7.74762e-07,1.549524e-06\n")[1].forward, 774'762);
+  // With both units given, the milliseconds are used.
+  EXPECT_EQ(with_table("layer,forward_s,backward_s,forward_ms,backward_ms\nsyn_conv_2,9,9,1.5,3\n")[1].forward,
+            1'500'000'000);
+  // Errors name the column and the unit; the bound is 10 s in either unit.
+  EXPECT_EQ(table_error("layer,forward_s,backward_s\nsyn_conv_1,0.001,-2\n"),
+            "FILE:2: backward_s \"-2\" is negative; expected seconds >= 0");
+  EXPECT_EQ(table_error("layer,forward_s,backward_s\nsyn_conv_1,11,0\n"),
+            "FILE:2: forward_s \"11\" of layer \"syn_conv_1\" is above 10 s (10 s, more than any real GPU layer "
+            "takes; the bound keeps simulated time finite); expected seconds in [0, 10]");
+  EXPECT_EQ(table_error("layer,forward_s\nsyn_conv_1,1\n").rfind(
+                "FILE:1: the header lacks the columns forward_ms, backward_ms (header: \"layer,forward_s\"); expected a "
+                "header with the columns layer, forward_ms and backward_ms (in any order; other columns are ignored), "
+                "or layer, forward_s and backward_s (seconds, as cdma-vp run --csv writes them)", 0),
+            0u);
 }
 
 TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {

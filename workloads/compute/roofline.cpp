@@ -137,6 +137,11 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
   bool header = false;
   std::size_t header_fields = 0;
   std::vector<std::size_t> col;  // where layer, forward_ms and backward_ms stand
+  // The times' unit: milliseconds (forward_ms, backward_ms), or seconds (forward_s,
+  // backward_s: the columns of `cdma-vp run --csv`, whose file can so pin another run's kernel
+  // times; new-user trial s22 F5 converted them by hand).
+  double to_ms = 1.0;
+  const char* names[2] = {"forward_ms", "backward_ms"};
   while (std::getline(in, line)) {
     ++lineno;
     csv::clean_line(line, lineno);
@@ -149,10 +154,19 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       throw layer_time_error(where + bad + " (expected CSV rows layer,forward_ms,backward_ms)");
     if (!header) {
       std::string bad = csv::check_header(cols, at);
-      if (bad.empty()) bad = csv::find_columns(cols, {"layer", "forward_ms", "backward_ms"}, col);
+      if (bad.empty()) {
+        bad = csv::find_columns(cols, {"layer", "forward_ms", "backward_ms"}, col);
+        if (!bad.empty() && csv::find_columns(cols, {"layer", "forward_s", "backward_s"}, col).empty()) {
+          bad.clear();
+          to_ms = 1e3;
+          names[0] = "forward_s";
+          names[1] = "backward_s";
+        }
+      }
       if (!bad.empty())
         throw layer_time_error(where + bad + "; expected a header with the columns layer, forward_ms and backward_ms "
-                               "(in any order; other columns are ignored)");
+                               "(in any order; other columns are ignored), or layer, forward_s and backward_s (seconds, "
+                               "as cdma-vp run --csv writes them)");
       header_fields = cols.size();
       header = true;
       continue;
@@ -171,21 +185,23 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
                              std::to_string(seen[name]) + ")");
     seen[name] = lineno;
     double ms[2];
+    const char* unit = to_ms == 1.0 ? "milliseconds" : "seconds";
     for (int k = 0; k < 2; ++k) {
       const std::string& v = cols[col[1 + k]];
       const std::string why = parse_decimal(v, ms[k]);
       if (!why.empty())
-        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\": " + why +
-                               "; expected milliseconds >= 0 written in decimal");
+        throw layer_time_error(where + names[k] + " \"" + csv::shown(v) + "\": " + why + "; expected " + unit +
+                               " >= 0 written in decimal");
       if (ms[k] < 0)
-        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + v +
-                               "\" is negative; expected milliseconds >= 0");
+        throw layer_time_error(where + names[k] + " \"" + v + "\" is negative; expected " + unit + " >= 0");
+      ms[k] *= to_ms;
       if (ms[k] > max_layer_time_ms) {
         char b[64];
-        std::snprintf(b, sizeof b, "%g", max_layer_time_ms);
-        throw layer_time_error(where + (k ? "backward_ms" : "forward_ms") + " \"" + csv::shown(v) + "\" of layer \"" + name +
-                               "\" is above " + b + " ms (10 s, more than any real GPU layer takes; the bound keeps "
-                               "simulated time finite); expected milliseconds in [0, " + b + "]");
+        std::snprintf(b, sizeof b, "%g", to_ms == 1.0 ? max_layer_time_ms : max_layer_time_ms / 1e3);
+        throw layer_time_error(where + names[k] + " \"" + csv::shown(v) + "\" of layer \"" + name + "\" is above " + b +
+                               (to_ms == 1.0 ? " ms" : " s") +
+                               " (10 s, more than any real GPU layer takes; the bound keeps simulated time finite); "
+                               "expected " + unit + " in [0, " + b + "]");
       }
       if (ms[k] == 0) ms[k] = 0;  // -0 reads as 0
     }

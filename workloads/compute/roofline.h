@@ -106,7 +106,9 @@ class layer_time_error : public std::runtime_error {
 };
 
 /// Reads a per-layer time table measured by the user (CSV, a header with the columns `layer`,
-/// `forward_ms` and `backward_ms` in any order, other columns ignored (a profiler's export),
+/// `forward_ms` and `backward_ms` in any order, other columns ignored (a profiler's export);
+/// or, without those, `forward_s` and `backward_s` in seconds, as `cdma-vp run --csv` writes
+/// them, converted to ms (the error messages then name those columns and seconds),
 /// then one row per layer: layer name as in the network (layer.name), forward and backward
 /// kernel time of the whole batch in milliseconds, in [0, max_layer_time_ms]; blank lines and lines starting with
 /// '#' are skipped) and returns `base` with the listed layers' times replaced (ms rounded to
