@@ -234,7 +234,16 @@ void print_summary(std::ostream& os, const run_report& r) {
      << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
      << " compression units x " << unit_rate_text(r.config) << " B/cycle at "
-     << format_frequency(r.config.engine.clock_hz) << "\n"  // "1 GHz", "1 MHz": never "0.00 GHz"  // "1 GHz", "1 MHz": never "0.00 GHz"
+     << format_frequency(r.config.engine.clock_hz)  // "1 GHz", "1 MHz": never "0.00 GHz"
+     // The crossbar, when set, with what crosses it (the placement has no effect on timing
+     // without it; new-user trial s22 F12).
+     << (r.config.engine.xbar_Bps > 0
+             ? ", crossbar " + fmt("%g", r.config.engine.xbar_Bps / 1e9) + " GB/s (units at the " +
+                   (r.config.engine.placement == unit_placement::memory_controller
+                        ? "memory controller: compressed data crosses it)"
+                        : "engine: activations cross it)")
+             : std::string())
+     << "\n"
      << "  activations: " << printable(r.activations) << "\n"
      << "  kernels    : " << kernel_times(r) << "\n\n";
 

@@ -963,6 +963,14 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_bytes_per_cycle.zlib=4", &out, &err), 0)
       << err;
   EXPECT_NE(out.find("codec zvc, window 4096 B, 4 compression units x 32 B/cycle at 1 GHz\n"), std::string::npos) << out;
+  // A crossbar is named with what crosses it (new-user trial s22 F12); without one, nothing.
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.xbar_bandwidth=16 GB/s'", &out, &err), 0) << err;
+  EXPECT_NE(out.find("at 1 GHz, crossbar 16 GB/s (units at the engine: activations cross it)\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.xbar_bandwidth=64 GB/s' --param "
+                "cdma.placement=memory_controller", &out, &err), 0) << err;
+  EXPECT_NE(out.find("at 1 GHz, crossbar 64 GB/s (units at the memory controller: compressed data crosses it)\n"),
+            std::string::npos) << out;
   // What bounds the transfers (new-user trial s21 F2). One unit of 0.1 B/cycle x 1 GHz =
   // 100 MB/s each way: the units bound the cDMA transfers (far below PCIe's ~12-14 GB/s and
   // host memory's 25.6 GB/s); the vDNN step has no units: PCIe bounds it (12.9 GB/s of MWr
