@@ -203,6 +203,43 @@ int compare_command(const std::vector<std::string>& args) {
                 "the reference for this configuration (docs/validation.md: what LT leaves out)\n",
                 list.c_str(), kLtAtTolerancePct);
   }
+  // The largest per-layer transfer difference (new-user trial s22 F7: the step times agreed
+  // within 0.07 % while one prefetch took 21 % less in LT; a transfer that overlaps compute
+  // moves the step time little). Over the offloads and prefetches of the vDNN and cDMA steps,
+  // the one whose LT and AT times differ most in ps.
+  j["largest_layer_gap"] = nullptr;
+  {
+    ps_t best = 0;
+    int bk = -1;
+    std::size_t bi = 0;
+    bool bpre = false;
+    for (int k = 1; k < 3; ++k) {
+      if (!lt[k]->simulated || !at[k]->simulated) continue;
+      const auto& ll = lt[k]->result.layers;
+      const auto& al = at[k]->result.layers;
+      for (std::size_t i = 0; i < std::min(ll.size(), al.size()); ++i)
+        for (bool pre : {false, true}) {
+          const ps_t x = pre ? ll[i].prefetch : ll[i].offload, y = pre ? al[i].prefetch : al[i].offload;
+          const ps_t d = x > y ? x - y : y - x;
+          if (d > best) {
+            best = d;
+            bk = k;
+            bi = i;
+            bpre = pre;
+          }
+        }
+    }
+    if (bk >= 0) {
+      const auto& l = lt[bk]->result.layers[bi];
+      const auto& a = at[bk]->result.layers[bi];
+      const double x = s(bpre ? l.prefetch : l.offload), y = s(bpre ? a.prefetch : a.offload);
+      const std::string layer = bi < rep[0].net.layers.size() ? rep[0].net.layers[bi].name : std::to_string(bi);
+      std::printf("largest per-layer transfer difference: %s %s %s, LT %.6f ms, AT %.6f ms (AT-LT %+.3f %%)\n",
+                  names[bk], printable(layer).c_str(), bpre ? "prefetch" : "offload", x * 1e3, y * 1e3, pct(y, x));
+      j["largest_layer_gap"] = {{"step", names[bk]}, {"layer", layer}, {"transfer", bpre ? "prefetch" : "offload"},
+                                {"lt_s", x}, {"at_s", y}, {"diff_pct", pct(y, x)}};
+    }
+  }
   const double ratio = rep[1].wall_s / std::max(rep[0].wall_s, 1e-9);
   const double cpu_ratio = cpu[1] / std::max(cpu[0], 1e-9);
   // "LT is 0.9x faster" read oddly when LT was the slower one.

@@ -204,3 +204,61 @@ TEST(at_compare_cli, a_difference_beyond_the_tolerance_is_named) {
   std::remove((out + ".json").c_str());
   std::remove((out + ".txt").c_str());
 }
+
+// compare names the per-layer transfer whose LT and AT times differ most (new-user trial s22
+// F7: step times within 0.07 % hid a prefetch 21 % shorter in LT). Expected value computed here
+// from two separate runs' JSON (layers[].offload_s / prefetch_s: cDMA step; layers[].vdnn.*:
+// vDNN step), the largest |AT - LT| over both steps, offloads and prefetches.
+TEST(at_compare_cli, names_the_largest_per_layer_transfer_difference) {
+  const std::string out = std::string(::testing::TempDir()) + "cdma_cmp_gap_" + std::to_string(::getpid());
+  const std::string job = " --network synthetic --batch 2 --param steps=vdnn,cdma";
+  auto run = [&](const std::string& args, const std::string& log) {
+    const std::string cmd = std::string(CDMA_VP_EXE) + args + job + " >" + log + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd;
+  };
+  run(" compare --json " + out + ".json", out + ".txt");
+  run(" run --mode lt -q --json " + out + "_lt.json", out + "_lt.txt");
+  run(" run --mode at -q --json " + out + "_at.json", out + "_at.txt");
+  auto load = [](const std::string& f) {
+    std::ifstream in(f);
+    return nlohmann::json::parse(in);
+  };
+  const nlohmann::json j = load(out + ".json"), lt = load(out + "_lt.json"), at = load(out + "_at.json");
+  double best = -1, want_lt = 0, want_at = 0;
+  std::string want_step, want_layer, want_transfer;
+  for (const char* step : {"vdnn", "cdma"})
+    for (std::size_t i = 0; i < lt["layers"].size(); ++i)
+      for (const char* t : {"offload_s", "prefetch_s"}) {
+        auto get = [&](const nlohmann::json& r) {
+          const nlohmann::json& l = r["layers"][i];
+          const nlohmann::json& v = std::string(step) == "vdnn" ? l["vdnn"] : l;
+          return v.is_object() && v.contains(t) && v[t].is_number() ? v[t].get<double>() : 0.0;
+        };
+        const double x = get(lt), y = get(at);
+        if (std::fabs(y - x) > best + 1e-15) {
+          best = std::fabs(y - x);
+          want_lt = x;
+          want_at = y;
+          want_step = step;
+          want_layer = lt["layers"][i]["name"];
+          want_transfer = std::string(t) == "offload_s" ? "offload" : "prefetch";
+        }
+      }
+  ASSERT_GT(best, 0.0);
+  const nlohmann::json& g = j["largest_layer_gap"];
+  EXPECT_EQ(g["step"], want_step) << g;
+  EXPECT_EQ(g["layer"], want_layer) << g;
+  EXPECT_EQ(g["transfer"], want_transfer) << g;
+  EXPECT_DOUBLE_EQ(g["lt_s"].get<double>(), want_lt);
+  EXPECT_DOUBLE_EQ(g["at_s"].get<double>(), want_at);
+  std::ifstream t(out + ".txt");
+  const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("largest per-layer transfer difference: " + want_step + " " + want_layer + " " + want_transfer +
+                      ", LT "),
+            std::string::npos)
+      << text;
+  for (const char* sfx : {".json", ".txt", "_lt.json", "_lt.txt", "_at.json", "_at.txt", "_lt.json.config.json",
+                          "_at.json.config.json", ".json.config.json"})
+    std::remove((out + sfx).c_str());
+}
