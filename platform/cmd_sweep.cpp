@@ -21,7 +21,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <functional>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 #include <thread>
 #include <boost/program_options.hpp>
@@ -64,6 +66,10 @@ grid_axis parse_grid(const std::string& g) {
 /// The largest --jobs (runs at once): far above any machine's cores, and below the process
 /// limits a larger value would only run into.
 constexpr unsigned max_jobs = 65536;
+/// Most runs in one sweep: 100000 (the plan is checked run by run, ~2 ms each: 3 minutes, and
+/// kept in memory, ~0.5 KB each). A grid of 1000 x 1000 x 1000 values was planned until the
+/// memory ran out (breaker s22 brk2: 730 MB after 100 s, no message).
+constexpr std::uint64_t max_runs = 100000;
 
 std::string self_exe() {
   char buf[4096];
@@ -212,6 +218,32 @@ json setting_of(const platform_config& base, const std::string& name, const std:
   platform_config c = base;
   apply_override(c, name + "=" + value, false, "--grid");
   return setting_json(std::move(c));
+}
+
+/// The first pair (x, y), x < y, of positions 0 .. n-1 that are the same(x, y) (the smallest x,
+/// then the smallest y), or {n, n}: positions that are the same must have the same hash(x).
+/// Linear in n (a bucket per hash) where comparing every pair took 95 s for a grid axis of
+/// 4000 values (breaker s22 brk2).
+std::pair<std::size_t, std::size_t> first_same(std::size_t n, const std::function<std::size_t(std::size_t)>& hash,
+                                               const std::function<bool(std::size_t, std::size_t)>& same) {
+  std::unordered_map<std::size_t, std::vector<std::size_t>> buckets;
+  std::pair<std::size_t, std::size_t> best{n, n};
+  for (std::size_t y = 0; y < n; ++y) {
+    auto& b = buckets[hash(y)];
+    for (std::size_t x : b)  // ascending: the first match is the smallest x for this y
+      if (x < best.first && same(x, y)) {
+        best = {x, y};
+        break;
+      }
+    b.push_back(y);
+  }
+  return best;
+}
+
+/// A hash of a grid value for first_same(): of its setting when known (two spellings of one
+/// setting hash alike), else of its text.
+std::size_t value_hash(const std::string& value, const json& setting) {
+  return setting.is_null() ? std::hash<std::string>{}("t" + value) : std::hash<std::string>{}("s" + setting.dump());
 }
 
 /// The grid axis over the platform preset (`--grid preset=titanx-gen3,v100-gen3`): each row
@@ -859,6 +891,20 @@ int sweep_command(const std::vector<std::string>& args) {
       zips.push_back(std::move(group));
     }
     {
+      // The number of runs: the product of the dimensions' lengths (a --zip group counts once).
+      std::uint64_t n = 1;
+      std::string product;
+      for (const auto& d : grid_dims(grid.size(), zips)) {
+        const std::uint64_t len = grid[d.front()].values.size();
+        n = len != 0 && n > max_runs / len ? max_runs + 1 : n * len;
+        product += (product.empty() ? "" : " x ") + std::to_string(len);
+      }
+      if (n > max_runs)
+        throw config_error("--grid: " + product + " values make more than " + std::to_string(max_runs) +
+                           " runs; expected at most " + std::to_string(max_runs) +
+                           " runs in one sweep (split the grid into several sweeps, or --zip axes that go together)");
+    }
+    {
       // The same setting written twice (also as two spellings of one value: 0 and -0, 0.5 and
       // 5e-1, 64 and 6.4e1, alexnet and Alexnet, none and raw, two paths of one file, "" and
       // synthetic activations where both mean synthetic data) would run the same configuration
@@ -930,14 +976,18 @@ int sweep_command(const std::vector<std::string>& args) {
         }
         settings[gi] = setting;
         if (zipped[gi]) continue;  // (a value may repeat in a --zip group: its tuples are checked below)
-        for (std::size_t x = 0; x < ax.values.size(); ++x)
-          for (std::size_t y = x + 1; y < ax.values.size(); ++y) {
-            if (ax.values[x] == ax.values[y])
-              throw config_error("--grid " + ax.name + ": value '" + ax.values[x] + "' listed twice");
-            if (!setting[x].is_null() && setting[x] == setting[y])
-              throw config_error("--grid " + ax.name + ": values '" + ax.values[x] + "' and '" + ax.values[y] +
-                                 "' are the same setting; list each value once");
-          }
+        // Two values are the same when written alike or making the same (known) setting.
+        const auto [x, y] = first_same(
+            ax.values.size(), [&](std::size_t v) { return value_hash(ax.values[v], setting[v]); },
+            [&](std::size_t a, std::size_t b) {
+              return ax.values[a] == ax.values[b] || (!setting[a].is_null() && setting[a] == setting[b]);
+            });
+        if (x < ax.values.size()) {
+          if (ax.values[x] == ax.values[y])
+            throw config_error("--grid " + ax.name + ": value '" + ax.values[x] + "' listed twice");
+          throw config_error("--grid " + ax.name + ": values '" + ax.values[x] + "' and '" + ax.values[y] +
+                             "' are the same setting; list each value once");
+        }
       }
       // A --zip group runs value i of its axes together: two positions with the same values (or
       // the same settings) on every axis of the group would run one configuration twice.
@@ -948,21 +998,29 @@ int sweep_command(const std::vector<std::string>& args) {
           return printable(t);
         };
         const std::size_t n = grid[z.front()].values.size();
-        for (std::size_t x = 0; x < n; ++x)
-          for (std::size_t y = x + 1; y < n; ++y) {
-            bool same_text = true, same_setting = true;
-            for (std::size_t g : z) {
-              same_text = same_text && grid[g].values[x] == grid[g].values[y];
-              same_setting = same_setting && (grid[g].values[x] == grid[g].values[y] ||
-                                              (!settings[g][x].is_null() && settings[g][x] == settings[g][y]));
-            }
-            if (same_text)
-              throw config_error("--zip: (" + tuple(x) + ") listed twice (positions " + std::to_string(x + 1) +
-                                 " and " + std::to_string(y + 1) + "); list each combination once");
-            if (same_setting)
-              throw config_error("--zip: (" + tuple(x) + ") and (" + tuple(y) +
-                                 ") are the same settings; list each combination once");
-          }
+        const auto [x, y] = first_same(
+            n,
+            [&](std::size_t v) {
+              std::size_t h = 0;
+              for (std::size_t g : z) h = h * 1000003u ^ value_hash(grid[g].values[v], settings[g][v]);
+              return h;
+            },
+            [&](std::size_t a, std::size_t b) {
+              for (std::size_t g : z)
+                if (grid[g].values[a] != grid[g].values[b] &&
+                    (settings[g][a].is_null() || settings[g][a] != settings[g][b]))
+                  return false;
+              return true;
+            });
+        if (x < n) {
+          bool same_text = true;
+          for (std::size_t g : z) same_text = same_text && grid[g].values[x] == grid[g].values[y];
+          if (same_text)
+            throw config_error("--zip: (" + tuple(x) + ") listed twice (positions " + std::to_string(x + 1) + " and " +
+                               std::to_string(y + 1) + "); list each combination once");
+          throw config_error("--zip: (" + tuple(x) + ") and (" + tuple(y) +
+                             ") are the same settings; list each combination once");
+        }
       }
     }
     if (out.empty()) throw config_error("--out DIR is required");
@@ -1021,6 +1079,37 @@ int sweep_command(const std::vector<std::string>& args) {
     std::vector<named_file> inputs;  // the files the runs read, for the check below
     std::string layer_times;         // a --layer-times table of a run, if any (the warning below)
     std::size_t run_index = 0;
+    // Two runs of one configuration would run it twice: also when the axes' values differ one
+    // by one but not the runs, e.g. a pcie.preset axis zipped with (or beside) a pcie.gen axis
+    // of one value: gen3x16 and gen4x16 at pcie.gen=4 are the same link (breaker s22 brk2).
+    // Hash of config_text -> run.
+    std::multimap<std::size_t, std::size_t> configs;
+    auto values_text = [](const json& run) {
+      std::string t;
+      for (const auto& [name, value] : run["values"].items())
+        t += (t.empty() ? "" : ", ") + name + "=" + value.get<std::string>();
+      return "(" + printable(t) + ")";
+    };
+    // (The effective configuration as written, pcie.preset's name aside: setting_json's
+    // spellings would cost a network build per run, and the axes' spellings are checked above.)
+    auto config_text = [](const platform_config& c) {
+      json j = to_json(c);
+      j["pcie"].erase("preset");
+      return j.dump();
+    };
+    auto check_new_config = [&](std::size_t k, const platform_config& c) {
+      const std::string sj = config_text(c);
+      const std::size_t h = std::hash<std::string>{}(sj);
+      for (auto [it, end] = configs.equal_range(h); it != end; ++it) {
+        const json& other = plan["runs"][it->second];
+        if (config_text(check_config(other["args"].get<std::vector<std::string>>())) == sj)
+          throw config_error("--grid: runs " + std::to_string(it->second) + " " + values_text(other) + " and " +
+                             std::to_string(k) + " " + values_text(plan["runs"][k]) +
+                             " are the same configuration (their grid values set the same parameters); list each "
+                             "combination once");
+      }
+      configs.emplace(h, k);
+    };
     for (auto& r : plan["runs"]) {
       const std::size_t k = run_index++;
       auto a = r["args"].get<std::vector<std::string>>();
@@ -1055,7 +1144,10 @@ int sweep_command(const std::vector<std::string>& args) {
           inputs.push_back(std::move(f));
       // What the run is asked for, for sweep.csv even when the run fails.
       r["resolved"] = {{"network", c.network}, {"batch", c.batch}, {"activations", activations_text(acts)}};
-      if (synthetic_grid.empty() || synthetic_activations(c.activations)) continue;
+      if (synthetic_grid.empty() || synthetic_activations(c.activations)) {
+        check_new_config(k, c);
+        continue;
+      }
       if (!c.activations.empty())  // even in a row where the grid value equals the default
         throw config_error("activations \"" + activations_text(c.activations) +
                            "\" (real activations) cannot be combined with --grid " +
@@ -1065,6 +1157,7 @@ int sweep_command(const std::vector<std::string>& args) {
       a.push_back("activations=synthetic");
       r["args"] = a;
       r["resolved"]["activations"] = "synthetic";
+      check_new_config(k, check_config(a));
     }
     // A batch axis with measured kernel times: the table's times are used as given at every
     // batch (they do not scale with it), so the kernels' share shrinks as the batch grows

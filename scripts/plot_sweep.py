@@ -8,6 +8,7 @@ Two forms: when a grid axis is numeric (every value a number, with one unit if a
 lines over that axis, one per combination of the other axes (at most MAX_SERIES), so that
 a crossover shows; else one group of bars per run."""
 import csv
+import math
 import os
 import re
 import signal
@@ -51,11 +52,12 @@ _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-
 def numeric(values):
     """(numbers, unit) if every value is a number with the same unit ("" for none), e.g.
     ["8", "16"] -> ([8.0, 16.0], ""), ["500ns", "1000 ns"] -> ([500.0, 1000.0], "ns");
-    else None (["1GB/s", "500MB/s"]: two units, not converted)."""
+    else None (["1GB/s", "500MB/s"]: two units, not converted; "1e400": not a finite number,
+    which no axis could place)."""
     nums, units = [], set()
     for v in values:
         m = _NUMBER.match(v or "")
-        if not m:
+        if not m or not math.isfinite(float(m.group(1))):
             return None
         nums.append(float(m.group(1)))
         units.add(m.group(2))
@@ -65,11 +67,17 @@ def numeric(values):
 def line_axis(rows, grid_cols):
     """The grid column to draw lines over: numeric (numeric()) with at least 3 distinct values
     in `rows`, the one with the most (ties: the last in the grid); then the other columns give
-    the series, at most MAX_SERIES of them. Returns (column, unit) or None (bars)."""
+    the series, at most MAX_SERIES of them. A column is passed over when no series has 3
+    points (an axis zipped with another, `--zip network,batch`: one point per series, no line)
+    or a series has one x twice (1 and 1.0: a line would go back on itself). Returns (column,
+    unit) or None (bars)."""
     best = None
     for c in grid_cols:
         n = numeric([r[c] for r in rows])
         if n is None or len(set(n[0])) < 3:
+            continue
+        xs = [[x for x, _ in pts] for _, pts in series(rows, grid_cols, c)]
+        if max(len(x) for x in xs) < 3 or any(len(set(x)) != len(x) for x in xs):
             continue
         if best is None or len(set(n[0])) >= best[2]:
             best = (c, n[1], len(set(n[0])))
@@ -93,6 +101,15 @@ def series(rows, grid_cols, xcol):
 
 def num(v):  # empty cell: the step was not simulated (--steps) -> no bar / point
     return float(v) if v not in ("", None) else float("nan")
+
+
+def lines_for(rows, grid_cols):
+    """line_axis() for rows that have a vDNN or cDMA step time; None (bars, which show the
+    oracle) when none has: the lines draw those two steps only, and a sweep with --steps oracle
+    drew two empty axes (breaker s22 brk2)."""
+    if not any(num(r.get(k)) == num(r.get(k)) for r in rows for k in ("vdnn_s", "cdma_s")):
+        return None
+    return line_axis(rows, grid_cols)
 
 
 def draw_lines(rows, grid_cols, xcol, unit):
@@ -154,7 +171,7 @@ def main():
         rows = list(csv.DictReader(f))
     grid_cols = [c for c in rows[0].keys() if c.startswith("grid:")] if rows else []
     ok = [r for r in rows if r["status"] == "ok"]
-    lines = line_axis(ok, grid_cols)
+    lines = lines_for(ok, grid_cols)
     fig = draw_lines(ok, grid_cols, *lines) if lines else draw_bars(ok, grid_cols)
     fig.suptitle(title(ok), y=0.995)
     fig.align_ylabels()  # (the two y-axis titles overlapped beside long rotated labels)

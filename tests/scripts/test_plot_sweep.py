@@ -67,5 +67,41 @@ class Lines(unittest.TestCase):
         self.assertIsNone(plot_sweep.line_axis(r, ["grid:net", "grid:rate"]))
 
 
+class LinesBreak(unittest.TestCase):
+    """Break-it round s22 (brk2): inputs the line form drew wrongly."""
+
+    def test_an_axis_zipped_with_another_draws_bars(self):
+        # --grid network=fmnist_cnn,alexnet,nin --grid batch=4,2,1 --zip network,batch: each
+        # network has one batch, so lines over batch were three unconnected dots.
+        r = grid_rows(network=["fmnist_cnn", "alexnet", "nin"], batch=["4", "2", "1"])
+        self.assertIsNone(plot_sweep.line_axis(r, ["grid:network", "grid:batch"]))
+
+    def test_a_zip_beside_a_numeric_axis_draws_lines_over_that_axis(self):
+        # ... --grid pcie.gen=3,4,5: lines over pcie.gen, one per (network, batch), even when
+        # the zipped batch axis comes last (ties: the last column won, with one dot per line).
+        r = grid_rows(network=[n for n in ("a", "b", "c") for _ in range(3)], gen=["3", "4", "5"] * 3,
+                      batch=[b for b in ("4", "2", "1") for _ in range(3)])
+        self.assertEqual(plot_sweep.line_axis(r, ["grid:network", "grid:gen", "grid:batch"]), ("grid:gen", ""))
+
+    def test_one_x_twice_in_a_series_draws_bars(self):
+        # "1" and "1.0" (a hand-edited sweep.csv): the line went back to x = 1.
+        self.assertIsNone(plot_sweep.line_axis(grid_rows(x=["1", "1.0", "2", "3"]), ["grid:x"]))
+
+    def test_a_number_out_of_range_is_not_numeric(self):
+        # float("1e400") is inf: matplotlib drew an empty axis ("posx and posy should be finite").
+        self.assertIsNone(plot_sweep.numeric(["1", "2", "1e400"]))
+        self.assertIsNone(plot_sweep.line_axis(grid_rows(x=["1", "2", "1e400"]), ["grid:x"]))
+
+    def test_a_sweep_without_vdnn_and_cdma_steps_draws_bars(self):
+        # --steps oracle: the lines (vDNN and cDMA only) were two empty axes; the bars show the
+        # oracle. One step of the two is enough for lines.
+        r = grid_rows(batch=["1", "2", "4"])
+        for row in r:
+            row.update(oracle_s="0.001", vdnn_s="", cdma_s="", speedup="")
+        self.assertIsNone(plot_sweep.lines_for(r, ["grid:batch"]))
+        r[0]["vdnn_s"] = "0.002"
+        self.assertEqual(plot_sweep.lines_for(r, ["grid:batch"]), ("grid:batch", ""))
+
+
 if __name__ == "__main__":
     unittest.main()

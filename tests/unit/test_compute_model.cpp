@@ -181,6 +181,24 @@ TEST(ComputeModel, TimeTableInSecondsAsRunCsvWritesIt) {
             0u);
 }
 
+TEST(ComputeModel, TimeTableWithOneMillisecondColumnNamesTheOther) {
+  // Breaker s22 brk2: a millisecond column beside a complete seconds pair ("layer,forward_ms,
+  // forward_s,backward_s": backward_ms missing) read the seconds and ignored forward_ms
+  // silently; the missing millisecond column is named. With both pairs complete the
+  // milliseconds are used (TimeTableInSecondsAsRunCsvWritesIt).
+  EXPECT_EQ(table_error("layer,forward_ms,forward_s,backward_s\nsyn_conv_1,2,1,1\n").rfind(
+                "FILE:1: the header lacks the column backward_ms (header: \"layer,forward_ms,forward_s,backward_s\")",
+                0),
+            0u);
+  EXPECT_EQ(table_error("layer,backward_ms,forward_s,backward_s\nsyn_conv_1,2,1,1\n").rfind(
+                "FILE:1: the header lacks the column forward_ms (header: \"layer,backward_ms,forward_s,backward_s\")", 0),
+            0u);
+  // Seconds alone still read: 1 s = 1e12 ps.
+  const auto t = with_table("layer,forward_s,backward_s\nsyn_conv_2,1,0.5\n");
+  EXPECT_EQ(t[1].forward, 1'000'000'000'000);
+  EXPECT_EQ(t[1].backward, 500'000'000'000);
+}
+
 TEST(ComputeModel, TimeTableTakesTinyTimesAsTheNumbersTheyAre) {
   // 1e-320 ms is a number (subnormal): it was refused as "not a number >= 0"; it rounds to
   // 0 ps (1e-320 x 1e9 ps).

@@ -156,7 +156,12 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       std::string bad = csv::check_header(cols, at);
       if (bad.empty()) {
         bad = csv::find_columns(cols, {"layer", "forward_ms", "backward_ms"}, col);
-        if (!bad.empty() && csv::find_columns(cols, {"layer", "forward_s", "backward_s"}, col).empty()) {
+        // Seconds only without any millisecond column: "layer,forward_ms,forward_s,backward_s"
+        // read forward_s and ignored forward_ms silently (breaker s22 brk2); the missing
+        // backward_ms is named instead.
+        const bool some_ms = std::find(cols.begin(), cols.end(), "forward_ms") != cols.end() ||
+                             std::find(cols.begin(), cols.end(), "backward_ms") != cols.end();
+        if (!bad.empty() && !some_ms && csv::find_columns(cols, {"layer", "forward_s", "backward_s"}, col).empty()) {
           bad.clear();
           to_ms = 1e3;
           names[0] = "forward_s";
