@@ -50,15 +50,22 @@ struct grid_axis {
   std::vector<std::string> values;
 };
 
+/// The comma-separated items of `list`, empty ones kept ("a,,b," -> a, "", b, ""; "" -> none).
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream ss(list);
+  std::string v;
+  while (std::getline(ss, v, ',')) items.push_back(v);
+  if (!list.empty() && list.back() == ',') items.push_back("");
+  return items;
+}
+
 grid_axis parse_grid(const std::string& g) {
   const auto eq = g.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
     throw config_error("--grid " + g + ": expected name=v1,v2,... e.g. pcie.gen=3,4,5");
-  grid_axis a{g.substr(0, eq), {}};
-  std::stringstream ss(g.substr(eq + 1));
-  std::string v;
-  while (std::getline(ss, v, ',')) a.values.push_back(v);  // an empty value is allowed (e.g. activations=)
-  if (g.back() == ',') a.values.push_back("");
+  // (An empty value is allowed, e.g. activations=.)
+  grid_axis a{g.substr(0, eq), split_commas(g.substr(eq + 1))};
   if (a.values.empty()) throw config_error("--grid " + g + ": no values");
   return a;
 }
@@ -853,13 +860,7 @@ int sweep_command(const std::vector<std::string>& args) {
     for (const std::string& z : zip_args) {
       const std::string form = "expected --zip NAME,NAME,... naming two or more --grid axes of the same number of "
                                "values, e.g. --grid network=alexnet,vgg16 --grid batch=128,64 --zip network,batch";
-      std::vector<std::string> names;
-      {
-        std::stringstream ss(z);
-        std::string n;
-        while (std::getline(ss, n, ',')) names.push_back(n);
-        if (!z.empty() && z.back() == ',') names.push_back("");
-      }
+      const std::vector<std::string> names = split_commas(z);
       if (names.size() < 2) throw config_error("--zip " + printable(z) + ": one name; " + form);
       std::vector<std::size_t> group;
       for (const std::string& n : names) {
