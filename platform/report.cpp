@@ -240,7 +240,7 @@ void print_summary(std::ostream& os, const run_report& r) {
      << (r.config.engine.xbar_Bps > 0
              ? ", crossbar " + fmt("%g", r.config.engine.xbar_Bps / 1e9) + " GB/s (units at the " +
                    (r.config.engine.placement == unit_placement::memory_controller
-                        ? "memory controller: compressed data crosses it)"
+                        ? "memory controller: the cDMA step's compressed data crosses it)"
                         : "engine: activations cross it)")
              : std::string())
      << "\n"

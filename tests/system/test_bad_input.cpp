@@ -969,7 +969,8 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
       << out;
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.xbar_bandwidth=64 GB/s' --param "
                 "cdma.placement=memory_controller", &out, &err), 0) << err;
-  EXPECT_NE(out.find("at 1 GHz, crossbar 64 GB/s (units at the memory controller: compressed data crosses it)\n"),
+  EXPECT_NE(out.find("at 1 GHz, crossbar 64 GB/s (units at the memory controller: the cDMA step's compressed data "
+                     "crosses it)\n"),
             std::string::npos) << out;
   // What bounds the transfers (new-user trial s21 F2). One unit of 0.1 B/cycle x 1 GHz =
   // 100 MB/s each way: the units bound the cDMA transfers (far below PCIe's ~12-14 GB/s and
