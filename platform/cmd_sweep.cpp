@@ -523,7 +523,11 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   csv << "run";
   for (const auto& a : plan["grid"]) csv << ",grid:" << a["name"].get<std::string>();
   // activations: the source each run used (a path, or synthetic), from its effective config.
-  csv << ",status,network,batch,activations,oracle_s,vdnn_s,cdma_s,speedup,compression_ratio,verified_bytes\n";
+  // Then what bounds the cDMA step's transfers (the run's transfer_bounds.cdma): activation
+  // bytes per second while offloading / prefetching (the engine's GPU DRAM read / write rate)
+  // and the resource named as the bound (new-user trial s22 F6: only in run_K.json before).
+  csv << ",status,network,batch,activations,oracle_s,vdnn_s,cdma_s,speedup,compression_ratio,verified_bytes"
+         ",cdma_offload_GBps,cdma_offload_bound,cdma_prefetch_GBps,cdma_prefetch_bound\n";
   csv.precision(12);
   int failed = 0;                         // runs without results, of any kind:
   std::map<std::string, int> not_ok;      // "failed", "interrupted", "not run" -> count
@@ -689,7 +693,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         return want[key].is_string() ? csv_field(want[key].get<std::string>()) : want[key].dump();
       };
       csv << "," << csv_field(status) << "," << cell("network") << "," << cell("batch") << "," << cell("activations")
-          << ",,,,,,\n";
+          << ",,,,,,,,,,\n";
       ++not_ok[status == "not-run" ? "not run" : status.rfind("interrupted", 0) == 0 ? "interrupted" : "failed"];
       if (status == "not-run") log << "run " << k << " not run (no " << base << ".log)\n";
       else log << "run " << k << " " << status << " (see " << base << ".log)\n";
@@ -716,7 +720,16 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
         << num(st.value("oracle", nlohmann::json()))
         << "," << num(st.value("vdnn", nlohmann::json())) << "," << num(st.value("cdma", nlohmann::json())) << ","
         << num(r.value("speedup_cdma_over_vdnn", nlohmann::json())) << ","
-        << num(r.value("compression_ratio", nlohmann::json())) << "," << r["verified_bytes"] << "\n";
+        << num(r.value("compression_ratio", nlohmann::json())) << "," << r["verified_bytes"];
+    for (const char* dir : {"offload", "prefetch"}) {  // empty cells when the step did not run
+      const json* d = nullptr;
+      if (r.contains("transfer_bounds") && r["transfer_bounds"].is_object() &&
+          r["transfer_bounds"].value("cdma", json()).is_object() && r["transfer_bounds"]["cdma"].value(dir, json()).is_object())
+        d = &r["transfer_bounds"]["cdma"][dir];
+      csv << "," << (d ? num(d->value("activation_GBps", json())) : std::string()) << ","
+          << (d && d->value("bound", json()).is_string() ? csv_field((*d)["bound"].get<std::string>()) : std::string());
+    }
+    csv << "\n";
   }
   write_output_file(dir + "/sweep.csv", csv.str(), "sweep");
   log << "sweep table written to " << printable(dir) << "/sweep.csv (" << plan["runs"].size() - failed << " ok";

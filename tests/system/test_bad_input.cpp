@@ -174,7 +174,8 @@ TEST(bad_input, a_sweep_over_a_synthetic_key_runs_every_row_on_synthetic_data) {
   std::getline(csv, r0);
   std::getline(csv, r1);
   EXPECT_EQ(header, "run,grid:density,status,network,batch,activations,oracle_s,vdnn_s,cdma_s,speedup,"
-                    "compression_ratio,verified_bytes");
+                    "compression_ratio,verified_bytes,cdma_offload_GBps,cdma_offload_bound,cdma_prefetch_GBps,"
+                    "cdma_prefetch_bound");
   EXPECT_EQ(r0.rfind("0,0.3,ok,inception_v3,1,synthetic,", 0), 0u) << r0;
   EXPECT_EQ(r1.rfind("1,0.5,ok,inception_v3,1,synthetic,", 0), 0u) << r1;
   const json run1 = json::parse(std::ifstream(dir + "/run_1.json"));
@@ -187,6 +188,11 @@ TEST(bad_input, a_sweep_over_a_synthetic_key_runs_every_row_on_synthetic_data) {
     for (int i = 0; i < 7; ++i) std::getline(f, cell, ',');
     const double want = run1["step_time_s"]["oracle"].get<double>();
     EXPECT_NEAR(std::stod(cell), want, want * 1e-11) << r1;
+    // Fields 13-16, the cDMA step's transfer rates and bounds: empty, as the step did not run
+    // (--steps oracle; null in the run's JSON).
+    EXPECT_TRUE(run1["transfer_bounds"]["cdma"]["offload"].is_null()) << run1["transfer_bounds"];
+    EXPECT_TRUE(run1["transfer_bounds"]["cdma"]["prefetch"].is_null()) << run1["transfer_bounds"];
+    EXPECT_EQ(r1.substr(r1.size() - 4), ",,,,") << r1;
   }
   // Without a synthetic key in the grid, the column names the real sample.
   const std::string dir2 = tmp("sweep_codec");
@@ -1121,7 +1127,7 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
     EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
     EXPECT_NE(out.find("run 0: " + dir + "/run_0.json not used: " + dir + "/run_0.status says " + status + "\n"),
               std::string::npos) << out;
-    EXPECT_EQ(row(0), "0,3," + status + ",synthetic,1,synthetic,,,,,,");
+    EXPECT_EQ(row(0), "0,3," + status + ",synthetic,1,synthetic,,,,,,,,,,");
     EXPECT_EQ(row(1).rfind("1,4,ok,", 0), 0u) << row(1);
   }
   // A result whose recorded grid value is not the plan's (run 1's result as run_0.json) is a
@@ -1132,13 +1138,13 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records pcie.gen = 4, "
                      "the plan has pcie.gen = 3\n"),
             std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   // A status "ok" without a run_K.json is not a result (it was a row "ok" with empty cells).
   std::remove((dir + "/run_0.json").c_str());
   EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.status says ok but " + dir + "/run_0.json is missing\n"),
             std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   // The right result merges again (a value written another way, "3" and 3, is the same).
   std::ofstream(dir + "/run_0.json") << run0;
   EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 0) << out;
@@ -1156,34 +1162,34 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
   };
   EXPECT_EQ(edited("\"config\":", "\"konfig\":"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not a cdma-vp run result\n"), std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   EXPECT_EQ(edited("\"batch\": 1,", "\"batch\": 64,"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records batch = 64, "
                      "the plan has batch = 1\n"),
             std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   // A parameter outside the grid (session 8: an edited pcie.lanes was merged as ok): the run's
   // whole configuration is compared with what the plan's arguments give.
   EXPECT_EQ(edited("\"lanes\": 16", "\"lanes\": 8"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not the result of the plan's run 0: it records pcie.lanes = 8, "
                      "the plan has pcie.lanes = 16\n"),
             std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   // (The runs are --steps oracle: nothing to verify, "verified" is null since session 8.)
   EXPECT_EQ(edited("\"verified\": null", "\"verified\": false"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json records a failed verification ("), std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,mismatch,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,mismatch,synthetic,1,synthetic,,,,,,,,,,");
   // "verified": null (nothing to verify) is no result of a run with a transfer step.
   EXPECT_EQ(edited("\"vdnn\": null", "\"vdnn\": 0.001"), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not a cdma-vp run result\n"), std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   // A FIFO named run_0.json is not opened (the merge blocked on it): bad-result at once.
   std::remove((dir + "/run_0.json").c_str());
   ASSERT_EQ(::mkfifo((dir + "/run_0.json").c_str(), 0600), 0);
   EXPECT_EQ(cli("sweep --merge " + dir + " --no-plot", &out), 1) << out;
   EXPECT_NE(out.find("run 0: " + dir + "/run_0.json is not a regular file; expected a cdma-vp run result\n"),
             std::string::npos) << out;
-  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,");
+  EXPECT_EQ(row(0), "0,3,bad-result,synthetic,1,synthetic,,,,,,,,,,");
   std::remove((dir + "/run_0.json").c_str());
   std::ofstream(dir + "/run_0.json") << run0;
   // run_K.status holds exactly one status word, optionally + a newline (breaker M1/M2,
@@ -1215,7 +1221,7 @@ TEST(bad_input, sweep_merge_reports_by_status_checks_results_against_the_plan_an
     EXPECT_EQ(merged_with_status(status), 1) << shown << "\n" << out << err;
     EXPECT_NE(out.find("run 0: " + dir + "/run_0.status holds \"" + shown + "\"" + expected_form), std::string::npos)
         << out;
-    EXPECT_EQ(row(0), "0,3,bad-status,synthetic,1,synthetic,,,,,,");
+    EXPECT_EQ(row(0), "0,3,bad-status,synthetic,1,synthetic,,,,,,,,,,");
     const std::string csv = slurp(dir + "/sweep.csv");
     for (const std::string& text : {out, err, csv}) {
       EXPECT_EQ(text.find('\x1B'), std::string::npos) << text;

@@ -626,7 +626,22 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   std::getline(csv, header);
   EXPECT_EQ(header.rfind("run,grid:pcie.gen,grid:codec,status,", 0), 0u) << header;
   int ok = 0;
-  while (std::getline(csv, line)) ok += line.find(",ok,") != std::string::npos;
+  for (int k = 0; std::getline(csv, line); ++k) {
+    ok += line.find(",ok,") != std::string::npos;
+    // The last four fields: the cDMA step's transfer rates and bounds as its run_K.json has them
+    // (new-user trial s22 F6).
+    std::vector<std::string> f;
+    std::istringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+    ASSERT_EQ(f.size(), 17u) << line;  // run, 2 grid values, 10 results, 4 bounds
+    const json b = json::parse(slurp(dir + "/run_" + std::to_string(k) + ".json"))["transfer_bounds"]["cdma"];
+    for (int d = 0; d < 2; ++d) {
+      const json& x = b[d == 0 ? "offload" : "prefetch"];
+      EXPECT_NEAR(std::stod(f[13 + 2 * d]), x["activation_GBps"].get<double>(),
+                  x["activation_GBps"].get<double>() * 1e-11) << line;
+      EXPECT_EQ(f[14 + 2 * d], x["bound"].get<std::string>()) << line;
+    }
+  }
   EXPECT_EQ(ok, 4);
   // A run that fails (its activations file is missing at run time) is marked; others complete.
   const std::string dir2 = tmp("sweep2");
@@ -641,7 +656,7 @@ TEST(cli, sweep_runs_the_grid_marks_failures_and_merges) {
   EXPECT_NE(r1.find(",failed"), std::string::npos) << r1;
   // The failed row still says what it ran: network, batch and activations as resolved before
   // the run (the activations column used to be empty); the results stay empty.
-  EXPECT_EQ(r1, "1," + dir + "/missing.npz,failed(exit=2),synthetic,1," + dir + "/missing.npz,,,,,,");
+  EXPECT_EQ(r1, "1," + dir + "/missing.npz,failed(exit=2),synthetic,1," + dir + "/missing.npz,,,,,,,,,,");
   // Slurm: one task per combination; merge rebuilds the same table (in a folder of its own:
   // a sweep into the folder of another is refused).
   const std::string dir3 = tmp("sweep_slurm");
