@@ -67,7 +67,8 @@ def numeric(values):
 def line_axis(rows, grid_cols):
     """The grid column to draw lines over: numeric (numeric()) with at least 3 distinct values
     in `rows`, the one with the most (ties: the last in the grid); then the other columns give
-    the series, at most MAX_SERIES of them. A column is passed over when no series has 3
+    the series, at most MAX_SERIES of them (more: the column is passed over, as one the
+    next rules refuse; another numeric column may still serve). A column is passed over when no series has 3
     points (an axis zipped with another, `--zip network,batch`: one point per series, no line)
     or a series has one x twice (1 and 1.0: a line would go back on itself). Returns (column,
     unit) or None (bars)."""
@@ -77,15 +78,11 @@ def line_axis(rows, grid_cols):
         if n is None or len(set(n[0])) < 3:
             continue
         xs = [[x for x, _ in pts] for _, pts in series(rows, grid_cols, c)]
-        if max(len(x) for x in xs) < 3 or any(len(set(x)) != len(x) for x in xs):
+        if len(xs) > MAX_SERIES or max(len(x) for x in xs) < 3 or any(len(set(x)) != len(x) for x in xs):
             continue
         if best is None or len(set(n[0])) >= best[2]:
             best = (c, n[1], len(set(n[0])))
-    if best is None:
-        return None
-    if len(series(rows, grid_cols, best[0])) > MAX_SERIES:
-        return None
-    return best[0], best[1]
+    return (best[0], best[1]) if best else None
 
 
 def series(rows, grid_cols, xcol):
