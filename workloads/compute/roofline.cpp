@@ -161,6 +161,14 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
         // backward_ms is named instead.
         const bool some_ms = std::find(cols.begin(), cols.end(), "forward_ms") != cols.end() ||
                              std::find(cols.begin(), cols.end(), "backward_ms") != cols.end();
+        // Both units: which one is meant is unknown (they may disagree), so neither is chosen
+        // silently; the milliseconds were used before (session 23).
+        const bool some_s = std::find(cols.begin(), cols.end(), "forward_s") != cols.end() ||
+                            std::find(cols.begin(), cols.end(), "backward_s") != cols.end();
+        if (some_ms && some_s)
+          throw layer_time_error(where + "the header has both millisecond (forward_ms, backward_ms) and second "
+                                 "(forward_s, backward_s) columns; expected one unit: remove or rename the "
+                                 "columns of the other");
         if (!bad.empty() && !some_ms && csv::find_columns(cols, {"layer", "forward_s", "backward_s"}, col).empty()) {
           bad.clear();
           to_ms = 1e3;
