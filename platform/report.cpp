@@ -238,7 +238,7 @@ void print_summary(std::ostream& os, const run_report& r) {
      // The crossbar, when set, with what crosses it (the placement has no effect on timing
      // without it; new-user trial s22 F12).
      << (r.config.engine.xbar_Bps > 0
-             ? ", crossbar " + fmt("%g", r.config.engine.xbar_Bps / 1e9) + " GB/s (units at the " +
+             ? ", crossbar " + format_rate(r.config.engine.xbar_Bps) + " (units at the " +
                    (r.config.engine.placement == unit_placement::memory_controller
                         ? "memory controller: the cDMA step's compressed data crosses it)"
                         : "engine: activations cross it)")

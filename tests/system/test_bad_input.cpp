@@ -610,7 +610,7 @@ TEST_F(bad_input_run, a_step_beyond_the_bound_is_refused_before_simulating) {
 }
 
 TEST(bad_input, every_rate_has_a_floor_named_with_its_unit) {
-  EXPECT_NE(override_error("host_mem.bandwidth=1 MB/s").find("from 100 MB/s to 1e+06 GB/s"), std::string::npos);
+  EXPECT_NE(override_error("host_mem.bandwidth=1 MB/s").find("from 100 MB/s to 1000000 GB/s"), std::string::npos);
   EXPECT_NE(override_error("cdma.xbar_bandwidth=1 MB/s").find("below 100 MB/s"), std::string::npos);
   EXPECT_NE(override_error("cdma.unit_bytes_per_cycle=1e-300").find("bytes/cycle in [0.001, 1e+06]"),
             std::string::npos);

@@ -51,3 +51,21 @@ TEST(quantity, formatting_round_trips) {
   EXPECT_EQ(parse_rate_Bps(format_rate(12.8e9)), 12.8e9);
   EXPECT_EQ(parse_time_ps(format_time(123456)), 123456u);
 }
+
+TEST(quantity, formatting_keeps_every_digit_that_matters) {
+  // `config --dump` is meant to reproduce the run; a 6-digit form rounded these (session 23).
+  EXPECT_EQ(format_rate(547.61234e9), "547.61234 GB/s");
+  EXPECT_EQ(format_frequency(1.23456789e9), "1.23456789 GHz");
+  EXPECT_EQ(format_flops(12.1234567e12), "12.1234567 TFLOP/s");
+  EXPECT_EQ(format_time(1'234'567'000), "1234567 ns");  // was "1.23457e+06 ns"
+  // Whole numbers in plain digits, not an exponent: the largest allowed bandwidth, 1 PB/s.
+  EXPECT_EQ(format_rate(1e15), "1000000 GB/s");
+  EXPECT_EQ(format_rate(336e9), "336 GB/s");  // short forms stay short
+  EXPECT_EQ(format_rate(12.8e9), "12.8 GB/s");
+  // Any value reads back as itself: 1/3 GB/s needs 17 digits (0.333... x 1e9 B/s).
+  for (double x : {1e9 / 3, 547.61234e9, 15.754e9 * 7 / 9, 1e8 + 1, 123456789012345.0, 2.0 / 3}) {
+    EXPECT_EQ(parse_rate_Bps(format_rate(x)), x) << format_rate(x);
+    EXPECT_EQ(parse_frequency_hz(format_frequency(x)), x) << format_frequency(x);
+    EXPECT_EQ(parse_flops(format_flops(x)), x) << format_flops(x);
+  }
+}

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -64,10 +66,34 @@ double scale(const std::string& s, const std::string& unit,
   throw quantity_error("'" + s + "': unknown unit '" + unit + "'; expected " + expected);
 }
 
-std::string num(double v) {
+/// `x / f` written so that reading it back (the number times `f`, as the parse functions do)
+/// gives `x` again, with the fewest significant digits from 6 up (a 6-digit form turned "547.61234 GB/s" into "547.612 GB/s" in `config --dump`,
+/// whose output is meant to reproduce the run; session 23); whole numbers below 1e15 in plain
+/// digits ("1000000 GB/s", not "1e+06 GB/s"). "" when no decimal in that unit reads back as `x`
+/// (e.g. a rate given in MB/s that no GB/s figure multiplies back to); with f = 1 never "".
+std::string exact(double x, double f) {
+  const auto reads_back = [&](const char* t) { return std::strtod(t, nullptr) * f == x; };
+  const double v = x / f;
   char b[64];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) {
+    std::snprintf(b, sizeof b, "%.0f", v);
+    if (reads_back(b)) return b;
+  }
+  for (int p = 6; p <= 17; ++p)
+    for (double c : {v, std::nextafter(v, HUGE_VAL), std::nextafter(v, -HUGE_VAL)}) {
+      std::snprintf(b, sizeof b, "%.*g", p, c);
+      if (reads_back(b)) return b;
+    }
+  return "";
+}
+
+/// `x` in the first unit of `units` (largest first) it reaches and is exact in, else in the
+/// base unit `base`.
+std::string with_unit(double x, std::initializer_list<std::pair<double, const char*>> units, const char* base) {
+  for (const auto& [f, name] : units)
+    if (x >= f)
+      if (std::string t = exact(x, f); !t.empty()) return t + " " + name;
+  return exact(x, 1.0) + " " + base;
 }
 
 }  // namespace
@@ -80,7 +106,6 @@ ps_t parse_time_ps(const std::string& s) {
   if (ps > 1.8e19) throw quantity_error("'" + s + "' is too large; expected " + std::string(exp));
   return static_cast<ps_t>(std::llround(ps));
 }
-
 double parse_rate_Bps(const std::string& s) {
   static const char* exp = "a bandwidth such as \"12.8 GB/s\" (units B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s)";
   auto [v, u] = split(s, exp);
@@ -115,18 +140,15 @@ double parse_flops(const std::string& s) {
 
 std::string format_time(ps_t t) {
   if (t == 0) return "0 ns";
-  if (t % ps_per_s == 0) return num(static_cast<double>(t / ps_per_s)) + " s";
-  if (t % 1000000000ull == 0) return num(static_cast<double>(t) / 1e9) + " ms";
-  if (t % ps_per_us == 0) return num(static_cast<double>(t) / 1e6) + " us";
-  if (t % ps_per_ns == 0) return num(static_cast<double>(t) / 1e3) + " ns";
+  const std::pair<ps_t, const char*> units[] = {{ps_per_s, "s"}, {1000000000ull, "ms"}, {ps_per_us, "us"},
+                                                {ps_per_ns, "ns"}};
+  // Whole numbers of the largest unit that divides t: exact ("1234567 ns" was "1.23457e+06 ns").
+  for (const auto& [f, name] : units)
+    if (t % f == 0) return std::to_string(t / f) + " " + name;
   return std::to_string(t) + " ps";
 }
 
-std::string format_rate(double Bps) {
-  if (Bps >= 1e9) return num(Bps / 1e9) + " GB/s";
-  if (Bps >= 1e6) return num(Bps / 1e6) + " MB/s";
-  return num(Bps) + " B/s";
-}
+std::string format_rate(double Bps) { return with_unit(Bps, {{1e9, "GB/s"}, {1e6, "MB/s"}}, "B/s"); }
 
 std::string format_bytes(std::uint64_t b) {
   const std::pair<std::uint64_t, const char*> units[] = {
@@ -136,16 +158,8 @@ std::string format_bytes(std::uint64_t b) {
   return std::to_string(b) + " B";
 }
 
-std::string format_frequency(double hz) {
-  if (hz >= 1e9) return num(hz / 1e9) + " GHz";
-  if (hz >= 1e6) return num(hz / 1e6) + " MHz";
-  return num(hz) + " Hz";
-}
+std::string format_frequency(double hz) { return with_unit(hz, {{1e9, "GHz"}, {1e6, "MHz"}}, "Hz"); }
 
-std::string format_flops(double f) {
-  if (f >= 1e12) return num(f / 1e12) + " TFLOP/s";
-  if (f >= 1e9) return num(f / 1e9) + " GFLOP/s";
-  return num(f) + " FLOP/s";
-}
+std::string format_flops(double f) { return with_unit(f, {{1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}}, "FLOP/s"); }
 
 }  // namespace cdma
