@@ -601,6 +601,18 @@ std::vector<param> table(platform_config& c) {
                                  false, "bytes/cycle",
                                  "0 (cdma.unit_bytes_per_cycle) or a number of bytes/cycle in [0.001, 1e6]"));
   }
+  // cdma.codec_decompression_bytes_per_cycle.<codec>: the prefetch path's rate, after them.
+  for (codec::codec_id id : codec::all_codec_ids) {
+    const std::string n = codec::to_string(id);
+    at = t.insert(at + 1, number("cdma.codec_decompression_bytes_per_cycle." + n,
+                                 c.engine.codec_decompression_bytes_per_cycle[static_cast<std::size_t>(id)], 0, 1e6,
+                                 "one decompression unit's throughput under codec " + n +
+                                     (id == codec::codec_id::raw ? " (none)" : "") +
+                                     ", bytes/cycle; 0: cdma.codec_bytes_per_cycle." + n + " (the compression rate)",
+                                 false, "bytes/cycle",
+                                 "0 (cdma.codec_bytes_per_cycle." + n +
+                                     ") or a number of bytes/cycle in [0.001, 1e6]"));
+  }
   return t;
 }
 
@@ -905,6 +917,12 @@ void validate_rates(const platform_config& c) {
       throw config_error("cdma.codec_bytes_per_cycle." + codec::to_string(id) + " x cdma.clock = " + g(v) +
                          " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " + g(v * c.engine.clock_hz) +
                          " B/s per compression unit: expected 0 (cdma.unit_bytes_per_cycle) or at least 100 MB/s");
+    const double d = c.engine.codec_decompression_bytes_per_cycle[static_cast<std::size_t>(id)];
+    if (d != 0.0 && d * c.engine.clock_hz < min_rate_Bps)
+      throw config_error("cdma.codec_decompression_bytes_per_cycle." + codec::to_string(id) + " x cdma.clock = " +
+                         g(d) + " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " + g(d * c.engine.clock_hz) +
+                         " B/s per decompression unit: expected 0 (cdma.codec_bytes_per_cycle." +
+                         codec::to_string(id) + ") or at least 100 MB/s");
   }
   const double latency_s = static_cast<double>(c.engine.pipeline_latency_cycles) / c.engine.clock_hz;
   if (latency_s > 1e-3)

@@ -124,7 +124,9 @@ double zero_fraction(const run_report& r, std::size_t i) {
 }
 
 /// One compression unit's rate as the report's header shows it: "32", or for a codec with its
-/// own rate (cdma.codec_bytes_per_cycle.<codec>) "4 (zlib's own; the unit rate is 32)".
+/// own rate (cdma.codec_bytes_per_cycle.<codec>) "4 (zlib's own; the unit rate is 32)", and a
+/// decompression rate of its own (cdma.codec_decompression_bytes_per_cycle.<codec>) after it:
+/// "4 (zlib's own; the unit rate is 32; decompression 16)".
 static std::string unit_rate_text(const platform_config& c) {
   std::ostringstream os;
   codec::codec_id id = codec::codec_id::zvc;
@@ -135,9 +137,21 @@ static std::string unit_rate_text(const platform_config& c) {
     return os.str();
   }
   const double v = c.engine.bytes_per_cycle(id);
+  const double d = c.engine.decompression_bytes_per_cycle(id);
   os << v;
-  if (v != c.engine.unit_bytes_per_cycle)
-    os << " (" << codec::to_string(id) << "'s own; the unit rate is " << c.engine.unit_bytes_per_cycle << ")";
+  std::vector<std::string> notes;
+  if (v != c.engine.unit_bytes_per_cycle) {
+    std::ostringstream n;
+    n << codec::to_string(id) << "'s own; the unit rate is " << c.engine.unit_bytes_per_cycle;
+    notes.push_back(n.str());
+  }
+  if (d != v) {
+    std::ostringstream n;
+    n << "decompression " << d;
+    notes.push_back(n.str());
+  }
+  for (std::size_t k = 0; k < notes.size(); ++k) os << (k ? "; " : " (") << notes[k];
+  if (!notes.empty()) os << ")";
   return os.str();
 }
 
@@ -159,8 +173,9 @@ transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool u
     if (units) id = codec::codec_from_string(c.codec);
   } catch (const std::exception&) {
   }
-  const double unit_Bps = c.engine.bytes_per_cycle(id) * c.engine.clock_hz;
   auto fill = [&](transfer_bounds::direction& d, bool offload, ps_t t) {
+    const double unit_Bps =
+        (offload ? c.engine.bytes_per_cycle(id) : c.engine.decompression_bytes_per_cycle(id)) * c.engine.clock_hz;
     if (t == 0) return;
     const double sec = static_cast<double>(t) * 1e-12;
     d.moved = true;

@@ -616,15 +616,19 @@ TEST_F(CdmaEngine, RegisterAccessWithANullDataPointerIsAnError) {
 // (the memories: 300 and 12 GB/s), so a 16 KiB ZVC offload and its prefetch each take at least
 // 16384 B / 0.25 GB/s = 65.536 us. The same with the ZVC unit at 0.25 and the others at 0.5
 // (the override) takes exactly the time of a unit rate of 0.25 for every codec, in LT and AT;
-// an override for another codec (zlib) leaves the ZVC times those of 0.5 B/cycle.
+// an override for another codec (zlib) leaves the ZVC times those of 0.5 B/cycle. A
+// decompression rate of the codec's own (codec_decompression_bytes_per_cycle, session 23)
+// times the prefetch alone: ZVC units at 0.5 decompressing at 0.25 offload as at 0.5 and
+// prefetch as at 0.25, and the other way round.
 TEST_F(CdmaEngine, ACodecsOwnUnitRateTimesItsWindows) {
-  auto times = [](double unit, double zvc, double zlib, bool at) {
+  auto times = [](double unit, double zvc, double zlib, bool at, double zvc_decompression = 0) {
     cdma::test::reset_systemc_context();
     cdma_engine_params ep;
     ep.compression_units = ep.decompression_units = 1;
     ep.unit_bytes_per_cycle = unit;
     ep.codec_bytes_per_cycle[static_cast<std::size_t>(codec::codec_id::zvc)] = zvc;
     ep.codec_bytes_per_cycle[static_cast<std::size_t>(codec::codec_id::zlib)] = zlib;
+    ep.codec_decompression_bytes_per_cycle[static_cast<std::size_t>(codec::codec_id::zvc)] = zvc_decompression;
     ep.approximately_timed = at;
     bench b([&](cpu& c) {
       c.init();
@@ -651,5 +655,10 @@ TEST_F(CdmaEngine, ACodecsOwnUnitRateTimesItsWindows) {
       EXPECT_GE(slow[k], 65536000u) << k;
       EXPECT_GT(slow[k], fast[k] + 30000000u) << k;  // half the rate: > 30 us longer
     }
+    const auto slow_decoder = times(0.5, 0, 0, at, 0.25), fast_decoder = times(0.5, 0.25, 0, at, 0.5);
+    EXPECT_EQ(slow_decoder, (std::vector<ps_t>{fast[0], slow[1]})) << (at ? "AT" : "LT");
+    EXPECT_EQ(fast_decoder, (std::vector<ps_t>{slow[0], fast[1]})) << (at ? "AT" : "LT");
+    // Another codec's decompression rate leaves ZVC's alone.
+    EXPECT_EQ(times(0.5, 0, 0, at, 0), fast);
   }
 }

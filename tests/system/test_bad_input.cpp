@@ -627,6 +627,9 @@ TEST(bad_input, every_rate_has_a_floor_named_with_its_unit) {
             std::string::npos)
       << override_error("cdma.codec_bytes_per_cycle.zstd=-1");
   EXPECT_NE(override_error("cdma.codec_bytes_per_cycle.gzip=4").find("known in this group"), std::string::npos);
+  EXPECT_EQ(override_error("cdma.codec_decompression_bytes_per_cycle.zlib=0.05"),
+            "cdma.codec_decompression_bytes_per_cycle.zlib x cdma.clock = 0.05 bytes/cycle x 1e+09 Hz = 5e+07 B/s per "
+            "decompression unit: expected 0 (cdma.codec_bytes_per_cycle.zlib) or at least 100 MB/s");
   EXPECT_NE(override_error("gpu.flop_efficiency=1e-300").find("gpu.flop_efficiency = 1e-300: expected a fraction of "
                                                               "peak in [0.01, 1]"), std::string::npos);
   EXPECT_NE(override_error("gpu_mem.efficiency=0.001").find("gpu_mem.efficiency = 0.001"), std::string::npos);
@@ -969,6 +972,15 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_bytes_per_cycle.zlib=4", &out, &err), 0)
       << err;
   EXPECT_NE(out.find("codec zvc, window 4096 B, 4 compression units x 32 B/cycle at 1 GHz\n"), std::string::npos) << out;
+  // A decompression rate of the codec's own is named too (session 23).
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --codec zlib --param cdma.codec_bytes_per_cycle.zlib=4 "
+                "--param cdma.codec_decompression_bytes_per_cycle.zlib=16",
+                &out, &err), 0) << err;
+  EXPECT_NE(out.find("4 compression units x 4 (zlib's own; the unit rate is 32; decompression 16) B/cycle at 1 GHz\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_decompression_bytes_per_cycle.zvc=64",
+                &out, &err), 0) << err;
+  EXPECT_NE(out.find("4 compression units x 32 (decompression 64) B/cycle at 1 GHz\n"), std::string::npos) << out;
   // A crossbar is named with what crosses it (new-user trial s22 F12); without one, nothing.
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.xbar_bandwidth=16 GB/s'", &out, &err), 0) << err;
   EXPECT_NE(out.find("at 1 GHz, crossbar 16 GB/s (units at the engine: activations cross it)\n"), std::string::npos)
@@ -995,6 +1007,22 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
     // 1 unit of 100 MB/s: the units' share is the activation rate over 0.1 GB/s.
     EXPECT_DOUBLE_EQ(tb["cdma"]["offload"]["share_of_peak"]["compression units"].get<double>(),
                      tb["cdma"]["offload"]["activation_GBps"].get<double>() / 0.1);
+  }
+  {
+    // Only the decoder slow (cdma.codec_decompression_bytes_per_cycle.zvc = 0.1: one unit of
+    // 100 MB/s; session 23): it bounds the prefetch at its rate, the offload stays PCIe-bound
+    // with the compression units at their 32 B/cycle.
+    std::string o, e;
+    EXPECT_EQ(cli("run --network synthetic --steps cdma -q --param cdma.decompression_units=1 --param "
+                  "cdma.codec_decompression_bytes_per_cycle.zvc=0.1 --json " + bj, &o, &e), 0) << e;
+    const json tb = json::parse(slurp(bj))["transfer_bounds"];
+    EXPECT_EQ(tb["cdma"]["offload"]["bound"], "PCIe d2h") << tb.dump();
+    EXPECT_EQ(tb["cdma"]["prefetch"]["bound"], "decompression units") << tb.dump();
+    EXPECT_DOUBLE_EQ(tb["cdma"]["prefetch"]["share_of_peak"]["decompression units"].get<double>(),
+                     tb["cdma"]["prefetch"]["activation_GBps"].get<double>() / 0.1);
+    EXPECT_LE(tb["cdma"]["prefetch"]["activation_GBps"].get<double>(), 0.1) << tb.dump();
+    EXPECT_DOUBLE_EQ(tb["cdma"]["offload"]["share_of_peak"]["compression units"].get<double>(),
+                     tb["cdma"]["offload"]["activation_GBps"].get<double>() / (4 * 32.0));
   }
   const std::size_t v = out.find("vDNN transfers (share of each resource's peak while transferring):\n  offload : ");
   const std::size_t c = out.find("cDMA transfers (share of each resource's peak while transferring):\n  offload : ");

@@ -71,14 +71,16 @@ void cdma_engine_params::validate() const {
   if (!(unit_bytes_per_cycle * clock_hz >= 1.0))
     fail("unit_bytes_per_cycle x clock_hz", str(unit_bytes_per_cycle * clock_hz),
          "a unit rate >= 1 B/s (e.g. 32 x 1e9)");
-  for (codec::codec_id id : codec::all_codec_ids) {
-    const double v = codec_bytes_per_cycle[static_cast<std::size_t>(id)];
-    if (v == 0.0) continue;  // the unit rate
-    const std::string f = "codec_bytes_per_cycle[" + codec::to_string(id) + "]";
-    if (!std::isfinite(v) || !(v > 0.0))
-      fail(f, str(v), "0 (unit_bytes_per_cycle) or a finite number > 0 of bytes per cycle");
-    if (!(v * clock_hz >= 1.0)) fail(f + " x clock_hz", str(v * clock_hz), "a unit rate >= 1 B/s");
-  }
+  for (codec::codec_id id : codec::all_codec_ids)
+    for (const bool decompress : {false, true}) {
+      const double v = (decompress ? codec_decompression_bytes_per_cycle : codec_bytes_per_cycle)[static_cast<std::size_t>(id)];
+      if (v == 0.0) continue;  // the unit rate, or the codec's compression rate
+      const std::string f = (decompress ? "codec_decompression_bytes_per_cycle[" : "codec_bytes_per_cycle[") +
+                            codec::to_string(id) + "]";
+      const char* zero = decompress ? "0 (codec_bytes_per_cycle, else unit_bytes_per_cycle)" : "0 (unit_bytes_per_cycle)";
+      if (!std::isfinite(v) || !(v > 0.0)) fail(f, str(v), std::string(zero) + " or a finite number > 0 of bytes per cycle");
+      if (!(v * clock_hz >= 1.0)) fail(f + " x clock_hz", str(v * clock_hz), "a unit rate >= 1 B/s");
+    }
   if (queue_depth < 2) fail("queue_depth", std::to_string(queue_depth), "at least 2 ring entries");
   memory_params::check_latency("cdma_engine_params.register_latency_ps", register_latency_ps);
   if (xbar_Bps != 0.0 && !(std::isfinite(xbar_Bps) && xbar_Bps >= 1.0))
@@ -110,9 +112,9 @@ cdma_engine::cdma_engine(sc_core::sc_module_name name, const cdma_engine_params&
   dont_initialize();
 }
 
-dma_pipeline cdma_engine::make_pipeline(unsigned units, codec::codec_id id) const {
+dma_pipeline cdma_engine::make_pipeline(unsigned units, codec::codec_id id, bool decompress) const {
   if (units == 0) return dma_pipeline(1, 0.0, 0, p_.max_outstanding, p_.xbar_Bps, p_.placement);
-  return dma_pipeline(units, p_.bytes_per_cycle(id) * p_.clock_hz,
+  return dma_pipeline(units, (decompress ? p_.decompression_bytes_per_cycle(id) : p_.bytes_per_cycle(id)) * p_.clock_hz,
                       cycles_ps(p_.pipeline_latency_cycles, p_.clock_hz), p_.max_outstanding,
                       p_.xbar_Bps, p_.placement);
 }
@@ -423,7 +425,7 @@ dma_error cdma_engine::prefetch(const dma_descriptor& d, dma_record& r) {
     return dma_error::corrupt_window;
   }
   bufs_.reserve(std::max(W, c.max_compressed_size(W)), W);
-  dma_pipeline pipe = make_pipeline(p_.decompression_units, d.codec);
+  dma_pipeline pipe = make_pipeline(p_.decompression_units, d.codec, true);
   pipe.start(meta_done);
   std::uint64_t in_off = 0;
   dma_error result = dma_error::none;

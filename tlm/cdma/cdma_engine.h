@@ -78,12 +78,26 @@ struct cdma_engine_params {
   /// used here): the same rate on the offload (compression) and the prefetch (decompression)
   /// path. Platform keys `cdma.codec_bytes_per_cycle.<codec>`.
   std::array<double, std::size(codec::all_codec_ids)> codec_bytes_per_cycle{};
-  /// One unit's throughput for `id`, bytes per cycle: codec_bytes_per_cycle[id], or
-  /// unit_bytes_per_cycle when that is 0.
+  /// Per-codec throughput of one decompression unit (prefetch path), uncompressed bytes per
+  /// cycle at clock_hz, indexed like codec_bytes_per_cycle; 0 (the default): the codec's
+  /// compression rate, bytes_per_cycle(id). A model parameter for codecs whose decoder is
+  /// faster or slower than their encoder (software zlib and zstd decode several times faster
+  /// than they encode; no published hardware rate is used here). Platform keys
+  /// `cdma.codec_decompression_bytes_per_cycle.<codec>`.
+  std::array<double, std::size(codec::all_codec_ids)> codec_decompression_bytes_per_cycle{};
+  /// One compression unit's throughput for `id`, bytes per cycle: codec_bytes_per_cycle[id],
+  /// or unit_bytes_per_cycle when that is 0.
   double bytes_per_cycle(codec::codec_id id) const {
     const auto i = static_cast<std::size_t>(id);
     const double v = i < codec_bytes_per_cycle.size() ? codec_bytes_per_cycle[i] : 0.0;
     return v > 0.0 ? v : unit_bytes_per_cycle;
+  }
+  /// One decompression unit's throughput for `id`, bytes per cycle:
+  /// codec_decompression_bytes_per_cycle[id], or bytes_per_cycle(id) when that is 0.
+  double decompression_bytes_per_cycle(codec::codec_id id) const {
+    const auto i = static_cast<std::size_t>(id);
+    const double v = i < codec_decompression_bytes_per_cycle.size() ? codec_decompression_bytes_per_cycle[i] : 0.0;
+    return v > 0.0 ? v : bytes_per_cycle(id);
   }
   double clock_hz = 1e9;                 ///< unit clock (Hz)
   unsigned pipeline_latency_cycles = 16; ///< per-window latency of a unit, cycles at clock_hz
@@ -240,7 +254,9 @@ private:
   ps_t xbar_busy_ = 0;
   /// A window pipeline with the engine's link and placement (units = 0: a plain copy).
   /// The unit pipeline of `units` units at one unit's rate for codec `id` (units 0: no units).
-  dma_pipeline make_pipeline(unsigned units, codec::codec_id id = codec::codec_id::raw) const;
+  /// A pipeline of `units` units at the rate of codec `id`: a compression unit's
+  /// (bytes_per_cycle) or, with `decompress`, a decompression unit's. units 0: plain copy.
+  dma_pipeline make_pipeline(unsigned units, codec::codec_id id = codec::codec_id::raw, bool decompress = false) const;
   void account_link(const dma_pipeline& pipe) {
     xbar_bytes_ += pipe.link_bytes();
     xbar_busy_ += pipe.link_busy_ps();

@@ -378,7 +378,7 @@ dma_error cdma_engine::at_prefetch(const dma_descriptor& d, dma_record& r) {
   }
   std::vector<std::uint64_t> in_off(n_win);
   for (std::size_t k = 0, off = 0; k < n_win; off += entries[k].bytes, ++k) in_off[k] = off;
-  dma_pipeline pipe = make_pipeline(p_.decompression_units, d.codec);
+  dma_pipeline pipe = make_pipeline(p_.decompression_units, d.codec, true);
   pipe.start(meta_done);
   at_stream_spec sp;
   sp.rs = &pcie;
