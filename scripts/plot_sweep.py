@@ -117,8 +117,13 @@ def draw_lines(rows, grid_cols, xcol, unit):
         name = label or "all runs"
         ax1.plot(xs, [num(r["cdma_s"]) * 1e3 for _, r in pts], "o-", color=color, label=f"cDMA, {name}")
         ax1.plot(xs, [num(r["vdnn_s"]) * 1e3 for _, r in pts], "s--", color=color, alpha=0.6, label=f"vDNN, {name}")
+        # The oracle (no transfers) too, as the bars show it (new-user trial s23 F8: the lines
+        # had none, and an axis from the lowest cDMA time made small gaps look large).
+        ax1.plot(xs, [num(r.get("oracle_s")) * 1e3 for _, r in pts], "^:", color=color, alpha=0.6,
+                 label=f"oracle, {name}")
         ax2.plot(xs, [num(r["speedup"]) for _, r in pts], "o-", color=color, label=name)
     ax1.set_ylabel("step time (ms, simulated)")
+    ax1.set_ylim(bottom=0)
     ax1.legend(fontsize="small", loc="best")
     ax1.grid(alpha=0.3)
     ax2.axhline(1.0, color="k", lw=0.8)

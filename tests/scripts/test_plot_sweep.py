@@ -103,5 +103,20 @@ class LinesBreak(unittest.TestCase):
         self.assertEqual(plot_sweep.lines_for(r, ["grid:batch"]), ("grid:batch", ""))
 
 
+class LineFigure(unittest.TestCase):
+    def test_the_lines_show_the_oracle_and_start_at_zero(self):
+        # New-user trial s23 F8: the lines had no oracle (the bars have) and the time axis began
+        # at the lowest cDMA time. One series over training_progress, three steps each.
+        r = [{"grid:training_progress": p, "oracle_s": "0.0005", "vdnn_s": "0.0018", "cdma_s": c, "speedup": s}
+             for p, c, s in (("0", "0.0012", "1.5"), ("0.5", "0.0011", "1.64"), ("1", "0.001", "1.8"))]
+        fig = plot_sweep.draw_lines(r, ["grid:training_progress"], "grid:training_progress", "")
+        ax1 = fig.axes[0]
+        got = {ln.get_label(): list(ln.get_ydata()) for ln in ax1.get_lines()}
+        self.assertEqual(sorted(got), ["cDMA, all runs", "oracle, all runs", "vDNN, all runs"])
+        self.assertEqual([round(v, 9) for v in got["oracle, all runs"]], [0.5, 0.5, 0.5])  # ms
+        self.assertEqual([round(v, 9) for v in got["cDMA, all runs"]], [1.2, 1.1, 1.0])
+        self.assertEqual(ax1.get_ylim()[0], 0.0)
+
+
 if __name__ == "__main__":
     unittest.main()
