@@ -18,11 +18,19 @@ std::vector<command>& commands() {
   return all;
 }
 
+namespace {
+/// The sub-command running ("" before one is chosen): its --help is the one to point at
+/// (new-user trial s23 F8: a bad `compare` option pointed at `cdma-vp --help`, which lists
+/// the commands only).
+std::string running_command;
+}  // namespace
+
 int usage_error(const std::string& msg) {
   // Messages quote names, values and paths as given (a layer name, --param gpu.name=...):
   // control characters and other bytes outside printable ASCII are shown as \xNN, never sent
   // raw to the terminal (an ESC sequence, a bell, a broken UTF-8 byte).
-  std::cerr << "cdma-vp: " << printable(msg, true) << "\n(see cdma-vp --help)\n";
+  std::cerr << "cdma-vp: " << printable(msg, true) << "\n(see cdma-vp "
+            << (running_command.empty() ? "" : running_command + " ") << "--help)\n";
   return 2;
 }
 
@@ -45,6 +53,7 @@ int sc_main(int argc, char** argv) {
   }
   for (const auto& c : commands())
     if (c.name == name) {
+      running_command = name;
       const int rc = c.run(args);
       // Standard output of every sub-command (--help included; compare prints with printf):
       // a write that failed (a full disk, /dev/full, a closed pipe) is exit 3, never a silent

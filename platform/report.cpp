@@ -87,10 +87,17 @@ double ratio(const workloads::layer_result& l) {
 /// "times from times.csv (11 layers measured), roofline for 0", or "roofline times (no
 /// --layer-times table)".
 std::string kernel_times(const run_report& r) {
-  if (r.config.layer_times.empty()) return "roofline times (no --layer-times table)";
+  // With gpu.kernel_traffic the kernels' DRAM traffic competes with the engine's (new-user
+  // trial s23 F8: nothing in the header told such a run from one without).
+  const std::string traffic =
+      r.config.kernel_traffic ? "; their DRAM traffic issued to the GPU memory (" +
+                                    format_bytes(r.config.kernel.request_bytes) + " requests)"
+                              : "";
+  if (r.config.layer_times.empty()) return "roofline times (no --layer-times table)" + traffic;
   const std::size_t n = r.net.layers.size(), m = std::min(r.measured_layers, n);
   return "times from " + printable(std::filesystem::path(r.config.layer_times).filename().string()) + " (" +
-         std::to_string(m) + (m == 1 ? " layer" : " layers") + " measured), roofline for " + std::to_string(n - m);
+         std::to_string(m) + (m == 1 ? " layer" : " layers") + " measured), roofline for " + std::to_string(n - m) +
+         traffic;
 }
 
 }  // namespace
@@ -232,20 +239,19 @@ static std::string host_memory_bound_note(const platform_config& c) {
   return " (bounds the transfers: below the link's " + fmt("%.1f", link / 1e9) + " GB/s of MWr payload)";
 }
 
-void print_summary(std::ostream& os, const run_report& r) {
-  const auto& net = r.net;
-  const auto& v = r.vdnn.result;
-  const auto& c = r.cdma.result;
+void print_setup(std::ostream& os, const run_report& r, bool with_mode) {
   // Names and paths as given (a layer file's names, --param gpu.name=...) with control
   // characters and broken UTF-8 shown as \xNN (printable()), never raw on the terminal.
-  os << "cdma-vp: one training step of " << printable(net.name) << " at batch " << net.batch << "\n"
-     << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
+  const std::string checkers = r.config.check_protocol ? "base-protocol checkers" : "";
+  const std::string mode = !with_mode ? checkers
+                           : (r.config.mode == "at" ? "AT (approximately timed" : "LT (loosely timed") +
+                                 (checkers.empty() ? std::string(")") : ", " + checkers + ")");
+  os << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
      << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s "
      << dram_name(r.config.gpu_mem) << "), PCIe Gen"
      << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B), host memory "
      << fmt("%.1f", r.config.host_mem.bandwidth_Bps / 1e9) << " GB/s" << host_memory_bound_note(r.config) << "\n"
-     << "  runtime    : " << (r.config.mode == "at" ? "AT (approximately timed" : "LT (loosely timed")
-     << (r.config.check_protocol ? ", base-protocol checkers)" : ")") << ", vDNN policy " << r.config.policy
+     << "  runtime    : " << mode << (mode.empty() ? "" : ", ") << "vDNN policy " << r.config.policy
      << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
      << " compression units x " << unit_rate_text(r.config) << " B/cycle at "
@@ -260,7 +266,16 @@ void print_summary(std::ostream& os, const run_report& r) {
              : std::string())
      << "\n"
      << "  activations: " << printable(r.activations) << "\n"
-     << "  kernels    : " << kernel_times(r) << "\n\n";
+     << "  kernels    : " << kernel_times(r) << "\n";
+}
+
+void print_summary(std::ostream& os, const run_report& r) {
+  const auto& net = r.net;
+  const auto& v = r.vdnn.result;
+  const auto& c = r.cdma.result;
+  os << "cdma-vp: one training step of " << printable(net.name) << " at batch " << net.batch << "\n";
+  print_setup(os, r, true);
+  os << "\n";
 
   // The per-layer table: every column at least its usual width and always wider than its
   // longest cell, so a large value (a 10000 ms layer, a multi-GB tensor) widens its column

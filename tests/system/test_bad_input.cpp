@@ -1667,4 +1667,33 @@ TEST(bad_input, s18_compare_takes_quiet) {
   EXPECT_EQ(err_q.find("running"), std::string::npos) << err_q;
   EXPECT_EQ(out_q.substr(0, out_q.find("wall clock")), out.substr(0, out.find("wall clock")));
 }
+
+// New-user trial s23 F8: compare's header said network, batch, codec and platform only, so a
+// run with kernel traffic or the protocol checkers read like one without; a bad compare option
+// pointed at `cdma-vp --help` (the command list). AT runs first (F2: the first run of a process
+// pays the first touch of its memory pages).
+TEST(bad_input, s23_compare_header_names_the_setup) {
+  std::string out, err;
+  ASSERT_EQ(cli("compare --network synthetic --batch 1 --steps oracle --check-protocol --param gpu.kernel_traffic=true "
+                "--param gpu.kernel_request=1KiB",
+                &out, &err), 0) << err;
+  EXPECT_NE(out.find("\n  runtime    : base-protocol checkers, vDNN policy all, codec zvc,"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  kernels    : roofline times (no --layer-times table); their DRAM traffic issued to the "
+                     "GPU memory (1 KiB requests)\n"),
+            std::string::npos) << out;
+  EXPECT_EQ(out.find("loosely timed"), std::string::npos) << out;  // both modes run: neither named there
+  EXPECT_LT(err.find("cdma-vp compare: running at"), err.find("cdma-vp compare: running lt")) << err;
+  // Without them: no checkers in the runtime line, no traffic in the kernels line.
+  ASSERT_EQ(cli("compare --network synthetic --batch 1 --steps oracle", &out, &err), 0) << err;
+  EXPECT_NE(out.find("\n  runtime    : vDNN policy all,"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  kernels    : roofline times (no --layer-times table)\n"), std::string::npos) << out;
+  // A usage error points at the sub-command's own --help (run's when no command is named).
+  EXPECT_EQ(cli("compare --bogus", &out, &err), 2);
+  EXPECT_NE(err.find("unrecognised option '--bogus'\n(see cdma-vp compare --help)\n"), std::string::npos) << err;
+  EXPECT_EQ(cli("--bogus", &out, &err), 2);
+  EXPECT_NE(err.find("(see cdma-vp run --help)\n"), std::string::npos) << err;
+  EXPECT_EQ(cli("nosuchcommand", &out, &err), 2);
+  EXPECT_NE(err.find("unknown command 'nosuchcommand'; expected one of: "), std::string::npos) << err;
+  EXPECT_NE(err.find("(see cdma-vp --help)\n"), std::string::npos) << err;
+}
 }  // namespace
