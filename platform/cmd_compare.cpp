@@ -71,11 +71,14 @@ constexpr double kLtAtTolerancePct = 2.0;
 
 int compare_command(const std::vector<std::string>& args) {
   config_options cfg;
-  std::string json_path;
+  std::string json_path, csv_path;
   bool quiet = false;
   po::options_description opts("cdma-vp compare options");
   add_config_options(opts, cfg, false);
   opts.add_options()("json", po::value(&json_path), "write the comparison as JSON to this file")(
+      "csv", po::value(&csv_path),
+      "write every offload and prefetch with its LT and AT time to this CSV file "
+      "(step,layer,offload_key,transfer,bytes,lt_s,at_s,at_minus_lt_pct)")(
       "quiet,q", po::bool_switch(&quiet), "no progress on stderr (as run and sweep)")(
       "help,h", "print this help");
   po::options_description refused;  // parsed to be refused with a reason, not listed in --help
@@ -115,10 +118,12 @@ int compare_command(const std::vector<std::string>& args) {
                   << " of --config " << printable(cfg.config_file) << " is not used\n";
     }
     if (vm.count("json") && json_path.empty()) throw config_error("--json '': an empty file name; expected a path");
-    if (!json_path.empty()) {
-      check_distinct_files({{json_path, "--json"}}, config_inputs(cfg.config, cfg.config_file));
-      check_output_path(json_path, "--json");
-    }
+    if (vm.count("csv") && csv_path.empty()) throw config_error("--csv '': an empty file name; expected a path");
+    std::vector<named_file> outputs;
+    if (!json_path.empty()) outputs.push_back({json_path, "--json"});
+    if (!csv_path.empty()) outputs.push_back({csv_path, "--csv"});
+    check_distinct_files(outputs, config_inputs(cfg.config, cfg.config_file));
+    for (const auto& o : outputs) check_output_path(o.path, o.option);
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
@@ -283,14 +288,44 @@ int compare_command(const std::vector<std::string>& args) {
   j["warnings"] = rep[0].warnings;
   j["activations"] = rep[0].activations;
   j["config"] = to_json(rep[0].config);
-  if (!json_path.empty()) {
-    try {
-      write_output_file(json_path, j.dump(2) + "\n", "--json", "results computed but not saved");
-    } catch (const std::exception& e) {
-      std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
-      return 3;  // as cdma-vp run: the comparison ran, its output was lost
+  // Per transfer, LT against AT (new-user trial s23 F4: compare named only the largest gap, a
+  // per-layer study took two runs' CSVs): the offloads and prefetches of the vDNN and cDMA steps
+  // that ran in both modes, in layer order.
+  std::ostringstream csv;
+  if (!csv_path.empty()) {
+    csv << "step,layer,offload_key,transfer,bytes,lt_s,at_s,at_minus_lt_pct\n";
+    csv.precision(12);
+    for (int k = 1; k < 3; ++k) {
+      if (!lt[k]->simulated || !at[k]->simulated) continue;
+      const auto& ll = lt[k]->result.layers;
+      const auto& al = at[k]->result.layers;
+      for (std::size_t i = 0; i < std::min({ll.size(), al.size(), rep[0].net.layers.size()}); ++i) {
+        if (!ll[i].offloaded || !al[i].offloaded) continue;
+        const auto& l = rep[0].net.layers[i];
+        for (bool pre : {false, true}) {
+          const double x = s(pre ? ll[i].prefetch : ll[i].offload), y = s(pre ? al[i].prefetch : al[i].offload);
+          csv << names[k] << "," << csv_field(l.name) << "," << csv_field(l.offload_key) << ","
+              << (pre ? "prefetch" : "offload") << "," << ll[i].bytes << "," << x << "," << y << ",";
+          if (x > 0) csv << pct(y, x);
+          csv << "\n";
+        }
+      }
     }
   }
+  // Both outputs are attempted; either failing is exit 3 (as cdma-vp run).
+  bool lost = false;
+  const std::pair<const std::string*, std::string> outs[] = {{&json_path, "--json"}, {&csv_path, "--csv"}};
+  for (const auto& [path, option] : outs) {
+    if (path->empty()) continue;
+    try {
+      write_output_file(*path, option == "--json" ? j.dump(2) + "\n" : csv.str(), option,
+                        "results computed but not saved");
+    } catch (const std::exception& e) {
+      std::cerr << "cdma-vp: error: " << printable(e.what(), true) << "\n";
+      lost = true;  // the comparison ran, this output was lost
+    }
+  }
+  if (lost) return 3;
   const bool ok = (rep[0].ok() && rep[1].ok()) || !cfg.config.verify;
   if (!ok) std::cerr << "cdma-vp compare: prefetched data did not match in "
                      << (rep[0].ok() ? "AT" : "LT") << "\n";

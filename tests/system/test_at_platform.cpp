@@ -2,11 +2,14 @@
 // mode = at and a protocol_checker on every connection (check_protocol), against the same job
 // loosely timed.
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -174,6 +177,72 @@ TEST(at_compare_cli, json_has_step_times_wall_and_cpu_seconds_of_both_modes) {
 // against LT when written, -3.4 % since LT books kernel traffic at its own time, 2026-12-01:
 // near the 2 %); the check itself is that the note lists exactly
 // the steps whose |diff_pct| exceeds 2.
+// New-user trial s23 F4: compare --csv lists every offload and prefetch with its LT and AT
+// time; the expectation comes from two separate runs' --csv (run --mode lt / --mode at), and
+// compare's largest gap (JSON largest_layer_gap) is the largest |AT - LT| of the rows.
+TEST(at_compare_cli, csv_lists_every_transfer_in_both_modes) {
+  const std::string out = std::string(::testing::TempDir()) + "cdma_cmp_csv_" + std::to_string(::getpid());
+  const std::string job = " --network synthetic --batch 2 --param steps=vdnn,cdma";
+  auto sh = [](const std::string& c) {
+    const int rc = std::system(c.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  const std::string exe = CDMA_VP_EXE;
+  ASSERT_EQ(sh(exe + " compare -q" + job + " --csv " + out + ".csv --json " + out + ".json >/dev/null 2>&1"), 0);
+  ASSERT_EQ(sh(exe + " run -q --mode lt" + job + " --csv " + out + "_lt.csv >/dev/null 2>&1"), 0);
+  ASSERT_EQ(sh(exe + " run -q --mode at" + job + " --csv " + out + "_at.csv >/dev/null 2>&1"), 0);
+  auto rows = [](const std::string& path) {
+    std::ifstream f(path);
+    std::vector<std::vector<std::string>> r;
+    for (std::string line; std::getline(f, line);) {
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+      if (!line.empty() && line.back() == ',') cells.push_back("");
+      r.push_back(cells);
+    }
+    return r;
+  };
+  const auto c = rows(out + ".csv"), lt = rows(out + "_lt.csv"), at = rows(out + "_at.csv");
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(c[0], (std::vector<std::string>{"step", "layer", "offload_key", "transfer", "bytes", "lt_s", "at_s",
+                                             "at_minus_lt_pct"}));
+  auto col = [](const std::vector<std::string>& header, const std::string& name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  std::size_t n = 0;
+  double largest = 0;
+  for (std::size_t i = 1; i < c.size(); ++i) {
+    const auto& r = c[i];
+    ASSERT_EQ(r.size(), 8u) << i;
+    // The same layer's row in the runs' CSVs (one row per layer, in order).
+    const auto find = [&](const std::vector<std::vector<std::string>>& t) {
+      for (std::size_t k = 1; k < t.size(); ++k)
+        if (t[k][0] == r[1]) return t[k];
+      return std::vector<std::string>{};
+    };
+    const auto a = find(lt), b = find(at);
+    ASSERT_FALSE(a.empty()) << r[1];
+    const std::string name = r[0] + "_" + r[3] + "_s";  // e.g. cdma_prefetch_s
+    EXPECT_EQ(std::stod(r[5]), std::stod(a[col(lt[0], name)])) << r[1] << " " << name;
+    EXPECT_EQ(std::stod(r[6]), std::stod(b[col(at[0], name)])) << r[1] << " " << name;
+    EXPECT_EQ(r[4], a[col(lt[0], "bytes")]) << r[1];
+    EXPECT_EQ(r[2], a[col(lt[0], "offload_key")]) << r[1];
+    EXPECT_NEAR(std::stod(r[7]), 100.0 * (std::stod(r[6]) - std::stod(r[5])) / std::stod(r[5]), 1e-9) << r[1];
+    largest = std::max(largest, std::fabs(std::stod(r[6]) - std::stod(r[5])));
+    ++n;
+  }
+  // Two steps x two transfers per offloaded layer: every layer of synthetic but the last.
+  std::size_t offloaded = 0;
+  for (std::size_t k = 1; k < lt.size(); ++k) offloaded += !lt[k][col(lt[0], "cdma_offload_s")].empty();
+  EXPECT_EQ(n, 4 * offloaded);
+  std::ifstream f(out + ".json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_NEAR(std::fabs(j["largest_layer_gap"]["at_s"].get<double>() - j["largest_layer_gap"]["lt_s"].get<double>()),
+              largest, 1e-15);
+  for (const char* x : {".csv", ".json", "_lt.csv", "_at.csv"}) std::remove((out + x).c_str());
+}
+
 TEST(at_compare_cli, a_difference_beyond_the_tolerance_is_named) {
   const std::string out = std::string(::testing::TempDir()) + "cdma_cmp_tol_" + std::to_string(::getpid());
   const std::string cmd = std::string(CDMA_VP_EXE) +
