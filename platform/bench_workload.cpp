@@ -18,12 +18,14 @@
 // free cores its wall time hides part of its CPU time: the CPU overhead is printed beside it. Targets (issue 8): peak RSS <= 2 GB at batch
 // 256, overhead < 20 %. Host memory spills to a temporary file ($TMPDIR or /tmp) beyond 2 GiB
 // of offloaded bytes; a batch whose offload does not fit on that disk is not run.
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -61,6 +63,30 @@ std::uint64_t read_status_kb(const char* field) {
   return 0;
 }
 
+/// fork() for a measurement or a check: an interrupt of cdma-vp (SIGINT, SIGTERM, SIGHUP) is
+/// passed on to the child and waited for (forward_interrupt_to), so no child goes on measuring
+/// after the bench has ended (`kill PID` of the bench left its child computing for minutes;
+/// breaker s23); the child ends on it by the default action (the bench prints the one message).
+/// The signals are held across the fork: one arriving in between is delivered once the child
+/// is registered. The caller calls forget_child(pid) when it has waited for the child.
+pid_t fork_child() {
+  sigset_t hold, old;
+  sigemptyset(&hold);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&hold, sig);
+  ::pthread_sigmask(SIG_BLOCK, &hold, &old);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction sa {};
+      if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN) ::signal(sig, SIG_DFL);
+    }
+  } else if (pid > 0) {
+    forward_interrupt_to(pid);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return pid;
+}
+
 struct measure {
   bool ok = false;
   double wall_s = 0;
@@ -74,7 +100,12 @@ template <typename Fn>
 measure in_child(Fn fn) {
   int fds[2];
   if (::pipe(fds) != 0) return {false, 0, 0, 0, "pipe failed"};
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_child();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {false, 0, 0, 0, std::string("fork failed: ") + std::strerror(errno)};
+  }
   if (pid == 0) {
     ::close(fds[0]);
     std::ostringstream o;
@@ -95,11 +126,14 @@ measure in_child(Fn fn) {
   std::string msg;
   char buf[4096];
   ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<std::size_t>(n));
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) msg.append(buf, static_cast<std::size_t>(n));
   ::close(fds[0]);
   int status = 0;
   struct rusage ru {};
-  ::wait4(pid, &status, 0, &ru);
+  while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+  }
+  forget_child(pid);
   measure m;
   m.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
             static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -152,7 +186,7 @@ int usage(const std::string& msg) { return bench_usage_error("workload", msg); }
 std::string refusal(const platform_config& c) {
   int fds[2];
   if (::pipe(fds) != 0) return std::string("pipe failed: ") + std::strerror(errno);
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_child();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
@@ -193,6 +227,7 @@ std::string refusal(const platform_config& c) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  forget_child(pid);
   if (msg.rfind("ok", 0) == 0) return "";
   if (msg.rfind("error ", 0) == 0) return msg.substr(6);
   return "the check of the run ended without an answer (wait status " + std::to_string(status) + ")";

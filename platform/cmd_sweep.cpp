@@ -92,6 +92,16 @@ std::string shell_quote(const std::string& s) {
   return o + "'";
 }
 
+/// The log-file argument of an #SBATCH --output line for the runs of folder `dir` (no control
+/// character nor backslash: refused before): in double quotes (sbatch groups the blanks in
+/// them), a double quote escaped by a backslash (sbatch drops the backslash), and % doubled
+/// (sbatch's file-name pattern reads %% as one %); then /run_%a.log, %a the task's index.
+std::string sbatch_quote(const std::string& dir) {
+  std::string o = "\"";
+  for (const char c : dir) o += c == '"' ? std::string("\\\"") : c == '%' ? std::string("%%") : std::string(1, c);
+  return o + "/run_%a.log\"";
+}
+
 /// The forms a run's recorded end takes (this process's statuses, run_K.status of a local
 /// sweep or of the Slurm script): ok, failed(exit=N), failed(signal=N), interrupted(signal=N)
 /// with N one to three decimal digits. For messages: the same list.
@@ -735,7 +745,10 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   log << "sweep table written to " << printable(dir) << "/sweep.csv (" << plan["runs"].size() - failed << " ok";
   for (const auto& [what, count] : not_ok) log << ", " << count << " " << what;
   log << ")\n";
-  if (plot) {
+  if (plot && failed == static_cast<int>(plan["runs"].size())) {
+    // No run finished ok: nothing to draw (two empty axes were written as the sweep's plots).
+    log << "no plots: no run finished ok\n";
+  } else if (plot) {
     // A child like the runs: an interrupt of the sweep is passed to it and waited for (it was
     // started through std::system and went on writing plots after the sweep had ended).
     int st = -1;
@@ -1203,6 +1216,17 @@ int sweep_command(const std::vector<std::string>& args) {
           own.push_back({out + "/" + f, "--out (" + f + ")"});
         }
       if (!slurm.empty()) {
+        // DIR goes into the script's #SBATCH --output line: a line break in it ended that line
+        // and the rest of the name ran as a command of the job (breaker s23: --out $'d\ntouch X'
+        // ran `touch X`); sbatch takes a backslash in a log name as "no %a": one log for every
+        // task. Quotes, blanks and % are written so that sbatch reads them as they are.
+        // (The absolute path: the script names DIR so, and enters this directory first.)
+        for (const char ch : absolute_path(out))
+          if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == '\\')
+            throw config_error("--out " + printable(out) + " with --emit-slurm: the folder's absolute path holds " +
+                               (ch == '\\' ? std::string("a backslash") : std::string("a control character")) +
+                               ", which the script's #SBATCH --output line cannot carry; expected a folder path "
+                               "without control characters and backslashes");
         if (same_file(slurm, out))
           throw config_error("--emit-slurm " + printable(slurm) + " is the --out folder; expected a file outside " +
                              "the sweep's files (e.g. " + printable(out) + ".sh)");
@@ -1226,9 +1250,16 @@ int sweep_command(const std::vector<std::string>& args) {
     const std::string exe = self_exe();
     if (!slurm.empty()) {
       std::ostringstream s;
+      // Relative paths (DIR, the files of the run options) are those of this directory, also for
+      // a script submitted from another one (its tasks failed: "--json DIR/run_0.json: cannot
+      // open for writing", the logs went nowhere; breaker s23): the logs' path is absolute and
+      // the tasks start here.
+      const std::string here = absolute_path(".");
       s << "#!/bin/bash\n#SBATCH --job-name=cdma-vp-sweep\n#SBATCH --array=0-" << n - 1
-        << "\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << out << "/run_%a.log\n"
-        << "# One task per grid combination; afterwards: cdma-vp sweep --merge " << out << "\n"
+        << "\n#SBATCH --cpus-per-task=1\n#SBATCH --output=" << sbatch_quote(absolute_path(out)) << "\n"
+        << "# One task per grid combination; afterwards: cdma-vp sweep --merge " << shell_quote(out) << "\n"
+        << "# (in " << shell_quote(here) << ", where the relative paths below start)\n"
+        << "cd " << shell_quote(here) << " || exit 2\n"
         << "CDMA_VP=${CDMA_VP:-" << shell_quote(exe) << "}\ncase \"$SLURM_ARRAY_TASK_ID\" in\n";
       for (std::size_t k = 0; k < n; ++k) {
         s << "  " << k << ") ARGS=(";

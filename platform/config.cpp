@@ -621,6 +621,45 @@ std::string strip_prefix(std::string k) {
   return k;
 }
 
+/// Edit distance (insertions, deletions, substitutions, one each) of `a` and `b`, letters
+/// compared case-insensitively and '-' as '_'.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  auto same = [](char x, char y) {
+    if (x == '-') x = '_';
+    if (y == '-') y = '_';
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The parameter an unknown key `k` most likely meant, or "": the name within edit distance 2
+/// (1 for a key of up to 4 characters; the nearest, the first of the table on a tie), else the
+/// one whose last part is `k` (lanes: pcie.lanes) when just one is.
+std::string near_miss(const std::vector<param>& t, const std::string& k) {
+  const std::size_t limit = k.size() <= 4 ? 1 : 2;
+  std::string best, by_leaf;
+  std::size_t best_d = limit + 1, leaves = 0;
+  for (const auto& p : t) {
+    const std::size_t d = edit_distance(k, p.name);
+    if (d < best_d) best_d = d, best = p.name;
+    const auto dot = p.name.rfind('.');
+    if (dot != std::string::npos && edit_distance(k, p.name.substr(dot + 1)) == 0) ++leaves, by_leaf = p.name;
+  }
+  if (!best.empty()) return best;
+  return leaves == 1 ? by_leaf : std::string();
+}
+
 void apply_leaf(std::vector<param>& t, const std::string& key, const json& v, const std::string& where) {
   const std::string k = strip_prefix(key);
   for (auto& p : t)
@@ -630,7 +669,23 @@ void apply_leaf(std::vector<param>& t, const std::string& key, const json& v, co
   for (auto& p : t)
     if (dot != std::string::npos && p.name.compare(0, dot + 1, k, 0, dot + 1) == 0)
       hint += (hint.empty() ? "" : ", ") + p.name;
-  throw config_error(where + ": unknown parameter '" + key + "'" +
+  // A group given a value ({"pcie": 5}, --param pcie=8) was "unknown parameter 'pcie'".
+  std::string members;
+  for (auto& p : t)
+    if (p.name.rfind(k + ".", 0) == 0) members += (members.empty() ? "" : ", ") + p.name;
+  if (!members.empty())
+    throw config_error(where + ": '" + key + "' is a group of parameters, not one (" + members +
+                       "); expected a JSON object of them in a config file, or --param " + k + ".NAME=VALUE");
+  // A near miss is named (breaker s23: --param batchh=3 said only "unknown parameter").
+  // "preset" is not a parameter: the platform's is --preset NAME (or "preset" atop a --config
+  // file), the link's pcie.preset.
+  const std::string guess = near_miss(t, k);
+  const std::string why =
+      k == "preset" ? " (a platform preset is --preset NAME or \"preset\" at the top of a --config file; the PCIe "
+                      "link's is pcie.preset)"
+      : guess.empty() ? std::string()
+                      : " (did you mean '" + guess + "'?)";
+  throw config_error(where + ": unknown parameter '" + key + "'" + why +
                      (hint.empty() ? std::string("; `cdma-vp config --list` lists them")
                                    : "; known in this group: " + hint));
 }

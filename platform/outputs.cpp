@@ -534,6 +534,11 @@ std::string failed(const std::string& option, const std::string& path, const cha
 
 void check_output_path(const std::string& path, const std::string& option) {
   if (path.empty()) throw std::runtime_error(option + ": empty file name; expected a path");
+  // "-" wrote a file named "-" ("results written to -"), where the usual meaning is standard
+  // output (as config --dump reads it; breaker s23).
+  if (path == "-")
+    throw std::runtime_error(option + " -: '-' is not standard output here; expected a file name (/dev/stdout "
+                             "for standard output, ./- for a file named '-')");
   // An existing file is checked with access(): opening a FIFO would block until the other
   // end opens it (a reader for a write, a writer for a read).
   struct ::stat st {};

@@ -9,6 +9,7 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+matplotlib.rcParams["text.parse_math"] = False  # the title (a preset name) literally, as plot_sweep.py
 import matplotlib.pyplot as plt  # noqa: E402
 
 

@@ -18,6 +18,9 @@ import tempfile
 import matplotlib
 
 matplotlib.use("Agg")
+# Every text literally: a grid value such as gpu.name=$\frac$ (or any "$...$" in a label) was
+# parsed as mathtext and the plotter failed with a traceback, no plot written (breaker s23).
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 
 

@@ -118,5 +118,32 @@ class LineFigure(unittest.TestCase):
         self.assertEqual(ax1.get_ylim()[0], 0.0)
 
 
+class PlotBreak(unittest.TestCase):
+    """Break-it round s23 (brk): labels the plotter failed on."""
+
+    def test_a_label_with_dollar_signs_is_drawn_as_written(self):
+        # --grid 'gpu.name=$\frac$,$x^$': matplotlib read "$...$" as mathtext and raised a
+        # ParseFatalException (a Python traceback, no plot); the sweep warned "plotting failed
+        # (needs /usr/bin/python3 with matplotlib)".
+        import csv
+        import subprocess
+        import tempfile
+        script = os.path.join(os.path.dirname(plot_sweep.__file__), "plot_sweep.py")
+        with tempfile.TemporaryDirectory() as d:
+            table = os.path.join(d, "sweep.csv")
+            cols = ["run", "grid:gpu.name", "status", "network", "batch", "oracle_s", "vdnn_s", "cdma_s", "speedup"]
+            with open(table, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(cols)
+                for i, name in enumerate(["$\\frac$", "$x^$"]):
+                    w.writerow([i, name, "ok", "syn$the$tic", "32", "0.004", "0.0041", "0.0040", "1.03"])
+            p = subprocess.run(["/usr/bin/python3", script, table, os.path.join(d, "sweep")],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stderr, "")
+            for ext in ("png", "svg"):
+                self.assertGreater(os.path.getsize(os.path.join(d, "sweep." + ext)), 0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -50,8 +50,19 @@ void gpu_memory_params::validate() const {
       throw std::invalid_argument("gpu_memory_params.channels = " + std::to_string(channels) +
                                   " disagrees with dram_preset '" + name + "' (" +
                                   std::to_string(s.channels) + " channels)");
-    dram::address_mapping m(s, address_mapping.empty() ? dram::address_mapping::default_text(s)
-                                                       : address_mapping);  // throws
+    const std::string text = address_mapping.empty() ? dram::address_mapping::default_text(s) : address_mapping;
+    try {
+      dram::address_mapping m(s, text);
+    } catch (const std::invalid_argument& e) {
+      // Named as the field, with the form (the mapping's own message names neither).
+      std::string why = e.what();
+      const std::string own = "address mapping '" + text + "': ";
+      if (why.rfind(own, 0) == 0) why.erase(0, own.size());
+      throw std::invalid_argument("gpu_memory_params.address_mapping = '" + text + "' (DRAM preset " + name +
+                                  "): " + why + " (the text: fields from the most significant address bits down, " +
+                                  "separated by spaces, a field in several parts as NAME:COUNT; e.g. this preset's "
+                                  "default \"" + dram::address_mapping::default_text(s) + "\")");
+    }
   }
 }
 

@@ -54,12 +54,20 @@ link_params preset(const std::string& name) {
   static const std::regex host_re("measured-host(-gen([3-6])x([0-9]+))?");
   std::smatch m;
   link_params p;
+  // A width of more than two digits (leading zeros aside: gen3x016 is x16) is no valid width,
+  // refused below; std::stoi threw std::out_of_range on gen3x99999999999, reported as
+  // "cdma-vp: stoi" (breaker s23).
+  auto width = [](const std::string& digits) {
+    const std::string d = digits.substr(std::min(digits.find_first_not_of('0'), digits.size()));
+    return d.empty() ? 0 : d.size() <= 2 ? std::stoi(d) : 0;
+  };
+  bool measured = false;  // a measured-host preset: its calibrated credits follow the width
   if (std::regex_match(name, m, spec_re)) {
     p.gen = std::stoi(m[1]);
-    p.lanes = std::stoi(m[2]);
+    p.lanes = width(m[2]);
   } else if (std::regex_match(name, m, host_re)) {
     p.gen = m[1].matched ? std::stoi(m[2]) : 3;
-    p.lanes = m[1].matched ? std::stoi(m[3]) : 16;
+    p.lanes = m[1].matched ? width(m[3]) : 16;
     // Calibrated host (docs/pcie.md "measured host"): MPS 256 / MRRS 512 / RCB 64 as BIOSes
     // set them; completions of measured_host_cpl_bytes(); 256 tags (8-bit Extended Tag); latency split: 100 ns link each way, 250 ns root complex
     // each way, so a 64 B read takes about 0.8 us with 80 ns host DRAM (ARCHITECTURE §9:
@@ -76,8 +84,7 @@ link_params preset(const std::string& name) {
     // Posted data credits of the root port (calibrated; measured_host_pd_credits()); the root
     // port returns an UpdateFC per released TLP (updatefc_every 1).
     p.updatefc_every = 1;
-    p.pd_credits = measured_host_pd_credits(p.gen, p.lanes, p.updatefc_every);
-    p.cpl_bytes = measured_host_cpl_bytes(p.gen);
+    measured = true;
   } else {
     throw std::invalid_argument("unknown PCIe preset '" + name +
                                 "'; expected genGxW (G 1..6, W 1,2,4,8,12,16,32), "
@@ -86,6 +93,10 @@ link_params preset(const std::string& name) {
   if (!valid_lanes(p.lanes))
     throw std::invalid_argument("PCIe preset '" + name +
                                 "': lanes must be 1, 2, 4, 8, 12, 16 or 32");
+  if (measured) {  // (after the width's check: measured-host-gen4x0 said "raw_rate_Bps: lanes must be >= 1")
+    p.pd_credits = measured_host_pd_credits(p.gen, p.lanes, p.updatefc_every);
+    p.cpl_bytes = measured_host_cpl_bytes(p.gen);
+  }
   p.validate();
   return p;
 }

@@ -58,11 +58,11 @@ address_mapping::address_mapping(const dram_spec& spec, const std::string& text)
     else fail("unknown field '" + nm + "' in token '" + t +
               "'; expected row, bank, bankgroup, channel or column");
     if (k.given) {
-      try {
-        k.count = std::stoull(t.substr(colon + 1));
-      } catch (const std::exception&) {
-        fail("token '" + t + "': count must be a positive integer");
-      }
+      // Decimal digits only: std::stoull read "column:2abc" as 2 and "column:-1" as 2^64 - 1.
+      const std::string c = t.substr(colon + 1);
+      if (c.empty() || c.size() > 19 || c.find_first_not_of("0123456789") != std::string::npos)
+        fail("token '" + t + "': count must be a positive integer (decimal digits, below 10^19)");
+      k.count = std::stoull(c);
       if (k.count == 0) fail("token '" + t + "': count must be >= 1");
     }
     toks.push_back(k);
