@@ -87,7 +87,10 @@ int compare_command(const std::vector<std::string>& args) {
   parsed.add(opts).add(refused);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(parsed).run(), vm);
+    // Stray words are errors, as in run (breaker s23: `--json --csv c.csv` wrote the JSON to a
+    // file named "--csv" and dropped "c.csv" without a word).
+    const po::positional_options_description no_positional;
+    po::store(po::command_line_parser(args).options(parsed).positional(no_positional).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "usage: cdma-vp compare [options]\n"
@@ -294,7 +297,7 @@ int compare_command(const std::vector<std::string>& args) {
   std::ostringstream csv;
   if (!csv_path.empty()) {
     csv << "step,layer,offload_key,transfer,bytes,lt_s,at_s,at_minus_lt_pct\n";
-    csv.precision(12);
+    csv.precision(15);  // as run --csv: every ps of a time below 1000 s
     for (int k = 1; k < 3; ++k) {
       if (!lt[k]->simulated || !at[k]->simulated) continue;
       const auto& ll = lt[k]->result.layers;

@@ -160,7 +160,9 @@ platform_config check_config(const std::vector<std::string>& args,
   add_config_options(d, o);
   add_output_options(d, out);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).run(), vm);
+  // Stray words are errors before anything runs (breaker s23: every run failed on them, exit 1).
+  const po::positional_options_description no_positional;
+  po::store(po::command_line_parser(args).options(d).positional(no_positional).run(), vm);
   po::notify(vm);
   // Before resolve(), which may fail for the passed options alone (valid with a grid value):
   // the caller still needs the output options and the config file they name.

@@ -997,7 +997,10 @@ void write_csv(const std::string& path, const run_report& r) {
        "vdnn_offload_s,vdnn_prefetch_s,vdnn_stall_s,cdma_offload_s,cdma_prefetch_s,cdma_stall_s,"
        "vdnn_dram_util_fwd,vdnn_dram_util_bwd,vdnn_read_GBps,cdma_dram_util_fwd,cdma_dram_util_bwd,"
        "cdma_read_GBps,cdma_kernel_bytes\n";
-  f.precision(12);
+  // 15 significant digits: a time below 1000 s keeps every ps (a 1.234567890123 s kernel time
+  // came back 3 ps off through --layer-times with 12; breaker s23), and a decimal of up to 15
+  // digits prints as itself (no binary tail as with 17).
+  f.precision(15);
   for (std::size_t i = 0; i < r.net.layers.size(); ++i) {
     const auto& l = r.net.layers[i];
     const auto& v = r.vdnn.result.layers[i];

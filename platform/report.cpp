@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -130,6 +131,20 @@ double zero_fraction(const run_report& r, std::size_t i) {
   return l.bytes ? static_cast<double>(l.zeros) * 4 / static_cast<double>(l.bytes) : 0.0;
 }
 
+/// `v` in the fewest significant digits that read back as `v` ("32", "16.123456789", "0.1").
+static std::string shortest(double v) {
+  char b[32];
+  if (std::fabs(v) < 1e15 && v == std::floor(v)) {  // whole: plain digits ("100", not "1e+02")
+    std::snprintf(b, sizeof b, "%.0f", v);
+    return b;
+  }
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(b, sizeof b, "%.*g", p, v);
+    if (std::strtod(b, nullptr) == v) break;
+  }
+  return b;
+}
+
 /// One compression unit's rate as the report's header shows it: "32", or for a codec with its
 /// own rate (cdma.codec_bytes_per_cycle.<codec>) "4 (zlib's own; the unit rate is 32)", and a
 /// decompression rate of its own (cdma.codec_decompression_bytes_per_cycle.<codec>) after it:
@@ -140,21 +155,21 @@ static std::string unit_rate_text(const platform_config& c) {
   try {
     id = codec::codec_from_string(c.codec);
   } catch (const std::exception&) {
-    os << c.engine.unit_bytes_per_cycle;  // (an unknown codec is refused before a run)
+    os << shortest(c.engine.unit_bytes_per_cycle);  // (an unknown codec is refused before a run)
     return os.str();
   }
   const double v = c.engine.bytes_per_cycle(id);
   const double d = c.engine.decompression_bytes_per_cycle(id);
-  os << v;
+  os << shortest(v);
   std::vector<std::string> notes;
   if (v != c.engine.unit_bytes_per_cycle) {
     std::ostringstream n;
-    n << codec::to_string(id) << "'s own; the unit rate is " << c.engine.unit_bytes_per_cycle;
+    n << codec::to_string(id) << "'s own; the unit rate is " << shortest(c.engine.unit_bytes_per_cycle);
     notes.push_back(n.str());
   }
   if (d != v) {
     std::ostringstream n;
-    n << "decompression " << d;
+    n << "decompression " << shortest(d);
     notes.push_back(n.str());
   }
   for (std::size_t k = 0; k < notes.size(); ++k) os << (k ? "; " : " (") << notes[k];
@@ -246,15 +261,22 @@ void print_setup(std::ostream& os, const run_report& r, bool with_mode) {
   const std::string mode = !with_mode ? checkers
                            : (r.config.mode == "at" ? "AT (approximately timed" : "LT (loosely timed") +
                                  (checkers.empty() ? std::string(")") : ", " + checkers + ")");
-  os << "  platform   : " << printable(r.config.gpu.name) << " (" << fmt("%.1f", r.config.gpu.peak_flops / 1e12)
-     << " TFLOP/s, " << fmt("%.0f", r.config.gpu_mem.peak_bandwidth_Bps / 1e9) << " GB/s "
-     << dram_name(r.config.gpu_mem) << "), PCIe Gen"
+  // Rates as the configuration writes them (format_flops, format_rate: exact, in the unit
+  // that fits; breaker s23: 1 GFLOP/s and 400 MB/s showed as "0.0 TFLOP/s, 0 GB/s").
+  os << "  platform   : " << printable(r.config.gpu.name) << " (" << format_flops(r.config.gpu.peak_flops) << ", "
+     << format_rate(r.config.gpu_mem.peak_bandwidth_Bps) << " " << dram_name(r.config.gpu_mem) << "), PCIe Gen"
      << r.config.pcie.gen << " x" << r.config.pcie.lanes << " (MPS " << r.config.pcie.mps << " B), host memory "
-     << fmt("%.1f", r.config.host_mem.bandwidth_Bps / 1e9) << " GB/s" << host_memory_bound_note(r.config) << "\n"
+     << format_rate(r.config.host_mem.bandwidth_Bps) << host_memory_bound_note(r.config) << "\n"
      << "  runtime    : " << mode << (mode.empty() ? "" : ", ") << "vDNN policy " << r.config.policy
      << ", codec " << r.config.codec
      << ", window " << r.config.engine.window_bytes << " B, " << r.config.engine.compression_units
-     << " compression units x " << unit_rate_text(r.config) << " B/cycle at "
+     << " compression units"
+     // The prefetch path's unit count when it differs (breaker s23: "4 compression units x 2
+     // (...; decompression 0.25)" read as 4 decoders with 1 configured).
+     << (r.config.engine.decompression_units != r.config.engine.compression_units
+             ? " (" + std::to_string(r.config.engine.decompression_units) + " decompression)"
+             : std::string())
+     << " x " << unit_rate_text(r.config) << " B/cycle at "
      << format_frequency(r.config.engine.clock_hz)  // "1 GHz", "1 MHz": never "0.00 GHz"
      // The crossbar, when set, with what crosses it (the placement has no effect on timing
      // without it; new-user trial s22 F12).

@@ -981,6 +981,12 @@ TEST(bad_input, standard_output_is_checked_and_dash_means_standard_output) {
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_decompression_bytes_per_cycle.zvc=64",
                 &out, &err), 0) << err;
   EXPECT_NE(out.find("4 compression units x 32 (decompression 64) B/cycle at 1 GHz\n"), std::string::npos) << out;
+  // Every digit of a rate given, and the decompression unit count when it differs (breaker s23).
+  EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param cdma.codec_decompression_bytes_per_cycle.zvc=16.123456789 "
+                "--param cdma.decompression_units=1",
+                &out, &err), 0) << err;
+  EXPECT_NE(out.find("4 compression units (1 decompression) x 32 (decompression 16.123456789) B/cycle at 1 GHz\n"),
+            std::string::npos) << out;
   // A crossbar is named with what crosses it (new-user trial s22 F12); without one, nothing.
   EXPECT_EQ(cli("run --network synthetic --steps oracle -q --param 'cdma.xbar_bandwidth=16 GB/s'", &out, &err), 0) << err;
   EXPECT_NE(out.find("at 1 GHz, crossbar 16 GB/s (units at the engine: activations cross it)\n"), std::string::npos)
@@ -1475,7 +1481,7 @@ TEST(bad_input, s9_a_spill_io_error_is_exit_3_with_its_reason_and_verified_null)
                             " --param host_mem.spill_dir=" + std::string(::testing::TempDir());
   std::string out, err;
   EXPECT_EQ(cli("compare" + spill, &out, &err, "ulimit -f 256;"), 3) << out << err;
-  EXPECT_NE(err.find("cdma-vp: error: lt run: "), std::string::npos) << err;
+  EXPECT_NE(err.find("cdma-vp: error: at run: "), std::string::npos) << err;  // AT runs first (s23)
   EXPECT_NE(err.find("File too large"), std::string::npos) << err;
   EXPECT_EQ(err.find("did not match"), std::string::npos) << err;
   const std::string j = tmp("s9_spill.json");

@@ -636,3 +636,19 @@ TEST(input_readers, a_run_csv_is_a_layer_time_table) {
   ASSERT_EQ(cdma::test::cli(job + " --preset v100-gen3 --layer-times " + csv + " --json " + b), 0);
   EXPECT_EQ(ja["step_time_s"]["oracle"], nlohmann::json::parse(slurp(b))["step_time_s"]["oracle"]);
 }
+
+// Breaker s23: times of 1 s or more lost ps in `run --csv` (12 significant digits): a kernel
+// time of 1234.567890123 ms was written 1.23456789012 s and pinned back 3 ps off. With 15
+// digits the oracle step comes back to the ps (1 234 567 890 123 ps + 2 000 000 001 ps, by
+// hand: 1.236567890124 s for the two listed kernel times' layer).
+TEST(input_readers, a_run_csv_keeps_every_ps_of_long_kernel_times) {
+  const std::string times = tmp("long_times.csv"), csv = tmp("long_run.csv"), a = tmp("long_a.json"),
+                    b = tmp("long_b.json");
+  std::ofstream(times) << "layer,forward_ms,backward_ms\nsyn_conv_2,1234.567890123,2.000000001\n";
+  const std::string job = "run --network synthetic --batch 1 --steps oracle -q";
+  ASSERT_EQ(cdma::test::cli(job + " --layer-times " + times + " --csv " + csv + " --json " + a), 0);
+  ASSERT_EQ(cdma::test::cli(job + " --layer-times " + csv + " --json " + b), 0);
+  const auto ja = nlohmann::json::parse(slurp(a)), jb = nlohmann::json::parse(slurp(b));
+  EXPECT_EQ(ja["step_time_s"]["oracle"], jb["step_time_s"]["oracle"]);
+  EXPECT_NE(slurp(csv).find(",1.234567890123,0.002000000001,"), std::string::npos) << slurp(csv);
+}

@@ -664,9 +664,15 @@ TEST(OutputInput, ClosedPipeOnStandardOutputIsExit3WithoutAMessage) {
 // model), not only its bandwidth: GDDR5 and HBM2 at one bandwidth looked alike.
 TEST(OutputInput, HeaderNamesTheDramPreset) {
   const std::pair<std::string, std::string> cases[] = {
-      {"", "(7.0 TFLOP/s, 336 GB/s gddr5_titanx), PCIe Gen3 x16"},
+      {"", "(7 TFLOP/s, 336 GB/s gddr5_titanx), PCIe Gen3 x16"},
       {" --preset v100-gen3", "(15.7 TFLOP/s, 900 GB/s hbm2_v100), PCIe Gen3 x16"},
-      {" --param gpu_mem.model=bus", "(7.0 TFLOP/s, 336 GB/s bus model), PCIe Gen3 x16"},
+      {" --param gpu_mem.model=bus", "(7 TFLOP/s, 336 GB/s bus model), PCIe Gen3 x16"},
+      // Rates exact, in the unit that fits (breaker s23: "(0.0 TFLOP/s, 0 GB/s bus model)",
+      // "host memory 0.1 GB/s").
+      {" --param 'gpu.peak_flops=1 GFLOP/s' --param 'gpu_mem.peak_bandwidth=400 MB/s' --param gpu_mem.model=bus "
+       "--param 'host_mem.bandwidth=140 MB/s'",
+       "(1 GFLOP/s, 400 MB/s bus model), PCIe Gen3 x16 (MPS 256 B), host memory 140 MB/s"},
+      {" --param 'gpu.peak_flops=1.23456789 TFLOP/s'", "(1.23456789 TFLOP/s, 336 GB/s gddr5_titanx)"},
   };
   for (const auto& [args, want] : cases) {
     std::string out, err;
@@ -686,7 +692,7 @@ TEST(OutputInput, HeaderSaysWhenHostMemoryBoundsTheTransfers) {
       {" --preset a100-gen4",
        "PCIe Gen4 x16 (MPS 256 B), host memory 25.6 GB/s (bounds the transfers: below the link's 28.7 GB/s of MWr "
        "payload)\n"},
-      {" --preset a100-gen4 --param 'host_mem.bandwidth=200 GB/s'", "PCIe Gen4 x16 (MPS 256 B), host memory 200.0 GB/s\n"},
+      {" --preset a100-gen4 --param 'host_mem.bandwidth=200 GB/s'", "PCIe Gen4 x16 (MPS 256 B), host memory 200 GB/s\n"},
   };
   for (const auto& [args, want] : cases) {
     std::string out, err;
