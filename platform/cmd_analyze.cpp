@@ -48,6 +48,9 @@ struct tensor_result {
   std::vector<std::int64_t> shape;
   std::uint64_t elements = 0, bytes = 0;
   double zero_fraction = 0;
+  /// Float elements that are -0.0 (sign bit alone), a fraction of the elements: no zeros to
+  /// ZVC (bit-exact); 0 for other dtypes.
+  double negative_zero_fraction = 0;
   std::vector<std::array<layout_result, 2>> codecs;  // per codec, per layout
 };
 
@@ -80,14 +83,18 @@ class analyzer {
     t.bytes = a.data.size();
     // Codec element width: the dtype's (8-byte dtypes are coded as pairs of 4-byte elements).
     const unsigned w = a.element_width <= 4 ? a.element_width : 4;
-    std::uint64_t zeros = 0;
+    std::uint64_t zeros = 0, negative_zeros = 0;
     const unsigned ew = a.element_width;
+    // -0.0 of a float dtype: every byte 0 but the last (little-endian), 0x80.
+    const bool is_float = a.descr.size() >= 2 && a.descr[1] == 'f';
     for (std::size_t i = 0; i + ew <= a.data.size(); i += ew) {
       bool z = true;
-      for (unsigned b = 0; b < ew && z; ++b) z = a.data[i + b] == 0;
-      zeros += z;
+      for (unsigned b = 0; b + 1 < ew && z; ++b) z = a.data[i + b] == 0;
+      zeros += z && a.data[i + ew - 1] == 0;
+      negative_zeros += is_float && z && a.data[i + ew - 1] == 0x80;
     }
     t.zero_fraction = t.elements ? double(zeros) / double(t.elements) : 0.0;
+    t.negative_zero_fraction = t.elements ? double(negative_zeros) / double(t.elements) : 0.0;
     std::vector<std::uint8_t> nhwc;
     const bool four_d = a.shape.size() == 4;
     if (four_d) nhwc = to_nhwc(a);
@@ -296,7 +303,11 @@ int analyze_command(const std::vector<std::string>& args) {
       std::cout << "  " << printable(t.name) << "  shape " << shape_str(t.shape) << "  elements " << t.elements
                 << "  zero fraction " << std::fixed;
       std::cout.precision(4);
-      std::cout << t.zero_fraction << std::defaultfloat << "\n";
+      std::cout << t.zero_fraction;
+      // -0.0 is no zero to ZVC: say so where a tensor has any (new-user trial s23 F2).
+      if (t.negative_zero_fraction > 0)
+        std::cout << "  negative zeros (-0.0, not zeros to zvc) " << t.negative_zero_fraction;
+      std::cout << std::defaultfloat << "\n";
       json jt;
       jt["file"] = file;
       jt["name"] = t.name;
@@ -304,6 +315,7 @@ int analyze_command(const std::vector<std::string>& args) {
       jt["elements"] = t.elements;
       jt["bytes"] = t.bytes;
       jt["zero_fraction"] = t.zero_fraction;
+      jt["negative_zero_fraction"] = t.negative_zero_fraction;
       for (std::size_t k = 0; k < ids.size(); ++k) {
         print_row(std::cout, names[k], t.bytes, t.codecs[k]);
         for (int l = 0; l < 2; ++l) {

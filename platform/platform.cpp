@@ -258,6 +258,7 @@ run_report run(const platform_config& cfg_in, const run_hooks& hooks) {
   }
   src->validate(rep.net);
   rep.activations = src->describe(rep.net);
+  for (std::string& w : src->warnings()) rep.warnings.push_back(std::move(w));
 
   rep.times = workloads::roofline_times(rep.net, cfg.gpu);
   if (!cfg.layer_times.empty()) {

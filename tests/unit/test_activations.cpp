@@ -339,8 +339,13 @@ TEST(TrainingProfile, TheMatchSaysWhichLayersBorrowedWhoseCurve) {
   EXPECT_EQ(m.warning("mynet"), "");
   EXPECT_DOUBLE_EQ(d.at("pool1"), 1 - 0.60);
   EXPECT_DOUBLE_EQ(d.at("conv4"), 1 - 0.65);
-  EXPECT_EQ(m.summary(), "density profile trial_profile_relu.csv at progress 1: 6 of 11 layers named, 5 borrowed "
-                         "(pool1 <- conv2a, conv4 <- conv3, pool2 <- res, gap <- conv5, fc <- conv5)");
+  // gap (k 9, the last layer's input, kept on the GPU) and fc (the network output) are never
+  // offloaded: not counted as borrowed (new-user trial s23 F5). One iteration, 0: progress 1
+  // is iteration 0.
+  EXPECT_EQ(m.never_offloaded, (std::vector<std::string>{"gap", "fc"}));
+  EXPECT_EQ(m.summary(), "density profile trial_profile_relu.csv at progress 1 (iteration 0): 6 of 11 layers named, "
+                         "3 borrowed (pool1 <- conv2a, conv4 <- conv3, pool2 <- res), 2 not named but never offloaded "
+                         "(gap, fc)");
   // Every layer named: nothing borrowed.
   const auto [net2, all] = trial_net_and_profile(
       "all", {{"conv1", 0.45}, {"pool1", 0.17}, {"conv2a", 0.60}, {"conv2b", 0.55}, {"conv3", 0.65}, {"conv4", 0},
@@ -348,7 +353,8 @@ TEST(TrainingProfile, TheMatchSaysWhichLayersBorrowedWhoseCurve) {
   wl::training_profile_densities(all, 0.5, net2, &m);
   EXPECT_EQ(m.named, 11u);
   EXPECT_TRUE(m.borrowed.empty());
-  EXPECT_EQ(m.summary(), "density profile trial_profile_all.csv at progress 0.5: all 11 layers named");
+  EXPECT_TRUE(m.never_offloaded.empty());
+  EXPECT_EQ(m.summary(), "density profile trial_profile_all.csv at progress 0.5 (iteration 0): all 11 layers named");
 }
 
 TEST(TrainingProfile, NamesNotInTheNetworkAreReportedAllAtOnce) {
@@ -367,10 +373,11 @@ TEST(TrainingProfile, NamesNotInTheNetworkAreReportedAllAtOnce) {
   EXPECT_EQ(m.borrowed[1], (std::pair<std::string, std::string>{"pool1", "branch_a"}));
   EXPECT_EQ(m.borrowed[5], (std::pair<std::string, std::string>{"pool2", "res_out"}));
   EXPECT_DOUBLE_EQ(d.at("pool2"), 1 - 0.50);
-  // Short for a large network: the first 4 borrowings and how many more.
-  EXPECT_EQ(m.summary(), "density profile trial_profile_torch.csv at progress 1: 3 of 11 layers named, 8 borrowed "
-                         "(conv1 <- features.0, pool1 <- branch_a, conv2a <- branch_a, conv4 <- conv3, +4 more), "
-                         "3 profile names not in the network");
+  // Short for a large network: the first 4 borrowings and how many more (of the 8, gap and fc
+  // are never offloaded: 6 borrowed).
+  EXPECT_EQ(m.summary(), "density profile trial_profile_torch.csv at progress 1 (iteration 0): 3 of 11 layers named, "
+                         "6 borrowed (conv1 <- features.0, pool1 <- branch_a, conv2a <- branch_a, conv4 <- conv3, "
+                         "+2 more), 2 not named but never offloaded (gap, fc), 3 profile names not in the network");
   const std::string w = m.warning("mynet");
   EXPECT_EQ(w.rfind(csv + ": 3 layer names of the density profile are not layers of network mynet: "
                           "'features.0', 'branch_a', 'res_out' (",

@@ -445,8 +445,12 @@ void npz_activation_source::validate(const network& net) const {
   // Every tensor that matches no layer, in the file's order, in one message (new-user trial
   // s19: one name per run, the first by name, cost a retry per name).
   std::vector<std::string> unknown;  // quoted as the message shows them
+  std::string fused;                 // hints for names of in-place entries (new-user trial s23 F4)
   for (const std::string& key : sources_.front().keys) {
     if (keys.count(key)) continue;
+    if (const layer* f = fused_into(net, key))
+      fused += "; '" + csv::shown(key) + "' is an in-place entry of the layer file fused into layer '" + f->name +
+               "', whose output (after it) has the key '" + csv::shown(f->output_key) + "': use that key";
     // (Names shown as csv::shown does: control bytes as \xNN, at most 60 characters: a
     // 5000-character name made a 5190-character message, breaker2 s21.)
     const std::string shown_key = csv::shown(key);
@@ -458,11 +462,12 @@ void npz_activation_source::validate(const network& net) const {
   if (unknown.size() == 1)
     throw activation_error(path_ + ": tensor " + unknown.front() + " matches no layer of network " + net.name +
                            " (expected a layer output key such as '" + net.layers.front().output_key +
-                           "'; a name map can rename tensors, or leave one out with null)");
+                           "'; a name map can rename tensors, or leave one out with null" + fused + ")");
   if (!unknown.empty()) {
     throw activation_error(path_ + ": " + std::to_string(unknown.size()) + " tensors match no layer of network " +
                            net.name + ": " + csv::joined(unknown) + " (expected layer output keys such as '" +
-                           net.layers.front().output_key + "'; a name map can rename tensors, or leave them out with null)");
+                           net.layers.front().output_key + "'; a name map can rename tensors, or leave them out with null" +
+                           fused + ")");
   }
   int images = -1;
   self->images_needed_ = static_cast<std::uint64_t>(std::max(net.batch, 1));
@@ -470,6 +475,7 @@ void npz_activation_source::validate(const network& net) const {
   self->derived_.clear();
   self->dense_.clear();
   self->offloaded_bytes_ = 0;
+  self->negative_zeros_.clear();
   std::map<std::string, const layer*> producer;  // output key -> layer
   for (const layer& l : net.layers) producer.emplace(l.output_key, &l);
   // Checks a held tensor against the shape a layer expects; counts its images.
@@ -494,8 +500,22 @@ void npz_activation_source::validate(const network& net) const {
     }
     const int n = static_cast<int>(std::min<std::uint64_t>(t.rows_in_file, std::numeric_limits<int>::max()));
     images = images < 0 ? n : std::min(images, n);
+    // Negative zeros (-0.0, bit pattern 0x80000000): not zeros to ZVC (bit-exact); counted once
+    // per tensor while it is in memory, for warnings().
+    if (!self->negative_zeros_.count(key)) {
+      std::uint64_t neg = 0;
+      const std::uint8_t* p = t.data.data();
+      const std::size_t words = t.data.size() / 4;
+      for (std::size_t i = 0; i < words; ++i) {
+        std::uint32_t v;
+        std::memcpy(&v, p + i * 4, 4);
+        neg += v == 0x80000000u;
+      }
+      self->negative_zeros_[key] = {neg, words};
+    }
   };
   std::vector<std::string> missing;
+  std::vector<const layer*> not_derivable;  // missing pool outputs that no input gives
   std::string first_missing_layer;
   std::size_t offloaded = 0;
   for (const layer& l : net.layers) {
@@ -539,6 +559,10 @@ void npz_activation_source::validate(const network& net) const {
     if (!offloaded_here) continue;  // never read by the run: not missing
     if (missing.empty()) first_missing_layer = l.name;
     missing.push_back(k);
+    // A pool output that is not computed even from a held input: say why (new-user trial s23
+    // F3: the message said only that a pool output is computed when its input is held).
+    if (p != producer.end() && p->second->kind == layer_kind::pool && !p->second->pool.derivable)
+      not_derivable.push_back(p->second);
     if (opt_.missing == real_activation_options::missing_policy::dense) self->dense_[k] = l.offload.bytes();
   }
   if (!missing.empty() && opt_.missing == real_activation_options::missing_policy::error) {
@@ -549,9 +573,22 @@ void npz_activation_source::validate(const network& net) const {
       << (sources_.size() == 1 ? "it" : "them") << ": ";
     for (std::size_t i = 0; i < missing.size() && i < 4; ++i) m << (i ? ", " : "") << missing[i];
     if (missing.size() > 4) m << ", ...";
+    for (std::size_t i = 0; i < not_derivable.size() && i < 4; ++i) {
+      const layer& pl = *not_derivable[i];
+      const layer::pool_window& w = pl.pool;
+      m << "; '" << pl.output_key << "' is the output of " << (w.max ? "max" : "average") << " pool layer '" << pl.name
+        << "', which is not computed from its input: ";
+      if (!w.max && (w.ph > 0 || w.pw > 0))
+        m << "it pads (pad " << w.ph << "x" << w.pw << "), and frameworks differ on whether padded elements count "
+          << "in an average (PyTorch count_include_pad)";
+      else
+        m << "some of its windows reach beyond the input or start in the padding (kernel " << w.kh << "x" << w.kw
+          << ", stride " << w.sh << "x" << w.sw << ", pad " << w.ph << "x" << w.pw << ")";
+      m << "; save that layer's output in " << the_files() << " under the name '" << pl.output_key << "'";
+    }
     m << "; a pool layer's output is computed from its input when " << the_files()
-      << (sources_.size() == 1 ? " holds" : " hold") << " that. Set "
-         "missing_activations to dense (--missing-activations dense) to produce the missing tensors as "
+      << (sources_.size() == 1 ? " holds" : " hold") << " that" << (not_derivable.empty() ? "" : ", except as said")
+      << ". Set missing_activations to dense (--missing-activations dense) to produce the missing tensors as "
          "dense synthetic data, or give a file holding them)";
     throw activation_error(m.str());
   }
@@ -562,6 +599,37 @@ void npz_activation_source::validate(const network& net) const {
     self->images_ = static_cast<int>(std::min<std::int64_t>(all, std::numeric_limits<int>::max()));
   }
   self->distinct_ = std::min(self->images_, net.batch);
+}
+
+std::vector<std::string> npz_activation_source::warnings() const {
+  std::vector<std::pair<std::string, std::string>> listed;  // ("'conv1'", "49.5 %"), in key order
+  for (const auto& [key, c] : negative_zeros_) {
+    if (c.second == 0) continue;
+    const double share = static_cast<double>(c.first) / static_cast<double>(c.second);
+    if (share < negative_zero_warn_share) continue;
+    std::string name = "'" + csv::shown(key) + "'";
+    for (const auto& m : opt_.name_map)
+      if (m.second == key) name = "'" + csv::shown(m.first) + "' (layer key '" + csv::shown(key) + "')";
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * share);
+    listed.emplace_back(name, pct);
+  }
+  if (listed.empty()) return {};
+  std::string what;
+  if (listed.size() == 1) {
+    what = listed[0].second + " of the elements of tensor " + listed[0].first + " are";
+  } else {
+    std::vector<std::string> items;
+    for (const auto& [name, pct] : listed) items.push_back(name + " " + pct);
+    char thr[16];
+    std::snprintf(thr, sizeof thr, "%g", 100.0 * negative_zero_warn_share);
+    what = std::to_string(listed.size()) + " tensors hold " + thr + " % or more of their elements as negative zeros (" +
+           csv::joined(items) + "); such elements are";
+  }
+  return {path_ + ": " + what +
+          " negative zeros (-0.0), which ZVC does not compress: only +0.0 (bit pattern 0) is a zero to it, so they "
+          "count as nonzeros (zero%, ratio). A ReLU computed as x * (x > 0) leaves -0.0 where x < 0; if they stand "
+          "for zeros, save np.maximum(x, 0) or x + 0.0 instead"};
 }
 
 void npz_activation_source::fill(const std::string& key, const tensor_shape& shape,
@@ -929,14 +997,34 @@ std::string synthetic_activation_source::describe(const network& net) const {
 
 std::string density_profile_match::summary() const {
   std::ostringstream o;
-  o << "density profile " << base_name(path) << " at progress " << num(progress) << ": ";
+  auto it_text = [](double v) {  // 10 digits: 1234567 iterations in full, not 1.23457e+06
+    char b[40];
+    std::snprintf(b, sizeof b, "%.10g", v);
+    return std::string(b);
+  };
+  o << "density profile " << base_name(path) << " at progress " << num(progress) << " (iteration " << it_text(iteration);
+  // Before the profile's first row (new-user trial s23 F10: a profile starting at iteration
+  // 100 gave iteration 100's densities at progress 0, silently).
+  if (iteration_used != iteration)
+    o << ", before the profile's first iteration " << it_text(iteration_used) << ": clamped to it";
+  o << "): ";
+  // Layers whose output no policy offloads need no density (new-user trial s23 F5: a profile
+  // naming every offloaded tensor read as incomplete, "2 borrowed (fc1 <- conv3, fc2 <- gap)").
+  std::vector<std::pair<std::string, std::string>> used;
+  for (const auto& b : borrowed)
+    if (std::find(never_offloaded.begin(), never_offloaded.end(), b.first) == never_offloaded.end()) used.push_back(b);
   if (named == layers) o << "all " << layers << " layers named";
-  else o << named << " of " << layers << " layers named, " << borrowed.size() << " borrowed (";
-  if (named != layers) {
-    const std::size_t shown = borrowed.size() <= 5 ? borrowed.size() : 4;
-    for (std::size_t i = 0; i < shown; ++i)
-      o << (i ? ", " : "") << borrowed[i].first << " <- " << borrowed[i].second;
-    if (shown < borrowed.size()) o << ", +" << borrowed.size() - shown << " more";
+  else o << named << " of " << layers << " layers named";
+  if (!used.empty()) {
+    o << ", " << used.size() << " borrowed (";
+    const std::size_t shown = used.size() <= 5 ? used.size() : 4;
+    for (std::size_t i = 0; i < shown; ++i) o << (i ? ", " : "") << used[i].first << " <- " << used[i].second;
+    if (shown < used.size()) o << ", +" << used.size() - shown << " more";
+    o << ")";
+  }
+  if (!never_offloaded.empty()) {
+    o << ", " << never_offloaded.size() << " not named but never offloaded (";
+    for (std::size_t i = 0; i < never_offloaded.size(); ++i) o << (i ? ", " : "") << never_offloaded[i];
     o << ")";
   }
   if (!unknown.empty())
@@ -1069,6 +1157,7 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     throw activation_error(m.str());
   }
   const double at = progress * last;
+  const double first_iteration = *iterations.begin();  // every layer has a row at each iteration
   auto zero_at = [&](const std::string& layer_name) {
     const auto& c = curves.at(layer_name);
     if (at <= c.front().first) return c.front().second;
@@ -1094,6 +1183,8 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
   density_profile_match mt;
   mt.path = csv;
   mt.progress = progress;
+  mt.iteration = at;
+  mt.iteration_used = std::max(at, first_iteration);
   mt.layers = n;
   for (std::size_t k = 0; k < n; ++k) {
     const std::string& key = net.layers[k].output_key;
@@ -1102,6 +1193,9 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
       const std::size_t j = n > 1 ? static_cast<std::size_t>(std::llround(static_cast<double>(k) * (m - 1) / (n - 1))) : 0;
       prof = order[std::min(j, m - 1)];
       mt.borrowed.emplace_back(key, prof);
+      // X_i is layer i-1's output; the last layer's input stays on the GPU and the network
+      // output is no layer's input: the outputs of the last two layers are never offloaded.
+      if (k + 2 >= n) mt.never_offloaded.push_back(key);
     } else {
       ++mt.named;
     }

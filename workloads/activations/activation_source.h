@@ -39,6 +39,9 @@ public:
   /// True if fill() may run in several threads at once (the source keeps no mutable state,
   /// e.g. synthetic data). Default false: callers serialise every fill() of one source.
   virtual bool concurrent_fill() const { return false; }
+  /// Warnings about the data found by validate() that do not stop a run (the report lists
+  /// them), each naming the file; none by default.
+  virtual std::vector<std::string> warnings() const { return {}; }
 };
 
 /// Deterministic dense synthetic image bytes (input of layer 0): element e of the tensor is
@@ -129,6 +132,15 @@ public:
   /// Offloaded tensors of the validated network that the files neither hold nor can compute,
   /// produced as dense synthetic data (missing_activations = dense).
   std::size_t dense_tensors() const { return dense_.size(); }
+  /// Share of a held tensor's elements (the images the batch uses) that are -0.0 (bit pattern
+  /// 0x80000000) from which validate() warns: ZVC compresses only +0.0 words (bit-exact), so
+  /// negative zeros, e.g. of a ReLU computed as x * (x > 0), are sent as nonzeros.
+  static constexpr double negative_zero_warn_share = 0.01;
+  /// After validate(): one warning (empty: none) naming the file(s) and every held tensor
+  /// whose elements are at least negative_zero_warn_share -0.0, with its share and the fix
+  /// (np.maximum(x, 0) or x + 0.0 when saving). Counted once per tensor when validate()
+  /// checks its shape (the tensor is in memory then).
+  std::vector<std::string> warnings() const override;
 
 private:
   /// A tensor as loaded: shape[0] images (at most the batch: rows_in_file may be more), the
@@ -189,6 +201,8 @@ private:
   std::map<std::string, derived_pool> derived_;  ///< pool outputs computed from held tensors
   std::map<std::string, std::uint64_t> dense_;   ///< missing tensors produced dense -> bytes per batch
   std::uint64_t offloaded_bytes_ = 0;            ///< every offloaded tensor of the validated network
+  /// Held tensors checked by validate() -> (-0.0 elements, elements) of the images used.
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> negative_zeros_;
 };
 
 /// Synthetic activations.
@@ -259,17 +273,27 @@ private:
 struct density_profile_match {
   std::string path;                      ///< the profile file, as given
   double progress = 1.0;                 ///< the point of training used, 0..1
+  /// The profile iteration asked for (progress x the profile's last iteration) and the one
+  /// used: the profile's first iteration when that is later (the curves are clamped to their
+  /// first row before it; a profile's last iteration is progress 1).
+  double iteration = 0, iteration_used = 0;
   std::size_t layers = 0;                ///< layers of the network (each has an output key)
   std::size_t named = 0;                 ///< of them, those whose output key the profile names
   /// The other layers in network order, each as (its output key, the profile layer whose curve
   /// it took: the one at the same relative depth).
   std::vector<std::pair<std::string, std::string>> borrowed;
+  /// Of `borrowed`, the output keys that no vDNN policy offloads (the last layer's input,
+  /// which stays on the GPU, and the network output), in network order: their density is
+  /// never used, so they are not "borrowed" in summary().
+  std::vector<std::string> never_offloaded;
   /// Profile layer names that are no layer output key of the network, in file order.
   std::vector<std::string> unknown;
-  /// One short line for the report: "density profile P.csv at progress 1: 6 of 11 layers
-  /// named, 5 borrowed (pool1 <- conv2a, conv4 <- conv3, ...)" (the file's name without its
-  /// folder; at most 5 borrowings listed, else the first 4 and how many more), with ", N profile
-  /// names not in the network" when there are such names.
+  /// One short line for the report: "density profile P.csv at progress 1 (iteration 5000): 6 of
+  /// 11 layers named, 3 borrowed (pool1 <- conv2a, conv4 <- conv3, pool2 <- res), 2 not named
+  /// but never offloaded (gap, fc)" (the file's name without its folder; at most 5 borrowings
+  /// listed, else the first 4 and how many more; "iteration 0, before the profile's first
+  /// iteration 100: clamped to it" when clamped), with ", N profile names not in the network"
+  /// when there are such names.
   std::string summary() const;
   /// The warning for `unknown` ("" when empty), naming the file, every such name and the
   /// network: they take part only by their position among the profile's layers.
@@ -280,7 +304,7 @@ struct density_profile_match {
 /// zero_fraction[,...] (such as ../shared/data/density/fmnist_training.csv). Returns the
 /// density (1 - zero_fraction) of every layer output key of `net` at `progress` in [0, 1] of
 /// the profiled run (iteration = progress x last iteration; linear interpolation between
-/// checkpoints). A key that is a profile layer name takes that layer's curve; the other
+/// checkpoints; an iteration before the profile's first is clamped to the first). A key that is a profile layer name takes that layer's curve; the other
 /// layers take the curve of the profile layer at the same relative depth (layer k of n ->
 /// profile layer round(k (m - 1) / (n - 1)) of m, in profile order). Profile order: the
 /// network's layer order when every profile layer is a layer of `net` (the order of the rows

@@ -191,8 +191,15 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       throw layer_time_error(where + bad + " (expected rows layer,forward_ms,backward_ms, layer a layer of network " +
                              net.name + ")");
     auto it = index.find(name);
-    if (it == index.end())
-      throw layer_time_error(where + "layer \"" + csv::shown(name) + "\" is not a layer of network " + net.name);
+    if (it == index.end()) {
+      // An in-place entry of the layer file (bn, relu, ...): its kernel is fused into a layer
+      // (new-user trial s23 F4).
+      const layer* f = fused_into(net, name);
+      throw layer_time_error(where + "layer \"" + csv::shown(name) + "\" is not a layer of network " + net.name +
+                             (f ? ": it is an in-place entry fused into layer \"" + f->name +
+                                      "\"; give its time in that layer's row (add it to \"" + f->name + "\"'s times)"
+                                : std::string()));
+    }
     if (seen.count(name))
       throw layer_time_error(where + "layer \"" + csv::shown(name) + "\" is listed twice (first on line " +
                              std::to_string(seen[name]) + ")");

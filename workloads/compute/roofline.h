@@ -116,7 +116,8 @@ class layer_time_error : public std::runtime_error {
 /// layer_time_error naming the file and line for: unreadable file, a header without one of the
 /// three columns (or with an unnamed or repeated column), a row with more or fewer fields than the header (and the column of the first extra one), an empty layer name
 /// (and its column), a number that does not parse, is negative or above max_layer_time_ms, a
-/// layer name the network does not have, a layer listed twice; and naming the file for a table
+/// layer name the network does not have (for an in-place entry of its layer file, naming the
+/// layer it is fused into: layer::fused), a layer listed twice; and naming the file for a table
 /// with the header and no rows. `listed` (if given) is set to one flag per layer of `net`: true
 /// for the layers the table lists (the report's "kernel times" line counts them).
 std::vector<layer_time> apply_time_table(const std::string& path, const network& net,

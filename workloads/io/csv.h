@@ -144,7 +144,9 @@ inline std::string check_header(const std::vector<std::string>& names, const std
 /// Finds the named columns in a header row (already checked by check_header): `index[k]` is
 /// the position of `required[k]` among `names`; other columns may stand anywhere and are
 /// left to the caller (ignored by the readers here). Returns "" or what is wrong, naming every
-/// required column the header lacks and the header's own names, for the caller's message.
+/// required column the header lacks and the header's own names, for the caller's message
+/// (and, for a header column that differs from a missing one only in case, that names are
+/// case-sensitive).
 inline std::string find_columns(const std::vector<std::string>& names, const std::vector<std::string>& required,
                                 std::vector<std::size_t>& index) {
   index.assign(required.size(), 0);
@@ -160,8 +162,21 @@ inline std::string find_columns(const std::vector<std::string>& names, const std
   if (missing.empty()) return "";
   std::string have;
   for (const auto& n : names) have += (have.empty() ? "" : ",") + n;
+  // A column named like a missing one but for case ("Layer"): say that names are
+  // case-sensitive (new-user trial s23 F4).
+  auto lower = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  std::string cased;
+  for (std::size_t k = 0; k < required.size(); ++k)
+    for (const auto& n : names)
+      if (n != required[k] && lower(n) == lower(required[k]) &&
+          std::find(names.begin(), names.end(), required[k]) == names.end())
+        cased += (cased.empty() ? "" : ", ") + ("\"" + shown(n) + "\" to " + required[k]);
   return "the header lacks the column" + std::string(missing.find(',') == std::string::npos ? " " : "s ") + missing +
-         " (header: \"" + shown(have) + "\")";
+         " (header: \"" + shown(have) + "\")" +
+         (cased.empty() ? "" : "; column names are case-sensitive: rename " + cased);
 }
 
 /// Checks that a data row has as many fields as the header. Returns "" or what is wrong

@@ -969,6 +969,7 @@ class layer_file_loader {
           if (x.layer < 0) fail(where_ + ": a relu entry must follow a conv, pool, fc or add layer");
           net.layers[static_cast<std::size_t>(x.layer)].relu = true;
         }
+        if (x.layer >= 0) net.layers[static_cast<std::size_t>(x.layer)].fused.push_back(name);
         tensors_[name] = {y, x.layer, x.parts};
         prev = name;
         continue;
@@ -1141,6 +1142,12 @@ std::vector<tensor_uses> tensor_use_layers(const network& net) {
       t.last = std::max(t.last, j);
     }
   return u;
+}
+
+const layer* fused_into(const network& net, const std::string& name) {
+  for (const layer& l : net.layers)
+    if (std::find(l.fused.begin(), l.fused.end(), name) != l.fused.end()) return &l;
+  return nullptr;
 }
 
 std::uint64_t relu_output_elements(const network& net) {

@@ -106,6 +106,10 @@ struct layer {
   /// loaders and synthetic_chain set it; a network built by hand must too, or policy conv
   /// offloads nothing).
   std::vector<std::string> input_keys;
+  /// Names of the in-place entries of a layer file (bn, relu, lrn, dropout) fused into this
+  /// layer (they follow it, directly or through other in-place entries), in file order: they
+  /// are no layers, and messages that meet such a name point to this layer (fused_into()).
+  std::vector<std::string> fused;
 };
 
 struct network {
@@ -203,9 +207,14 @@ network synthetic_chain(int batch, int layers, int c0 = 16, int hw = 32, int in_
 /// previous entry; "input" is the network input); "key" overrides the activation key (npz
 /// member name, default: name). vDNN layers: conv, pool, fc, add (in file order, which must be
 /// an execution order); concat is free (branches write into one buffer) and the in-place types
-/// are fused into the layer that produced their input. Offload rule: layer::offload_key.
+/// are fused into the layer that produced their input (listed in its layer::fused). Offload
+/// rule: layer::offload_key.
 /// Throws network_error naming the file, the entry and the expected form.
 network load_layer_file(const std::string& path, int batch);
+
+/// The layer of `net` into which the in-place entry `name` of its layer file is fused
+/// (layer::fused), or nullptr when no layer fused such an entry.
+const layer* fused_into(const network& net, const std::string& name);
 
 /// Directory of the shipped layer files (workloads/networks).
 std::string networks_dir();
