@@ -112,24 +112,36 @@ def lines_for(rows, grid_cols):
     return line_axis(rows, grid_cols)
 
 
+def no_speedup(ax, rows):
+    """Says so on the speed-up panel when no run has both a vDNN and a cDMA step (--steps)."""
+    if not any(num(r.get("speedup")) == num(r.get("speedup")) for r in rows):
+        ax.text(0.5, 0.5, "no speed-up: the vDNN and cDMA steps did not both run (--steps)",
+                transform=ax.transAxes, ha="center", va="center", color="0.4")
+
+
 def draw_lines(rows, grid_cols, xcol, unit):
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     for k, (label, pts) in enumerate(series(rows, grid_cols, xcol)):
         color = f"C{k % 10}"
         xs = [p[0] for p in pts]
         name = label or "all runs"
-        ax1.plot(xs, [num(r["cdma_s"]) * 1e3 for _, r in pts], "o-", color=color, label=f"cDMA, {name}")
-        ax1.plot(xs, [num(r["vdnn_s"]) * 1e3 for _, r in pts], "s--", color=color, alpha=0.6, label=f"vDNN, {name}")
         # The oracle (no transfers) too, as the bars show it (new-user trial s23 F8: the lines
-        # had none, and an axis from the lowest cDMA time made small gaps look large).
-        ax1.plot(xs, [num(r.get("oracle_s")) * 1e3 for _, r in pts], "^:", color=color, alpha=0.6,
-                 label=f"oracle, {name}")
-        ax2.plot(xs, [num(r["speedup"]) for _, r in pts], "o-", color=color, label=name)
+        # had none, and an axis from the lowest cDMA time made small gaps look large). A step
+        # that did not run (--steps) has no line and no legend entry (breaker s23).
+        for key, style, alpha, step in (("cdma_s", "o-", 1.0, "cDMA"), ("vdnn_s", "s--", 0.6, "vDNN"),
+                                        ("oracle_s", "^:", 0.6, "oracle")):
+            ys = [num(r.get(key)) * 1e3 for _, r in pts]
+            if any(y == y for y in ys):
+                ax1.plot(xs, ys, style, color=color, alpha=alpha, label=f"{step}, {name}")
+        sp = [num(r.get("speedup")) for _, r in pts]
+        if any(v == v for v in sp):
+            ax2.plot(xs, sp, "o-", color=color, label=name)
     ax1.set_ylabel("step time (ms, simulated)")
     ax1.set_ylim(bottom=0)
     ax1.legend(fontsize="small", loc="best")
     ax1.grid(alpha=0.3)
     ax2.axhline(1.0, color="k", lw=0.8)
+    no_speedup(ax2, rows)
     ax2.set_ylabel("cDMA speed-up over vDNN")
     ax2.set_xlabel(xcol[5:] + (f" ({unit})" if unit else ""))
     ax2.grid(alpha=0.3)
@@ -149,12 +161,15 @@ def draw_bars(ok, grid_cols):
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(6, 0.9 * len(ok) + 2), 7), sharex=True)
     w = 0.27
     for k, (key, name) in enumerate([("oracle_s", "oracle"), ("vdnn_s", "vDNN"), ("cdma_s", "cDMA")]):
-        ax1.bar([i + (k - 1) * w for i in x], [num(r[key]) * 1e3 for r in ok], w, label=name)
+        ys = [num(r.get(key)) * 1e3 for r in ok]
+        if any(y == y for y in ys):  # a step that did not run: no bars, no legend entry
+            ax1.bar([i + (k - 1) * w for i in x], ys, w, label=name)
     ax1.set_ylabel("step time (ms, simulated)")
     ax1.legend(ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     ax1.grid(axis="y", alpha=0.3)
     ax2.bar(list(x), [num(r["speedup"]) for r in ok], 0.6, color="tab:green")
     ax2.axhline(1.0, color="k", lw=0.8)
+    no_speedup(ax2, ok)
     sp = [v for v in (num(r["speedup"]) for r in ok) if v == v] or [1.0]
     ax2.set_ylim(min(0.9, min(sp) - 0.05), max(sp) + 0.1)
     ax2.set_ylabel("cDMA speed-up over vDNN")

@@ -118,6 +118,18 @@ class LineFigure(unittest.TestCase):
         self.assertEqual(ax1.get_ylim()[0], 0.0)
 
 
+    def test_a_step_not_run_has_no_line_and_no_legend_entry(self):
+        # Breaker s23: with --steps vdnn,cdma the legend listed "oracle, all runs" without points;
+        # with --steps cdma the speed-up panel was empty without a word.
+        r = [{"grid:batch": b, "oracle_s": "", "vdnn_s": "", "cdma_s": c, "speedup": ""}
+             for b, c in (("1", "0.001"), ("2", "0.002"), ("4", "0.004"))]
+        fig = plot_sweep.draw_lines(r, ["grid:batch"], "grid:batch", "")
+        self.assertEqual([ln.get_label() for ln in fig.axes[0].get_lines()], ["cDMA, all runs"])
+        self.assertEqual(len(fig.axes[1].get_lines()), 1)  # the 1.0 reference line only
+        self.assertIn("no speed-up", " ".join(t.get_text() for t in fig.axes[1].texts))
+        fig = plot_sweep.draw_bars(r, ["grid:batch"])
+        self.assertEqual([t.get_text() for t in fig.axes[0].get_legend().get_texts()], ["cDMA"])
+
 class PlotBreak(unittest.TestCase):
     """Break-it round s23 (brk): labels the plotter failed on."""
 
