@@ -131,20 +131,6 @@ double zero_fraction(const run_report& r, std::size_t i) {
   return l.bytes ? static_cast<double>(l.zeros) * 4 / static_cast<double>(l.bytes) : 0.0;
 }
 
-/// `v` in the fewest significant digits that read back as `v` ("32", "16.123456789", "0.1").
-static std::string shortest(double v) {
-  char b[32];
-  if (std::fabs(v) < 1e15 && v == std::floor(v)) {  // whole: plain digits ("100", not "1e+02")
-    std::snprintf(b, sizeof b, "%.0f", v);
-    return b;
-  }
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(b, sizeof b, "%.*g", p, v);
-    if (std::strtod(b, nullptr) == v) break;
-  }
-  return b;
-}
-
 /// One compression unit's rate as the report's header shows it: "32", or for a codec with its
 /// own rate (cdma.codec_bytes_per_cycle.<codec>) "4 (zlib's own; the unit rate is 32)", and a
 /// decompression rate of its own (cdma.codec_decompression_bytes_per_cycle.<codec>) after it:
@@ -155,21 +141,21 @@ static std::string unit_rate_text(const platform_config& c) {
   try {
     id = codec::codec_from_string(c.codec);
   } catch (const std::exception&) {
-    os << shortest(c.engine.unit_bytes_per_cycle);  // (an unknown codec is refused before a run)
+    os << format_number(c.engine.unit_bytes_per_cycle);  // (an unknown codec is refused before a run)
     return os.str();
   }
   const double v = c.engine.bytes_per_cycle(id);
   const double d = c.engine.decompression_bytes_per_cycle(id);
-  os << shortest(v);
+  os << format_number(v);
   std::vector<std::string> notes;
   if (v != c.engine.unit_bytes_per_cycle) {
     std::ostringstream n;
-    n << codec::to_string(id) << "'s own; the unit rate is " << shortest(c.engine.unit_bytes_per_cycle);
+    n << codec::to_string(id) << "'s own; the unit rate is " << format_number(c.engine.unit_bytes_per_cycle);
     notes.push_back(n.str());
   }
   if (d != v) {
     std::ostringstream n;
-    n << "decompression " << shortest(d);
+    n << "decompression " << format_number(d);
     notes.push_back(n.str());
   }
   for (std::size_t k = 0; k < notes.size(); ++k) os << (k ? "; " : " (") << notes[k];

@@ -62,6 +62,9 @@ TEST(quantity, formatting_keeps_every_digit_that_matters) {
   EXPECT_EQ(format_rate(1e15), "1000000 GB/s");
   EXPECT_EQ(format_rate(336e9), "336 GB/s");  // short forms stay short
   EXPECT_EQ(format_rate(12.8e9), "12.8 GB/s");
+  EXPECT_EQ(format_number(100), "100");  // not "1e+02"
+  EXPECT_EQ(format_number(16.123456789), "16.123456789");
+  EXPECT_EQ(format_number(0.1), "0.1");
   // Any value reads back as itself: 1/3 GB/s needs 17 digits (0.333... x 1e9 B/s).
   for (double x : {1e9 / 3, 547.61234e9, 15.754e9 * 7 / 9, 1e8 + 1, 123456789012345.0, 2.0 / 3}) {
     EXPECT_EQ(parse_rate_Bps(format_rate(x)), x) << format_rate(x);

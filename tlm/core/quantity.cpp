@@ -160,6 +160,8 @@ std::string format_bytes(std::uint64_t b) {
 
 std::string format_frequency(double hz) { return with_unit(hz, {{1e9, "GHz"}, {1e6, "MHz"}}, "Hz"); }
 
+std::string format_number(double v) { return exact(v, 1.0); }
+
 std::string format_flops(double f) { return with_unit(f, {{1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}}, "FLOP/s"); }
 
 }  // namespace cdma

@@ -46,5 +46,8 @@ std::string format_rate(double Bps);      ///< e.g. "12.8 GB/s"
 std::string format_bytes(std::uint64_t b);///< e.g. "12 GiB", "4096 B"
 std::string format_frequency(double hz);  ///< e.g. "1 GHz"
 std::string format_flops(double f);       ///< e.g. "7 TFLOP/s"
+/// A bare number in the fewest digits that read back as `v` (strtod): "32", "16.123456789", "0.1";
+/// whole numbers below 1e15 in plain digits ("100", not "1e+02").
+std::string format_number(double v);
 
 }  // namespace cdma
