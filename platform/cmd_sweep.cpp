@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <boost/program_options.hpp>
@@ -31,6 +32,7 @@
 #include "platform/command.h"
 #include "platform/config.h"
 #include "platform/outputs.h"
+#include "tlm/codec/codec.h"
 #include "tlm/core/quantity.h"
 #include "workloads/io/csv.h"
 #include "workloads/io/input_file.h"
@@ -1107,6 +1109,7 @@ int sweep_command(const std::vector<std::string>& args) {
       if (synthetic_grid.empty() && synthetic_key(g.name)) synthetic_grid = g.name;
     std::vector<named_file> inputs;  // the files the runs read, for the check below
     std::string layer_times;         // a --layer-times table of a run, if any (the warning below)
+    std::set<std::string> codecs_used;  // the codecs of the runs (canonical names), for the warning below
     std::size_t run_index = 0;
     // Two runs of one configuration would run it twice: also when the axes' values differ one
     // by one but not the runs, e.g. a pcie.preset axis zipped with (or beside) a pcie.gen axis
@@ -1146,6 +1149,11 @@ int sweep_command(const std::vector<std::string>& args) {
       std::string config_file;
       const platform_config c = check_config(a, &acts, nullptr, &config_file);
       if (layer_times.empty()) layer_times = c.layer_times;
+      try {
+        codecs_used.insert(codec::to_string(codec::codec_from_string(c.codec)));
+      } catch (const std::exception&) {  // an unknown codec: the run reports it
+        codecs_used.insert(c.codec);
+      }
       // Each row must run with the grid values it is labelled with: nothing applied after an
       // axis may change it (make_plan orders the axes so that the grid's own do not; a passed
       // --param pcie.preset after a pcie.preset axis would).
@@ -1204,6 +1212,33 @@ int sweep_command(const std::vector<std::string>& args) {
                      "layer_times), or run each batch with a table measured at that batch\n";
         break;
       }
+    // An axis of a codec's own rate when no run uses that codec changes nothing: every row the
+    // same (breaker s23 #5: --codec zvc --grid cdma.codec_decompression_bytes_per_cycle.zlib=1,4,16
+    // ran 3 identical rows without a word). Said before running, and kept in the plan.
+    json plan_warnings = json::array();
+    for (const grid_axis& ax : grid) {
+      std::string key;
+      try {
+        key = grid_param(ax.name, "--grid");
+      } catch (const std::exception&) {
+        continue;
+      }
+      for (const char* prefix : {"cdma.codec_bytes_per_cycle.", "cdma.codec_decompression_bytes_per_cycle."}) {
+        const std::string p = prefix;
+        if (key.compare(0, p.size(), p) != 0) continue;
+        const std::string codec_name = key.substr(p.size());
+        if (codecs_used.count(codec_name)) continue;
+        std::string used;
+        for (const auto& u : codecs_used) used += (used.empty() ? "" : ", ") + (u == "raw" ? std::string("none") : u);
+        const std::string w =
+            "--grid " + printable(ax.name) + ": " + key + " is the rate of codec " + codec_name + ", which no run of "
+            "the sweep uses (codec " + used + "): the axis changes nothing and its rows are the same; sweep the rate "
+            "of the codec in use, or add codec " + codec_name + " (--codec " + codec_name + " or --grid codec=...)";
+        std::cerr << "cdma-vp: warning: " << w << "\n";
+        plan_warnings.push_back(w);
+      }
+    }
+    if (!plan_warnings.empty()) plan["warnings"] = plan_warnings;
     const std::size_t n_runs = plan["runs"].size();
     {
       // The files the sweep writes in DIR. The Slurm script must not be one of them (it

@@ -6,7 +6,8 @@ OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-d
 Two forms: when a grid axis is numeric (every value a number, with one unit if any, e.g.
 `pcie.lanes=4,8,16` or `cdma.codec_bytes_per_cycle.zlib=32,16,8,4`) with at least 3 values,
 lines over that axis, one per combination of the other axes (at most MAX_SERIES), so that
-a crossover shows; else one group of bars per run."""
+a crossover shows; else one group of bars per run. A codec rate axis holding 0 (which means
+the default rate, not a rate of 0) is drawn as bars."""
 import csv
 import math
 import os
@@ -67,6 +68,19 @@ def numeric(values):
     return (nums, units.pop()) if len(units) == 1 else None
 
 
+# Grid columns whose value 0 is no rate but "the default rate" (cdma.codec_bytes_per_cycle.<codec>:
+# 0 = cdma.unit_bytes_per_cycle; cdma.codec_decompression_bytes_per_cycle.<codec>: 0 = the
+# codec's compression rate). Drawn at x = 0 it looked like the fastest decoder (breaker s23 #5):
+# such a column with a 0 is not a line axis, and the bars label each row by its value as given.
+_DEFAULT_AT_ZERO = re.compile(r"(^|\.)codec_(decompression_)?bytes_per_cycle\.[^.]+$")
+
+
+def zero_means_default(col, values):
+    """True when `col` (grid:NAME) is a rate whose 0 means a default rate and a value is 0."""
+    n = numeric(values)
+    return bool(_DEFAULT_AT_ZERO.search(col[5:])) and n is not None and 0.0 in n[0]
+
+
 def line_axis(rows, grid_cols):
     """The grid column to draw lines over: numeric (numeric()) with at least 3 distinct values
     in `rows`, the one with the most (ties: the last in the grid); then the other columns give
@@ -78,7 +92,7 @@ def line_axis(rows, grid_cols):
     best = None
     for c in grid_cols:
         n = numeric([r[c] for r in rows])
-        if n is None or len(set(n[0])) < 3:
+        if n is None or len(set(n[0])) < 3 or zero_means_default(c, [r[c] for r in rows]):
             continue
         xs = [[x for x, _ in pts] for _, pts in series(rows, grid_cols, c)]
         if len(xs) > MAX_SERIES or max(len(x) for x in xs) < 3 or any(len(set(x)) != len(x) for x in xs):

@@ -103,6 +103,30 @@ class LinesBreak(unittest.TestCase):
         self.assertEqual(plot_sweep.lines_for(r, ["grid:batch"]), ("grid:batch", ""))
 
 
+class DefaultAtZero(unittest.TestCase):
+    """Breaker s23 #5: a codec rate of 0 means the default rate (the codec's compression rate, or
+    cdma.unit_bytes_per_cycle), not 0 B/cycle; drawn at x = 0 it looked like the fastest decoder."""
+
+    def test_a_codec_rate_axis_holding_0_draws_bars(self):
+        for key in ("cdma.codec_decompression_bytes_per_cycle.zlib", "cdma.codec_bytes_per_cycle.zvc",
+                    "platform.cdma.codec_bytes_per_cycle.zlib"):
+            r = grid_rows(**{key: ["0", "0.5", "1", "4", "16"]})
+            self.assertIsNone(plot_sweep.line_axis(r, [f"grid:{key}"]), key)
+
+    def test_the_same_axis_without_0_still_draws_lines(self):
+        key = "cdma.codec_decompression_bytes_per_cycle.zlib"
+        r = grid_rows(**{key: ["0.5", "1", "4", "16"]})
+        self.assertEqual(plot_sweep.line_axis(r, [f"grid:{key}"]), (f"grid:{key}", ""))
+
+    def test_a_0_of_another_numeric_axis_is_a_number(self):
+        # cdma.unit_bytes_per_cycle has no default-at-0 meaning: 0 stays x = 0 (only the codec
+        # rate keys are read so).
+        r = grid_rows(**{"gpu.something": ["0", "1", "2"]})
+        self.assertEqual(plot_sweep.line_axis(r, ["grid:gpu.something"]), ("grid:gpu.something", ""))
+        self.assertFalse(plot_sweep.zero_means_default("grid:cdma.unit_bytes_per_cycle", ["0", "1", "2"]))
+        self.assertTrue(plot_sweep.zero_means_default("grid:cdma.codec_bytes_per_cycle.rle", ["0.0", "8"]))
+
+
 class LineFigure(unittest.TestCase):
     def test_the_lines_show_the_oracle_and_start_at_zero(self):
         # New-user trial s23 F8: the lines had no oracle (the bars have) and the time axis began

@@ -118,14 +118,20 @@ TEST(S23Own, NegativeZerosInRealActivationsAreAWarning) {
     EXPECT_TRUE(s.warnings().empty());
   }
   // Two tensors (c2 with 50 of 100 -0.0 in image 0 and 70 in image 1: 60 %), and names as in
-  // the file when a name map renamed them.
+  // the file when a name map renamed them. (A network in which c2 is offloaded too: in net100
+  // it is the last layer's input, never offloaded, which is not counted since fix s23.)
+  const wl::network b2_c3 = wl::make_network(write("net100_c3.json", R"({"name": "n100c3", "input": [1, 10, 10],
+    "layers": [{"name": "c1", "type": "conv", "filters": 1, "kernel": 1, "relu": true},
+    {"name": "c2", "type": "conv", "filters": 1, "kernel": 1},
+    {"name": "c3", "type": "conv", "filters": 1, "kernel": 1},
+    {"name": "fc", "type": "fc", "units": 2}]})"), 2);
   write_npy(dir + "/c2.npy", {2, 1, 10, 10}, with_negative_zeros({50, 70}));
   write_npy(dir + "/c1.npy", {2, 1, 10, 10}, with_negative_zeros({3, 1}));  // 4 of 200: 2.0 %
   std::filesystem::rename(dir + "/c1.npy", dir + "/stem.relu.npy");
   wl::real_activation_options o;
   o.name_map["stem.relu"] = "c1";
   wl::npz_activation_source s(dir, o);
-  s.validate(b2);
+  s.validate(b2_c3);
   const auto w = s.warnings();
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].rfind(dir + ": 2 tensors hold 1 % or more of their elements as negative zeros ('stem.relu' (layer "

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <set>
@@ -279,6 +280,7 @@ void npz_activation_source::scan_sources() {
     const std::uint64_t room = images_needed_ > start ? images_needed_ - start : 0;
     std::int64_t images = -1;
     std::map<std::string, npy_array> rows;  // key -> the rows read from f
+    std::map<std::string, std::int64_t> counts;  // key -> its images in f, for the warning below
     for (const std::string& key : held_) {
       npy_array a = read_checked(f, key, room);  // room 0: the header (and the member's CRC) only
       std::vector<std::int64_t> s = a.shape;
@@ -290,6 +292,7 @@ void npz_activation_source::scan_sources() {
                                "; expected every activations source to hold the same tensors with the same C, H, W "
                                "(N may differ)");
       images = images < 0 ? s[0] : std::min(images, s[0]);
+      counts[key] = s[0];
       if (stage && room > 0) {
         staged_bytes += a.data.size();
         if (staged_bytes > opt_.cache_limit_bytes) stage = false;  // load() reads them again later
@@ -297,6 +300,7 @@ void npz_activation_source::scan_sources() {
       }
     }
     f.images = images;
+    if (std::string w = unequal_images_warning(f.path, counts); !w.empty()) source_warnings_.push_back(std::move(w));
     const std::uint64_t take = std::min<std::uint64_t>(static_cast<std::uint64_t>(images), room);
     start += static_cast<std::uint64_t>(images);
     if (!stage) {
@@ -476,10 +480,13 @@ void npz_activation_source::validate(const network& net) const {
   self->dense_.clear();
   self->offloaded_bytes_ = 0;
   self->negative_zeros_.clear();
+  std::map<std::string, std::int64_t> counts;  // held tensor used -> its images in the file (one source)
   std::map<std::string, const layer*> producer;  // output key -> layer
   for (const layer& l : net.layers) producer.emplace(l.output_key, &l);
-  // Checks a held tensor against the shape a layer expects; counts its images.
-  auto check_held = [&](const std::string& key, const tensor_shape& want, const std::string& who) {
+  // Checks a held tensor against the shape a layer expects; counts its images; counts its
+  // negative zeros when `offloaded` (the run offloads it: a tensor the run never offloads,
+  // e.g. the resident last layer's input, was counted and could be warned of; own-fix s23).
+  auto check_held = [&](const std::string& key, const tensor_shape& want, const std::string& who, bool offloaded) {
     const tensor& t = self->load(key, self->images_needed_);
     std::int64_t c = t.shape[1], h = 1, w = 1;
     if (t.shape.size() == 4) { h = t.shape[2]; w = t.shape[3]; }
@@ -500,9 +507,10 @@ void npz_activation_source::validate(const network& net) const {
     }
     const int n = static_cast<int>(std::min<std::uint64_t>(t.rows_in_file, std::numeric_limits<int>::max()));
     images = images < 0 ? n : std::min(images, n);
+    counts[key] = static_cast<std::int64_t>(t.rows_in_file);
     // Negative zeros (-0.0, bit pattern 0x80000000): not zeros to ZVC (bit-exact); counted once
-    // per tensor while it is in memory, for warnings().
-    if (!self->negative_zeros_.count(key)) {
+    // per offloaded tensor while it is in memory, for warnings().
+    if (offloaded && !self->negative_zeros_.count(key)) {
       std::uint64_t neg = 0;
       const std::uint8_t* p = t.data.data();
       const std::size_t words = t.data.size() / 4;
@@ -532,7 +540,7 @@ void npz_activation_source::validate(const network& net) const {
       self->offloaded_bytes_ += l.offload.bytes();
     }
     if (held_.count(k)) {
-      check_held(k, l.offload, "layer '" + l.name + "'");
+      check_held(k, l.offload, "layer '" + l.name + "'", offloaded_here);
       continue;
     }
     if (resident) continue;
@@ -550,7 +558,8 @@ void npz_activation_source::validate(const network& net) const {
       derived_pool d{pl.input_keys, {}, pl.pool, pl.input, pl.output};
       for (const auto& in : pl.input_keys) {
         const layer& src = *producer.at(in);
-        if (held_.count(in)) check_held(in, src.output, "pool layer '" + pl.name + "' (input)");
+        // (Counted, if offloaded, as the offload of the pool layer that reads it.)
+        if (held_.count(in)) check_held(in, src.output, "pool layer '" + pl.name + "' (input)", false);
         d.part_c.push_back(src.output.c);
       }
       self->derived_[k] = std::move(d);
@@ -599,9 +608,40 @@ void npz_activation_source::validate(const network& net) const {
     self->images_ = static_cast<int>(std::min<std::int64_t>(all, std::numeric_limits<int>::max()));
   }
   self->distinct_ = std::min(self->images_, net.batch);
+  // Unequal image counts over the tensors used (new-user trial s23 F6: 5 images in conv3, 3
+  // in the others, silently cut to 3). Several sources: scan_sources() checked each source.
+  self->images_warning_ = sources_.size() == 1 ? unequal_images_warning(path_, counts) : std::string();
+}
+
+std::string npz_activation_source::unequal_images_warning(const std::string& file,
+                                                          const std::map<std::string, std::int64_t>& counts) const {
+  std::map<std::int64_t, std::vector<std::string>, std::greater<>> by_count;  // most images first
+  for (const auto& [key, n] : counts) {
+    std::string name = "'" + csv::shown(key) + "'";
+    for (const auto& m : opt_.name_map)
+      if (m.second == key) name = "'" + csv::shown(m.first) + "' (layer key '" + csv::shown(key) + "')";
+    by_count[n].push_back(name);
+  }
+  if (by_count.size() < 2) return "";
+  std::string list;
+  for (const auto& [n, names] : by_count)
+    list += (list.empty() ? "" : "; ") + std::to_string(n) + (n == 1 ? " image in " : " images in ") +
+            csv::joined(names, 8);
+  const std::int64_t fewest = by_count.rbegin()->first;
+  return file + ": its tensors hold different numbers of images (N, the first axis): " + list +
+         ". Only the first " + std::to_string(fewest) +
+         (fewest == 1 ? " image of each tensor is used" : " images of each tensor are used") + " (the smallest count); unequal counts usually mean a bad dump (tensors saved "
+         "from different batches or steps): save every tensor from the same images";
 }
 
 std::vector<std::string> npz_activation_source::warnings() const {
+  std::vector<std::string> out = source_warnings_;
+  if (!images_warning_.empty()) out.push_back(images_warning_);
+  if (std::string w = negative_zero_warning(); !w.empty()) out.push_back(std::move(w));
+  return out;
+}
+
+std::string npz_activation_source::negative_zero_warning() const {
   std::vector<std::pair<std::string, std::string>> listed;  // ("'conv1'", "49.5 %"), in key order
   for (const auto& [key, c] : negative_zeros_) {
     if (c.second == 0) continue;
@@ -614,7 +654,7 @@ std::vector<std::string> npz_activation_source::warnings() const {
     std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * share);
     listed.emplace_back(name, pct);
   }
-  if (listed.empty()) return {};
+  if (listed.empty()) return "";
   std::string what;
   if (listed.size() == 1) {
     what = listed[0].second + " of the elements of tensor " + listed[0].first + " are";
@@ -626,10 +666,10 @@ std::vector<std::string> npz_activation_source::warnings() const {
     what = std::to_string(listed.size()) + " tensors hold " + thr + " % or more of their elements as negative zeros (" +
            csv::joined(items) + "); such elements are";
   }
-  return {path_ + ": " + what +
-          " negative zeros (-0.0), which ZVC does not compress: only +0.0 (bit pattern 0) is a zero to it, so they "
-          "count as nonzeros (zero%, ratio). A ReLU computed as x * (x > 0) leaves -0.0 where x < 0; if they stand "
-          "for zeros, save np.maximum(x, 0) or x + 0.0 instead"};
+  return path_ + ": " + what +
+         " negative zeros (-0.0), which ZVC does not compress: only +0.0 (bit pattern 0) is a zero to it, so they "
+         "count as nonzeros (zero%, ratio). A ReLU computed as x * (x > 0) leaves -0.0 where x < 0; if they stand "
+         "for zeros, save np.maximum(x, 0) or x + 0.0 instead";
 }
 
 void npz_activation_source::fill(const std::string& key, const tensor_shape& shape,
@@ -1037,12 +1077,17 @@ std::string density_profile_match::warning(const std::string& network_name) cons
   std::vector<std::string> quoted;
   for (const std::string& u : unknown) quoted.push_back("'" + workloads::csv::shown(u) + "'");
   const std::string list = workloads::csv::joined(quoted);
+  std::string fused_hint;
+  for (const auto& f : fused)
+    fused_hint += "; '" + workloads::csv::shown(f.name) + "' is an in-place entry of the layer file fused into layer '" +
+                  workloads::csv::shown(f.layer) + "', whose output (after it) has the key '" +
+                  workloads::csv::shown(f.key) + "': use that key";
   return path + ": " + std::to_string(unknown.size()) +
          (unknown.size() == 1 ? " layer name of the density profile is not a layer of network "
                               : " layer names of the density profile are not layers of network ") +
          network_name + ": " + list +
          " (such a layer's curve is used only by its position in the file, for the layers the profile does not "
-         "name; expected the network's layer output keys, e.g. its layer names)";
+         "name; expected the network's layer output keys, e.g. its layer names" + fused_hint + ")";
 }
 
 // ---- density over training ---------------------------------------------------------------
@@ -1207,7 +1252,12 @@ std::map<std::string, double> training_profile_densities(const std::string& csv,
     std::set<std::string> listed;
     // `order` may be sorted by depth only when every name is a key; otherwise it is file order.
     for (const std::string& name : order)
-      if (!keys.count(name) && listed.insert(name).second) mt.unknown.push_back(name);
+      if (!keys.count(name) && listed.insert(name).second) {
+        mt.unknown.push_back(name);
+        // An in-place entry of a layer file (relu1 fused into conv1): its tensor is that
+        // layer's output (own-fix s23, as --layer-times and the name map say it).
+        if (const layer* f = fused_into(net, name)) mt.fused.push_back({name, f->name, f->output_key});
+      }
     *match = std::move(mt);
   }
   return out;

@@ -136,9 +136,11 @@ public:
   /// 0x80000000) from which validate() warns: ZVC compresses only +0.0 words (bit-exact), so
   /// negative zeros, e.g. of a ReLU computed as x * (x > 0), are sent as nonzeros.
   static constexpr double negative_zero_warn_share = 0.01;
-  /// After validate(): one warning (empty: none) naming the file(s) and every held tensor
-  /// whose elements are at least negative_zero_warn_share -0.0, with its share and the fix
-  /// (np.maximum(x, 0) or x + 0.0 when saving). Counted once per tensor when validate()
+  /// After validate(): the input warnings, each naming the file(s). Tensors used whose image
+  /// counts (N) differ: one warning per source naming each count and its tensors (the batch
+  /// uses the smallest count). Negative zeros: one warning naming every tensor the run
+  /// offloads whose elements are at least negative_zero_warn_share -0.0, with its share and the
+  /// fix (np.maximum(x, 0) or x + 0.0 when saving); counted once per tensor when validate()
   /// checks its shape (the tensor is in memory then).
   std::vector<std::string> warnings() const override;
 
@@ -203,6 +205,14 @@ private:
   std::uint64_t offloaded_bytes_ = 0;            ///< every offloaded tensor of the validated network
   /// Held tensors checked by validate() -> (-0.0 elements, elements) of the images used.
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> negative_zeros_;
+  /// After validate() of one source: the warning of unequal image counts over the tensors
+  /// used ("" when equal). Several sources: source_warnings_, one per source (scan_sources()).
+  std::string images_warning_;
+  std::vector<std::string> source_warnings_;
+  /// The warning for tensors of `file` holding different numbers of images (key -> count),
+  /// or "" when the counts agree.
+  std::string unequal_images_warning(const std::string& file, const std::map<std::string, std::int64_t>& counts) const;
+  std::string negative_zero_warning() const;  ///< warnings()'s -0.0 part ("" for none)
 };
 
 /// Synthetic activations.
@@ -288,6 +298,12 @@ struct density_profile_match {
   std::vector<std::string> never_offloaded;
   /// Profile layer names that are no layer output key of the network, in file order.
   std::vector<std::string> unknown;
+  /// Of `unknown`, the in-place entries of a layer file (relu1) fused into a layer (conv1):
+  /// the name, the layer, the layer's output key (which the profile should use); warning() says so.
+  struct fused_name {
+    std::string name, layer, key;
+  };
+  std::vector<fused_name> fused;
   /// One short line for the report: "density profile P.csv at progress 1 (iteration 5000): 6 of
   /// 11 layers named, 3 borrowed (pool1 <- conv2a, conv4 <- conv3, pool2 <- res), 2 not named
   /// but never offloaded (gap, fc)" (the file's name without its folder; at most 5 borrowings

@@ -169,11 +169,18 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
           throw layer_time_error(where + "the header has both millisecond (forward_ms, backward_ms) and second "
                                  "(forward_s, backward_s) columns; expected one unit: remove or rename the "
                                  "columns of the other");
-        if (!bad.empty() && !some_ms && csv::find_columns(cols, {"layer", "forward_s", "backward_s"}, col).empty()) {
-          bad.clear();
-          to_ms = 1e3;
-          names[0] = "forward_s";
-          names[1] = "backward_s";
+        if (!bad.empty() && !some_ms) {
+          // No millisecond column: a header of seconds columns lacking one ("layer,forward_s")
+          // names the missing seconds column (it named forward_ms, backward_ms; breaker s23).
+          const std::string bad_s = csv::find_columns(cols, {"layer", "forward_s", "backward_s"}, col);
+          if (bad_s.empty()) {
+            bad.clear();
+            to_ms = 1e3;
+            names[0] = "forward_s";
+            names[1] = "backward_s";
+          } else if (some_s) {
+            bad = bad_s;
+          }
         }
       }
       if (!bad.empty())
@@ -218,9 +225,11 @@ std::vector<layer_time> apply_time_table(const std::string& path, const network&
       if (ms[k] > max_layer_time_ms) {
         char b[64];
         std::snprintf(b, sizeof b, "%g", to_ms == 1.0 ? max_layer_time_ms : max_layer_time_ms / 1e3);
+        // The bound in the table's unit, and in seconds once only when that is another unit
+        // ("above 10 s (10 s, ..." said it twice; breaker s23).
         throw layer_time_error(where + names[k] + " \"" + csv::shown(v) + "\" of layer \"" + name + "\" is above " + b +
-                               (to_ms == 1.0 ? " ms" : " s") +
-                               " (10 s, more than any real GPU layer takes; the bound keeps simulated time finite); "
+                               (to_ms == 1.0 ? " ms (10 s, more" : " s (more") +
+                               " than any real GPU layer takes; the bound keeps simulated time finite); "
                                "expected " + unit + " in [0, " + b + "]");
       }
       if (ms[k] == 0) ms[k] = 0;  // -0 reads as 0
