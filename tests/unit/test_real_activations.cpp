@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/files.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/network/network.h"
 
@@ -60,20 +61,13 @@ std::uint64_t zeros(wl::activation_source& s, const wl::network& net, const std:
 
 /// A float32 .npy file of `shape` whose element e of image n is n * 1000 + e + 1 + `base`.
 void write_npy(const std::string& path, const std::vector<int>& shape, float base = 0) {
-  std::string dims;
-  for (int d : shape) dims += std::to_string(d) + ", ";
-  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  while ((10 + h.size() + 1) % 64 != 0) h += ' ';
-  h += '\n';
-  std::ofstream f(path, std::ios::binary);
-  f << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(h.size() & 0xFF) << static_cast<char>(h.size() >> 8) << h;
   std::size_t per = 1;
   for (std::size_t i = 1; i < shape.size(); ++i) per *= static_cast<std::size_t>(shape[i]);
+  std::vector<float> v;
+  v.reserve(static_cast<std::size_t>(shape[0]) * per);
   for (int n = 0; n < shape[0]; ++n)
-    for (std::size_t e = 0; e < per; ++e) {
-      const float v = base + static_cast<float>(n * 1000 + e + 1);
-      f.write(reinterpret_cast<const char*>(&v), 4);
-    }
+    for (std::size_t e = 0; e < per; ++e) v.push_back(base + static_cast<float>(n * 1000 + e + 1));
+  cdma::test::write_npy_f32(path, shape, v);
 }
 
 /// A folder of .npy files (the tensors of a small network, see tiny_net()).

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.h"
+#include "support/files.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/io/input_file.h"
 #include "workloads/network/network.h"
@@ -27,18 +28,12 @@ using nlohmann::json;
 namespace {
 
 std::string scratch() {
-  static const std::string dir = [] {
-    std::string d = std::string(::testing::TempDir()) + "cdma_s22_" + std::to_string(::getpid());
-    std::filesystem::create_directories(d);
-    return d;
-  }();
+  static const std::string dir = cdma::test::scratch_dir("s22");
   return dir;
 }
 
 std::string write(const std::string& name, const std::string& text) {
-  const std::string p = scratch() + "/" + name;
-  std::ofstream(p) << text;
-  return p;
+  return cdma::test::write_text(scratch(), name, text);
 }
 
 /// The message of the network_error that loading `path` at `batch` throws ("" and a failure

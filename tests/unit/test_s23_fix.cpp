@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.h"
+#include "support/files.h"
 #include "workloads/activations/activation_source.h"
 #include "workloads/network/network.h"
 
@@ -28,18 +29,12 @@ using nlohmann::json;
 namespace {
 
 std::string scratch() {
-  static const std::string dir = [] {
-    std::string d = std::string(::testing::TempDir()) + "cdma_s23_fix_" + std::to_string(::getpid());
-    std::filesystem::create_directories(d);
-    return d;
-  }();
+  static const std::string dir = cdma::test::scratch_dir("s23_fix");
   return dir;
 }
 
 std::string write(const std::string& name, const std::string& text) {
-  const std::string p = scratch() + "/" + name;
-  std::ofstream(p) << text;
-  return p;
+  return cdma::test::write_text(scratch(), name, text);
 }
 
 std::string folder(const std::string& name) {
@@ -49,16 +44,8 @@ std::string folder(const std::string& name) {
   return d;
 }
 
-/// A float32 .npy file of `shape` holding `v` (C order).
 void write_npy(const std::string& path, const std::vector<int>& shape, const std::vector<float>& v) {
-  std::string dims;
-  for (int d : shape) dims += std::to_string(d) + ", ";
-  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  while ((10 + h.size() + 1) % 64 != 0) h += ' ';
-  h += '\n';
-  std::ofstream f(path, std::ios::binary);
-  f << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(h.size() & 0xFF) << static_cast<char>(h.size() >> 8) << h;
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  cdma::test::write_npy_f32(path, shape, v);
 }
 
 /// input 1x10x10 -> c1 (conv 1x1, ReLU) -> c2 (conv 1x1) -> fc: c1 is offloaded; c2 is the
