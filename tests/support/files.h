@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,21 @@ inline void write_npy_f32(const std::string& path, const std::vector<int>& shape
   std::ofstream f(path, std::ios::binary);
   f << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(h.size() & 0xFF) << static_cast<char>(h.size() >> 8) << h;
   f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+}
+
+}  // namespace cdma::test
+
+namespace cdma::test {
+
+/// The message of the exception `f` throws; "" and a test failure when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
+  return "";
 }
 
 }  // namespace cdma::test

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/files.h"
 #include "platform/config.h"
 #include "support/cli.h"
 #include "workloads/activations/activation_source.h"
@@ -64,16 +65,7 @@ std::string npy_f4(const std::string& shape, const std::vector<float>& values) {
   return out;
 }
 
-/// The message of the exception `f` throws ("" and a failure if it throws none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
-}
+using cdma::test::error_of;
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
 

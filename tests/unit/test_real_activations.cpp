@@ -91,15 +91,7 @@ wl::network tiny_net(int batch) {
   return net;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
+using cdma::test::error_of;
 
 }  // namespace
 

@@ -70,15 +70,7 @@ std::vector<float> with_negative_zeros(const std::vector<int>& neg) {
   return v;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
+using cdma::test::error_of;
 
 }  // namespace
 
