@@ -590,29 +590,24 @@ std::vector<param> table(platform_config& c) {
                [](double v) { return v > 0 ? format_rate(v) : std::string("0"); },
                "GPU-crossbar link between GPU memory and the engine, each way (0: unlimited)"),
   };
-  // cdma.codec_bytes_per_cycle.<codec>, one per codec, after cdma.unit_bytes_per_cycle.
+  // Per codec, after cdma.unit_bytes_per_cycle: cdma.codec_bytes_per_cycle.<codec> (one
+  // unit's rate, both paths unless overridden), then cdma.codec_decompression_bytes_per_cycle.
+  // <codec> (the prefetch path's own rate).
   auto at = std::find_if(t.begin(), t.end(), [](const param& p) { return p.name == "cdma.unit_bytes_per_cycle"; });
-  for (codec::codec_id id : codec::all_codec_ids) {
-    const std::string n = codec::to_string(id);
-    at = t.insert(at + 1, number("cdma.codec_bytes_per_cycle." + n,
-                                 c.engine.codec_bytes_per_cycle[static_cast<std::size_t>(id)], 0, 1e6,
-                                 "one unit's throughput under codec " + n + (id == codec::codec_id::raw ? " (none)" : "") +
-                                     ", bytes/cycle; 0: cdma.unit_bytes_per_cycle",
-                                 false, "bytes/cycle",
-                                 "0 (cdma.unit_bytes_per_cycle) or a number of bytes/cycle in [0.001, 1e6]"));
-  }
-  // cdma.codec_decompression_bytes_per_cycle.<codec>: the prefetch path's rate, after them.
-  for (codec::codec_id id : codec::all_codec_ids) {
-    const std::string n = codec::to_string(id);
-    at = t.insert(at + 1, number("cdma.codec_decompression_bytes_per_cycle." + n,
-                                 c.engine.codec_decompression_bytes_per_cycle[static_cast<std::size_t>(id)], 0, 1e6,
-                                 "one decompression unit's throughput under codec " + n +
-                                     (id == codec::codec_id::raw ? " (none)" : "") +
-                                     ", bytes/cycle; 0: cdma.codec_bytes_per_cycle." + n + " (the compression rate)",
-                                 false, "bytes/cycle",
-                                 "0 (cdma.codec_bytes_per_cycle." + n +
-                                     ") or a number of bytes/cycle in [0.001, 1e6]"));
-  }
+  for (const bool decompress : {false, true})
+    for (codec::codec_id id : codec::all_codec_ids) {
+      const std::string n = codec::to_string(id);
+      const std::string fallback = decompress ? "cdma.codec_bytes_per_cycle." + n : "cdma.unit_bytes_per_cycle";
+      at = t.insert(at + 1,
+                    number(std::string(decompress ? "cdma.codec_decompression_bytes_per_cycle." : "cdma.codec_bytes_per_cycle.") + n,
+                           (decompress ? c.engine.codec_decompression_bytes_per_cycle
+                                       : c.engine.codec_bytes_per_cycle)[static_cast<std::size_t>(id)],
+                           0, 1e6,
+                           std::string(decompress ? "one decompression unit's" : "one unit's") + " throughput under codec " +
+                               n + (id == codec::codec_id::raw ? " (none)" : "") + ", bytes/cycle; 0: " + fallback +
+                               (decompress ? " (the compression rate)" : ""),
+                           false, "bytes/cycle", "0 (" + fallback + ") or a number of bytes/cycle in [0.001, 1e6]"));
+    }
   return t;
 }
 
@@ -966,19 +961,19 @@ void validate_rates(const platform_config& c) {
     throw config_error("cdma.unit_bytes_per_cycle x cdma.clock = " + g(c.engine.unit_bytes_per_cycle) +
                        " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " + g(unit_Bps) +
                        " B/s per compression unit: expected at least 100 MB/s");
-  for (codec::codec_id id : codec::all_codec_ids) {
-    const double v = c.engine.codec_bytes_per_cycle[static_cast<std::size_t>(id)];
-    if (v != 0.0 && v * c.engine.clock_hz < min_rate_Bps)
-      throw config_error("cdma.codec_bytes_per_cycle." + codec::to_string(id) + " x cdma.clock = " + g(v) +
-                         " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " + g(v * c.engine.clock_hz) +
-                         " B/s per compression unit: expected 0 (cdma.unit_bytes_per_cycle) or at least 100 MB/s");
-    const double d = c.engine.codec_decompression_bytes_per_cycle[static_cast<std::size_t>(id)];
-    if (d != 0.0 && d * c.engine.clock_hz < min_rate_Bps)
-      throw config_error("cdma.codec_decompression_bytes_per_cycle." + codec::to_string(id) + " x cdma.clock = " +
-                         g(d) + " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " + g(d * c.engine.clock_hz) +
-                         " B/s per decompression unit: expected 0 (cdma.codec_bytes_per_cycle." +
-                         codec::to_string(id) + ") or at least 100 MB/s");
-  }
+  for (codec::codec_id id : codec::all_codec_ids)
+    for (const bool decompress : {false, true}) {
+      const std::string n = codec::to_string(id);
+      const double v =
+          (decompress ? c.engine.codec_decompression_bytes_per_cycle : c.engine.codec_bytes_per_cycle)[static_cast<std::size_t>(id)];
+      if (v != 0.0 && v * c.engine.clock_hz < min_rate_Bps)
+        throw config_error(std::string(decompress ? "cdma.codec_decompression_bytes_per_cycle." : "cdma.codec_bytes_per_cycle.") +
+                           n + " x cdma.clock = " + g(v) + " bytes/cycle x " + g(c.engine.clock_hz) + " Hz = " +
+                           g(v * c.engine.clock_hz) + " B/s per " + (decompress ? "decompression" : "compression") +
+                           " unit: expected 0 (" +
+                           (decompress ? "cdma.codec_bytes_per_cycle." + n : std::string("cdma.unit_bytes_per_cycle")) +
+                           ") or at least 100 MB/s");
+    }
   const double latency_s = static_cast<double>(c.engine.pipeline_latency_cycles) / c.engine.clock_hz;
   if (latency_s > 1e-3)
     throw config_error("cdma.pipeline_latency_cycles / cdma.clock = " + std::to_string(c.engine.pipeline_latency_cycles) +
