@@ -90,7 +90,7 @@ int compare_command(const std::vector<std::string>& args) {
     // Stray words are errors, as in run (breaker s23: `--json --csv c.csv` wrote the JSON to a
     // file named "--csv" and dropped "c.csv" without a word).
     const po::positional_options_description no_positional;
-    po::store(po::command_line_parser(args).options(parsed).positional(no_positional).run(), vm);
+    po::store(parse_command_words(args, parsed, no_positional), vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "usage: cdma-vp compare [options]\n"

@@ -31,7 +31,7 @@ int config_command(const std::vector<std::string>& args) {
   try {
     po::positional_options_description positional;  // one word: the dump's output file
     positional.add("output", 1);
-    const po::parsed_options parsed = po::command_line_parser(args).options(opts).positional(positional).run();
+    const po::parsed_options parsed = parse_command_words(args, opts, positional);
     for (const auto& op : parsed.options)
       if (op.string_key == "output" && op.position_key < 0) output_option = "--output";
     po::store(parsed, vm);

@@ -28,7 +28,7 @@ int run_command(const std::vector<std::string>& args) {
   po::variables_map vm;
   try {
     const po::positional_options_description no_positional;  // stray words are errors
-    po::store(po::command_line_parser(args).options(opts).positional(no_positional).run(), vm);
+    po::store(parse_command_words(args, opts, no_positional), vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "Usage: cdma-vp [run] [options]\n\nSimulates one DNN training step under vDNN "

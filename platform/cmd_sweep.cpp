@@ -164,7 +164,7 @@ platform_config check_config(const std::vector<std::string>& args,
   po::variables_map vm;
   // Stray words are errors before anything runs (breaker s23: every run failed on them, exit 1).
   const po::positional_options_description no_positional;
-  po::store(po::command_line_parser(args).options(d).positional(no_positional).run(), vm);
+  po::store(parse_command_words(args, d, no_positional), vm);
   po::notify(vm);
   // Before resolve(), which may fail for the passed options alone (valid with a grid value):
   // the caller still needs the output options and the config file they name.
@@ -770,6 +770,43 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
   return failed;
 }
 
+/// A word left for the runs that is no run option but a sweep option mistyped or abbreviated
+/// (`--gird a=1` said "no --grid given"; `--emit x.sh` ran the sweep): throws config_error
+/// naming the sweep option meant, by parse_command_words()'s rule over the sweep's and the
+/// runs' options together. Other words are left to the runs' parser (check_config()).
+void refuse_near_sweep_option(const std::string& word) {
+  const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+  config_options o;
+  output_options out;
+  po::options_description d;
+  add_config_options(d, o);
+  add_output_options(d, out);
+  if (name.empty() || d.find_nothrow(name, false)) return;
+  const std::vector<std::string> own = {"grid", "zip", "out", "jobs", "emit-slurm", "merge", "no-plot"};
+  std::vector<std::string> all = own;
+  for (const auto& opt : d.options())
+    if (!opt->long_name().empty()) all.push_back(opt->long_name());
+  auto is_own = [&](const std::string& n) { return std::find(own.begin(), own.end(), n) != own.end(); };
+  std::vector<std::string> begun;
+  std::string nearest;
+  std::size_t nearest_d = 3;
+  for (const auto& n : all) {
+    if (n.rfind(name, 0) == 0) begun.push_back(n);
+    const std::size_t dist = edit_distance(name, n);
+    if (dist < nearest_d) nearest_d = dist, nearest = n;
+  }
+  const std::string word_named = "unrecognised option '--" + name + "'";
+  if (!begun.empty()) {
+    if (std::none_of(begun.begin(), begun.end(), is_own)) return;
+    if (begun.size() == 1)
+      throw config_error(word_named + " (did you mean '--" + begun[0] + "'? options are not abbreviated)");
+    std::string list;
+    for (const auto& n : begun) list += " --" + n;
+    throw config_error(word_named + " (options are not abbreviated; those beginning so:" + list + ")");
+  }
+  if (!nearest.empty() && is_own(nearest)) throw config_error(word_named + " (did you mean '--" + nearest + "'?)");
+}
+
 int sweep_command(const std::vector<std::string>& args) {
   std::vector<grid_axis> grid;
   std::vector<std::string> zip_args;  // --zip NAME,NAME,...: axes that take their values together
@@ -854,7 +891,10 @@ int sweep_command(const std::vector<std::string>& args) {
       else if (a == "--no-plot") plot = false;
       else if (a == "--json" || a == "--csv" || a == "--trace" || a == "--vcd")
         throw config_error(a + " is set per run by the sweep (DIR/run_K.json); not allowed here");
-      else pass.push_back(a);
+      else {
+        if (a.rfind("--", 0) == 0) refuse_near_sweep_option(a);
+        pass.push_back(a);
+      }
     }
     if (!merge_dir.empty()) {
       // --merge only reads DIR's results: options that plan or run a sweep would be ignored.

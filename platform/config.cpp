@@ -616,28 +616,6 @@ std::string strip_prefix(std::string k) {
   return k;
 }
 
-/// Edit distance (insertions, deletions, substitutions, one each) of `a` and `b`, letters
-/// compared case-insensitively and '-' as '_'.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  auto same = [](char x, char y) {
-    if (x == '-') x = '_';
-    if (y == '-') y = '_';
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  };
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 /// The parameter an unknown key `k` most likely meant, or "": the name within edit distance 2
 /// (1 for a key of up to 4 characters; the nearest, the first of the table on a tie), else the
 /// one whose last part is `k` (lanes: pcie.lanes) when just one is.
@@ -686,6 +664,28 @@ void apply_leaf(std::vector<param>& t, const std::string& key, const json& v, co
 }
 
 }  // namespace
+
+// Edit distance (declared in config.h) (insertions, deletions, substitutions, one each) of `a` and `b`, letters
+// compared case-insensitively and '-' as '_'.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  auto same = [](char x, char y) {
+    if (x == '-') x = '_';
+    if (y == '-') y = '_';
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
 
 std::string param_name(const std::string& key, const std::string& where) {
   platform_config c;

@@ -53,6 +53,10 @@ nlohmann::json to_json(const platform_config& cfg);
 /// The parameter `key` sets, written one way (a leading "platform." dropped: platform.pcie.lanes
 /// and pcie.lanes are one parameter). config_error "<where>: unknown parameter ..." if none.
 std::string param_name(const std::string& key, const std::string& where);
+
+/// Edit distance of `a` and `b` (insertions, deletions, substitutions, one each), letters
+/// compared case-insensitively and '-' as '_': for the "did you mean" of unknown names.
+std::size_t edit_distance(const std::string& a, const std::string& b);
 /// `p` as an absolute path (relative to the current directory), lexically normal, without a
 /// trailing '/'; "" stays "".
 std::string absolute_path(const std::string& p);

@@ -39,6 +39,43 @@ extern char** environ;
 
 namespace cdma::platform {
 
+// ---- command words ------------------------------------------------------------------------
+po::parsed_options parse_command_words(const std::vector<std::string>& args, const po::options_description& d,
+                                       const po::positional_options_description& positional) {
+  namespace style = po::command_line_style;
+  try {
+    return po::command_line_parser(args)
+        .options(d)
+        .positional(positional)
+        .style(style::default_style & ~style::allow_guessing)
+        .run();
+  } catch (const po::unknown_option& e) {
+    std::string given = e.get_option_name();
+    const auto eq = given.find('=');
+    if (eq != std::string::npos) given.erase(eq);
+    if (given.rfind("--", 0) != 0) throw;
+    const std::string word = given.substr(2);
+    std::vector<std::string> begun;  // options `word` begins (an abbreviation)
+    std::string nearest;
+    std::size_t nearest_d = 3;
+    for (const auto& o : d.options()) {
+      const std::string& name = o->long_name();
+      if (name.empty()) continue;
+      if (!word.empty() && name.rfind(word, 0) == 0) begun.push_back(name);
+      const std::size_t dist = edit_distance(word, name);
+      if (dist < nearest_d) nearest_d = dist, nearest = name;
+    }
+    std::string hint;
+    if (begun.size() == 1) hint = " (did you mean '--" + begun[0] + "'? options are not abbreviated)";
+    else if (begun.size() > 1) {
+      hint = " (options are not abbreviated; those beginning so:";
+      for (const auto& n : begun) hint += " --" + n;
+      hint += ")";
+    } else if (!nearest.empty()) hint = " (did you mean '--" + nearest + "'?)";
+    throw po::error(std::string(e.what()) + hint);
+  }
+}
+
 // ---- interrupt cleanup -------------------------------------------------------------------
 // The handler may run on any thread at any moment: it reads only lock-free atomics and
 // fixed buffers filled before the entry was published, and calls only async-signal-safe

@@ -22,6 +22,16 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// Parses a sub-command's words with `d` (boost's default style without abbreviations: `--bat 4`
+/// was taken as --batch 4, so a script's short form would change meaning, or stop working, when
+/// an option is added; `bench` and `analyze` never took them) and `positional` (default: none,
+/// every stray word refused). Throws boost::program_options::error; an unknown option's message
+/// names the option it most likely meant: the only one it begins (an abbreviation), else the
+/// nearest name within edit distance 2.
+boost::program_options::parsed_options parse_command_words(
+    const std::vector<std::string>& args, const boost::program_options::options_description& d,
+    const boost::program_options::positional_options_description& positional = {});
+
 /// Installs the handler of SIGINT, SIGTERM and SIGHUP (not for a signal the parent set to be
 /// ignored, e.g. `nohup`): it removes every temporary file registered below (the unfinished
 /// outputs, the VCD relay's FIFO and directory) with async-signal-safe calls only (unlink,

@@ -1703,3 +1703,38 @@ TEST(bad_input, s23_compare_header_names_the_setup) {
   EXPECT_NE(err.find("(see cdma-vp --help)\n"), std::string::npos) << err;
 }
 }  // namespace
+
+// Session 24: options are not abbreviated in any command (run, compare, config and sweep took
+// `--bat 4` as --batch 4 through boost's guessing; bench and analyze never did), and an unknown
+// option names the one it most likely meant: the only option it begins, else one within two
+// edits (by hand: batchh -> batch deletes one letter; gird -> grid swaps two, two edits).
+TEST(bad_input, s24_options_are_not_abbreviated_and_a_near_miss_is_named) {
+  struct c {
+    std::string args, expect;
+  } cases[] = {
+      {"run --bat 4", "unrecognised option '--bat' (did you mean '--batch'? options are not abbreviated)\n"
+                      "(see cdma-vp run --help)\n"},
+      {"--bat=4", "unrecognised option '--bat=4' (did you mean '--batch'? options are not abbreviated)"},
+      {"run --batchh 4", "unrecognised option '--batchh' (did you mean '--batch'?)"},
+      {"compare --netw alexnet", "unrecognised option '--netw' (did you mean '--network'? options are not abbreviated)"},
+      {"config --li", "unrecognised option '--li' (did you mean '--list'? options are not abbreviated)"},
+      {"sweep --gird batch=1,2", "unrecognised option '--gird' (did you mean '--grid'?)"},
+      {"sweep --grid batch=1,2 --emit x.sh", "unrecognised option '--emit' (did you mean '--emit-slurm'? options are "
+                                             "not abbreviated)"},
+      {"sweep --grid batch=1,2 --out d --bat 3", "unrecognised option '--bat' (did you mean '--batch'? options are not "
+                                                 "abbreviated)"},
+  };
+  std::string out, err;
+  for (const auto& k : cases) {
+    EXPECT_EQ(cli(k.args, &out, &err), 2) << k.args;
+    EXPECT_NE(err.find(k.expect), std::string::npos) << k.args << ": " << err;
+    EXPECT_EQ(out, "") << k.args;  // nothing ran
+  }
+  // Two options begin with the word: both named.
+  EXPECT_EQ(cli("run --co x", &out, &err), 2);
+  EXPECT_NE(err.find("unrecognised option '--co' (options are not abbreviated; those beginning so: --"),
+            std::string::npos) << err;
+  // The full names still work, with a value attached or apart.
+  EXPECT_EQ(cli("config --dump --batch=4", &out, &err), 0) << err;
+  EXPECT_NE(out.find("\"batch\": 4"), std::string::npos);
+}
