@@ -52,12 +52,17 @@ struct grid_axis {
   std::vector<std::string> values;
 };
 
-/// The comma-separated items of `list`, empty ones kept ("a,,b," -> a, "", b, ""; "" -> none).
+/// The comma-separated items of `list`, each without the spaces and tabs around it (`--grid
+/// "batch=1, 2"` was refused for " 2", while `bench --batches "1, 2"` took it), empty ones
+/// kept ("a,,b," -> a, "", b, ""; "" -> none).
 std::vector<std::string> split_commas(const std::string& list) {
   std::vector<std::string> items;
   std::stringstream ss(list);
   std::string v;
-  while (std::getline(ss, v, ',')) items.push_back(v);
+  while (std::getline(ss, v, ',')) {
+    const auto first = v.find_first_not_of(" \t");
+    items.push_back(first == std::string::npos ? std::string() : v.substr(first, v.find_last_not_of(" \t") - first + 1));
+  }
   if (!list.empty() && list.back() == ',') items.push_back("");
   return items;
 }

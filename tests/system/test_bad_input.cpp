@@ -1738,3 +1738,21 @@ TEST(bad_input, s24_options_are_not_abbreviated_and_a_near_miss_is_named) {
   EXPECT_EQ(cli("config --dump --batch=4", &out, &err), 0) << err;
   EXPECT_NE(out.find("\"batch\": 4"), std::string::npos);
 }
+
+// Session 24: spaces around grid values and --zip names are dropped (`--grid "batch=1, 2"` was
+// refused for " 2"; `bench --batches "1, 2"` took it). By hand: the plan's two runs take
+// batch 1 with codec zvc and batch 2 with codec none.
+TEST(bad_input, s24_grid_values_lose_the_spaces_around_them) {
+  const std::string dir = std::string(::testing::TempDir()) + "cdma_s24_grid_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::string out, err;
+  ASSERT_EQ(cli("sweep --grid 'batch=1, 2' --grid 'codec= zvc ,none' --zip ' batch , codec' --network synthetic "
+                "--steps oracle --out " + dir + " --emit-slurm " + dir + ".sh",
+                &out, &err), 0) << err;
+  const auto plan = nlohmann::json::parse(slurp(dir + "/sweep.plan.json"));
+  ASSERT_EQ(plan["runs"].size(), 2u);
+  EXPECT_EQ(plan["runs"][0]["values"], (nlohmann::json{{"batch", "1"}, {"codec", "zvc"}}));
+  EXPECT_EQ(plan["runs"][1]["values"], (nlohmann::json{{"batch", "2"}, {"codec", "none"}}));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(dir + ".sh");
+}
