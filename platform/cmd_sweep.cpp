@@ -761,9 +761,18 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     // A child like the runs: an interrupt of the sweep is passed to it and waited for (it was
     // started through std::system and went on writing plots after the sweep had ended).
     int st = -1;
-    const std::string why = run_program({"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py",
-                                         dir + "/sweep.csv", dir + "/sweep"},
-                                        false, false, &st);
+    std::vector<std::string> argv = {"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py",
+                                     dir + "/sweep.csv", dir + "/sweep"};
+    // Axes whose 0 is a setting, not a quantity (cdma.xbar_bandwidth 0: unlimited): the
+    // plotter draws no line through such a 0 (it stood at x = 0, left of the slowest value).
+    for (const auto& a : plan["grid"]) {
+      const std::string name = a["name"].get<std::string>();
+      try {
+        if (zero_is_not_a_value(grid_param(name, "--grid"))) argv.push_back("--zero-not-a-value=grid:" + name);
+      } catch (const config_error&) {  // `preset` or an unknown name: not a parameter
+      }
+    }
+    const std::string why = run_program(argv, false, false, &st);
     if (st == 0)
       log << "plots written to " << printable(dir) << "/sweep.png and " << printable(dir) << "/sweep.svg\n";
     else if (st == 3)  // scripts/plot_sweep.py: a plot file cannot be written

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <functional>
+#include <regex>
 #include <sstream>
 #include "tlm/codec/codec.h"
 #include "tlm/core/quantity.h"
@@ -695,6 +696,18 @@ std::string param_name(const std::string& key, const std::string& where) {
     if (p.name == k) return k;
   apply_leaf(t, key, json(), where);  // throws the unknown-parameter message with its hints
   return k;
+}
+
+bool zero_is_not_a_value(const std::string& key) {
+  platform_config c;
+  const std::string k = strip_prefix(key);
+  for (const auto& p : table(c))
+    if (p.name == k) {
+      // The parameter's own description (the text of `config --list`) says what its 0 means.
+      static const std::regex zero_means(R"((^|[(;,:] ?)0( = |: | \())");
+      return std::regex_search(p.doc, zero_means);
+    }
+  return false;
 }
 
 std::string absolute_path(const std::string& p) {

@@ -54,6 +54,12 @@ nlohmann::json to_json(const platform_config& cfg);
 /// and pcie.lanes are one parameter). config_error "<where>: unknown parameter ..." if none.
 std::string param_name(const std::string& key, const std::string& where);
 
+/// True when parameter `key`'s value 0 is no quantity but a setting of its own, as its
+/// description in `config --list` says ("0 = auto: ...", "0: unlimited", "0 (the compression
+/// rate)"): cdma.xbar_bandwidth, the PCIe credits, the codec rates, gpu.kernel_outstanding...
+/// A plot must not place such a 0 on a numeric axis. False for an unknown key.
+bool zero_is_not_a_value(const std::string& key);
+
 /// Edit distance of `a` and `b` (insertions, deletions, substitutions, one each), letters
 /// compared case-insensitively and '-' as '_': for the "did you mean" of unknown names.
 std::size_t edit_distance(const std::string& a, const std::string& b);

@@ -6,8 +6,10 @@ OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-d
 Two forms: when a grid axis is numeric (every value a number, with one unit if any, e.g.
 `pcie.lanes=4,8,16` or `cdma.codec_bytes_per_cycle.zlib=32,16,8,4`) with at least 3 values,
 lines over that axis, one per combination of the other axes (at most MAX_SERIES), so that
-a crossover shows; else one group of bars per run. A codec rate axis holding 0 (which means
-the default rate, not a rate of 0) is drawn as bars."""
+a crossover shows; else one group of bars per run. An axis holding 0 where 0 is a setting, not
+a quantity (a codec rate's 0: the default rate; cdma.xbar_bandwidth's 0: unlimited), is drawn
+as bars: cdma-vp sweep names such columns with --zero-not-a-value=grid:NAME (repeatable, before
+or after the two paths), from the parameters' own descriptions."""
 import csv
 import math
 import os
@@ -68,17 +70,18 @@ def numeric(values):
     return (nums, units.pop()) if len(units) == 1 else None
 
 
-# Grid columns whose value 0 is no rate but "the default rate" (cdma.codec_bytes_per_cycle.<codec>:
-# 0 = cdma.unit_bytes_per_cycle; cdma.codec_decompression_bytes_per_cycle.<codec>: 0 = the
-# codec's compression rate). Drawn at x = 0 it looked like the fastest decoder (breaker s23 #5):
-# such a column with a 0 is not a line axis, and the bars label each row by its value as given.
-_DEFAULT_AT_ZERO = re.compile(r"(^|\.)codec_(decompression_)?bytes_per_cycle\.[^.]+$")
+# Grid columns whose value 0 is a setting, not a quantity (a codec rate's 0 is the default rate,
+# cdma.xbar_bandwidth's 0 is unlimited, gpu.kernel_outstanding's 0 is auto): given by cdma-vp
+# sweep (--zero-not-a-value). Drawn at x = 0 such a 0 looked like the fastest decoder (breaker
+# s23 #5) or the slowest crossbar: a column with a 0 is not a line axis, and the bars label
+# each row by its value as given.
+ZERO_NOT_A_VALUE = set()
 
 
 def zero_means_default(col, values):
-    """True when `col` (grid:NAME) is a rate whose 0 means a default rate and a value is 0."""
+    """True when `col` (grid:NAME) is one of ZERO_NOT_A_VALUE and one of `values` is 0."""
     n = numeric(values)
-    return bool(_DEFAULT_AT_ZERO.search(col[5:])) and n is not None and 0.0 in n[0]
+    return col in ZERO_NOT_A_VALUE and n is not None and 0.0 in n[0]
 
 
 def line_axis(rows, grid_cols):
@@ -194,8 +197,12 @@ def draw_bars(ok, grid_cols):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM")
+    flag = "--zero-not-a-value="
+    ZERO_NOT_A_VALUE.update(a[len(flag):] for a in sys.argv[1:] if a.startswith(flag))
+    paths = [a for a in sys.argv[1:] if not a.startswith(flag)]
+    if len(paths) != 2:
+        sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM [--zero-not-a-value=grid:NAME ...]")
+    sys.argv[1:] = paths
     # Before any work: a directory (or another non-file) where a plot goes cannot be replaced.
     for ext in ("png", "svg"):
         final = f"{sys.argv[2]}.{ext}"

@@ -105,13 +105,25 @@ class LinesBreak(unittest.TestCase):
 
 class DefaultAtZero(unittest.TestCase):
     """Breaker s23 #5: a codec rate of 0 means the default rate (the codec's compression rate, or
-    cdma.unit_bytes_per_cycle), not 0 B/cycle; drawn at x = 0 it looked like the fastest decoder."""
+    cdma.unit_bytes_per_cycle), not 0 B/cycle; drawn at x = 0 it looked like the fastest decoder.
+    Session 24: the same for every column cdma-vp sweep names with --zero-not-a-value (which
+    parameters those are is tested with the C++ zero_is_not_a_value())."""
 
-    def test_a_codec_rate_axis_holding_0_draws_bars(self):
-        for key in ("cdma.codec_decompression_bytes_per_cycle.zlib", "cdma.codec_bytes_per_cycle.zvc",
-                    "platform.cdma.codec_bytes_per_cycle.zlib"):
+    KEYS = ("cdma.codec_decompression_bytes_per_cycle.zlib", "cdma.codec_bytes_per_cycle.zvc",
+            "platform.cdma.codec_bytes_per_cycle.zlib", "cdma.xbar_bandwidth")
+
+    def setUp(self):
+        plot_sweep.ZERO_NOT_A_VALUE.update(f"grid:{k}" for k in self.KEYS)
+
+    def tearDown(self):
+        plot_sweep.ZERO_NOT_A_VALUE.clear()
+
+    def test_a_named_axis_holding_0_draws_bars(self):
+        for key in self.KEYS:
             r = grid_rows(**{key: ["0", "0.5", "1", "4", "16"]})
             self.assertIsNone(plot_sweep.line_axis(r, [f"grid:{key}"]), key)
+        r = grid_rows(**{"cdma.xbar_bandwidth": ["0 GB/s", "64 GB/s", "128 GB/s", "256 GB/s"]})
+        self.assertIsNone(plot_sweep.line_axis(r, ["grid:cdma.xbar_bandwidth"]))
 
     def test_the_same_axis_without_0_still_draws_lines(self):
         key = "cdma.codec_decompression_bytes_per_cycle.zlib"
@@ -119,12 +131,29 @@ class DefaultAtZero(unittest.TestCase):
         self.assertEqual(plot_sweep.line_axis(r, [f"grid:{key}"]), (f"grid:{key}", ""))
 
     def test_a_0_of_another_numeric_axis_is_a_number(self):
-        # cdma.unit_bytes_per_cycle has no default-at-0 meaning: 0 stays x = 0 (only the codec
-        # rate keys are read so).
         r = grid_rows(**{"gpu.something": ["0", "1", "2"]})
         self.assertEqual(plot_sweep.line_axis(r, ["grid:gpu.something"]), ("grid:gpu.something", ""))
         self.assertFalse(plot_sweep.zero_means_default("grid:cdma.unit_bytes_per_cycle", ["0", "1", "2"]))
-        self.assertTrue(plot_sweep.zero_means_default("grid:cdma.codec_bytes_per_cycle.rle", ["0.0", "8"]))
+        self.assertTrue(plot_sweep.zero_means_default("grid:cdma.codec_bytes_per_cycle.zvc", ["0.0", "8"]))
+
+    def test_the_flag_is_read_from_the_command_line(self):
+        # The two paths and the flags in any order; the flag names the CSV column.
+        import tempfile as tf
+        d = tf.mkdtemp()
+        csv_path = os.path.join(d, "s.csv")
+        with open(csv_path, "w") as f:
+            f.write("grid:cdma.xbar_bandwidth,status,oracle_s,vdnn_s,cdma_s,speedup\n")
+            for x, c in (("0", "0.0010"), ("64", "0.0014"), ("128", "0.0012"), ("256", "0.0011")):
+                f.write(f"{x},ok,0.0005,0.0018,{c},1.5\n")
+        plot_sweep.ZERO_NOT_A_VALUE.clear()
+        saved = sys.argv
+        sys.argv = ["plot_sweep.py", "--zero-not-a-value=grid:cdma.xbar_bandwidth", csv_path, os.path.join(d, "p")]
+        try:
+            plot_sweep.main()
+        finally:
+            sys.argv = saved
+        self.assertEqual(plot_sweep.ZERO_NOT_A_VALUE, {"grid:cdma.xbar_bandwidth"})
+        self.assertTrue(os.path.isfile(os.path.join(d, "p.png")))
 
 
 class LineFigure(unittest.TestCase):

@@ -812,3 +812,19 @@ TEST(config, compare_json_that_cannot_be_written_exits_3_naming_it) {
   EXPECT_EQ(rc, 3) << err;
   EXPECT_NE(err.find("--json /dev/full: write failed"), std::string::npos) << err;
 }
+
+// Session 24: the parameters whose 0 is a setting, not a quantity, read from their own
+// descriptions (config --list; the keys below picked by hand from that list); a sweep's plot draws no
+// line through their 0 (cdma.xbar_bandwidth=0 is unlimited, not the slowest crossbar).
+TEST(Config, s24_zero_is_not_a_value_for_the_parameters_that_say_so) {
+  using cdma::platform::zero_is_not_a_value;
+  for (const char* k : {"cdma.xbar_bandwidth", "platform.cdma.xbar_bandwidth", "gpu.kernel_outstanding",
+                        "gpu_mem.max_outstanding", "pcie.cpl_bytes", "pcie.ph_credits", "pcie.pd_credits",
+                        "pcie.nph_credits", "pcie.cplh_credits", "pcie.cpld_credits", "zero_run", "produce_ahead",
+                        "cdma.codec_bytes_per_cycle.zvc", "cdma.codec_bytes_per_cycle.raw",
+                        "cdma.codec_decompression_bytes_per_cycle.zlib"})
+    EXPECT_TRUE(zero_is_not_a_value(k)) << k;
+  for (const char* k : {"cdma.unit_bytes_per_cycle", "batch", "density", "pcie.lanes", "training_progress",
+                        "gpu_mem.controller_latency", "no.such.key", "preset"})
+    EXPECT_FALSE(zero_is_not_a_value(k)) << k;
+}
