@@ -485,7 +485,7 @@ std::vector<param> table(platform_config& c) {
       boolean("gpu.kernel_traffic", c.kernel_traffic,
               "issue the compute kernels' own DRAM traffic to GPU memory (contention with cDMA reads)"),
       bytes_p("gpu.kernel_request", c.kernel.request_bytes, 64, 1 << 30, "kernel traffic: bytes per request"),
-      integer("gpu.kernel_outstanding", c.kernel.max_outstanding, 0, 1 << 16, "kernel traffic, AT: requests in flight (0 = auto: 1 MiB in flight)"),
+      integer("gpu.kernel_outstanding", c.kernel.max_outstanding, 0, 1 << 16, "kernel traffic (LT and AT): requests in flight at most (0 = auto: 1 MiB in flight)"),
       // GPU memory
       bytes_p("gpu_mem.size", c.gpu_mem.size_bytes, 1 << 20, 1152921504606846976.0 /* 2^60 B = 1 EiB, printed "1048576 TiB" */, "GPU DRAM capacity"),
       rate_p("gpu_mem.peak_bandwidth", c.gpu_mem.peak_bandwidth_Bps, "peak GPU DRAM bandwidth (also the roofline's)"),

@@ -214,9 +214,22 @@ TEST(KernelTrafficPlatform, KernelBytesReachTheControllerAndRaiseUtilisation) {
     const std::uint64_t kb = s->kernel_bytes();
     // Exactly: each step waits for its kernels' traffic to drain before the next one starts.
     EXPECT_EQ(kb, expect) << s->result.config.label;
-    EXPECT_EQ(s->dram.kernel_late_bytes, 0u) << s->result.config.label;  // LT: open loop
+    EXPECT_LE(s->dram.kernel_late_slot_bytes, s->dram.kernel_late_bytes) << s->result.config.label;
     EXPECT_EQ(s->dram_layers.size(), on.net.layers.size());
   }
+  // Since session 24 LT keeps at most 16 requests of 64 KiB in flight, as AT (before: open
+  // loop, late bytes 0 by construction). Alone on the DRAM (the oracle step) the kernels never
+  // wait for a slot: a memory-bound kernel asks for the roofline's 336 GB/s x 0.8 = 268.8 GB/s,
+  // one request every 65536 B / 268.8 GB/s = 243.8 ns, longer than the 206.74 ns the 12
+  // channels take per request with refresh (KernelTrafficLt below): no backlog builds up and
+  // at most a couple of requests are in flight.
+  // (In the vDNN and cDMA steps LT counts late bytes AT does not, 9.2 and 4.3 MB of 51.4 MB
+  // with AT's 0: the engine books a descriptor's GPU DRAM writes microseconds ahead and the LT
+  // DRAM's gap_server keeps only the 8 latest gaps and puts an access whole into one, so
+  // kernel requests wait behind them;
+  // docs/memory.md "Traffic behind schedule". Not asserted: a known LT gap, not the design.)
+  EXPECT_EQ(on.oracle.dram.kernel_late_bytes, 0u);
+  EXPECT_EQ(on.oracle.dram.kernel_max_lag, 0u);
   EXPECT_GT(on.oracle.dram.utilisation, 0.0);
   EXPECT_EQ(off.oracle.dram.utilisation, 0.0);
   EXPECT_GT(on.cdma.dram.utilisation, off.cdma.dram.utilisation);
@@ -281,31 +294,92 @@ TEST(KernelTrafficAt, TrafficBehindItsKernelIsCountedLateAndDrained) {
   EXPECT_EQ(b.mem.dram_stats().violations, 0u);
 }
 
-// LT is open loop: every request starts at its planned time, nothing is late, and the
-// traffic is idle once the issuing thread has gone through the kernel.
-TEST(KernelTrafficLt, NothingIsLateAndWaitIdleReturns) {
+// LT keeps at most outstanding() requests in flight, as AT does (session 24; until then LT was
+// open loop: every request at its planned time, nothing ever late, test
+// KernelTrafficLt.NothingIsLateAndWaitIdleReturns). The AT job above, in LT: 64 requests of
+// 64 KiB due at 31.25 ns x k, 16 in flight. The LT DRAM serves them back to back (the first
+// 16 arrive faster than it delivers): one request occupies each of the 12 channels for 1024 /
+// 12 chunks x 2 bursts x 1142.857 ps = 195.05 ns, 206.74 ns with the refresh availability
+// 3413 / 3220, so request j answers at about c + (j + 1) x 206.74 ns (c: the ACT chain, CL,
+// burst and the 10 ns controller latency, a few tens of ns). Request k >= 16 starts at
+// max(31.25 ns x k, response of k - 16) = c + (k - 15) x 206.74 ns once that is the later
+// (k >= 18). It is late when that is after the kernel's end, 2 us: k - 15 >= 10 (c + 9 x
+// 206.74 = 1.86 us + c, c + 10 x 206.74 = 2.07 us + c), so k = 25 .. 63, 39 requests =
+// 39 x 64 KiB = 2.4375 MiB, every one after a wait for a slot. The last starts at the response
+// of request 47, c + 48 x 206.74 ns = 9.92 us + c, planned at 63 x 31.25 ns = 1.97 us: lag
+// 7.95 us + c. The last response (request 63), c + 64 x 206.74 = 13.23 us + c, is when
+// wait_idle() returns; never before 4 MiB / 336 GB/s = 12.48 us.
+namespace {
+
+struct late_job {
+  bool idle_before = true;
+  ps_t idle_at = 0, lag = 0;
+  std::uint64_t late = 0, late_slot = 0, bytes = 0, checker = 0, dram = 0;
+};
+
+late_job run_late_job(bool at) {
   cdma::test::reset_systemc_context();
+  sc_report_handler::set_actions(protocol_checker::msg_type, SC_ERROR, SC_DISPLAY);
   kernel_traffic_params kp;
+  kp.approximately_timed = at;
   kp.base = 1ull << 30;
   kernel_bench b(kp);
   struct starter : sc_module {
     kernel_traffic& g;
-    bool done = false;
+    late_job r;
     SC_HAS_PROCESS(starter);
     starter(sc_module_name n, kernel_traffic& k) : sc_module(n), g(k) { SC_THREAD(run); }
     void run() {
       g.start_kernel(2'000'000, kernel_bytes{3 * MiB, 1 * MiB});
-      wait(2'000'000, SC_PS);
+      wait(2'000'000, SC_PS);  // the kernel ends
+      r.idle_before = g.idle();
       g.wait_idle();
-      done = true;
+      r.idle_at = now_ps();
     }
   } s("starter", b.gen);
   sc_start();
-  EXPECT_TRUE(s.done);
-  EXPECT_EQ(b.gen.late_bytes(), 0u);
-  EXPECT_EQ(b.gen.max_lag_ps(), 0u);
-  EXPECT_EQ(b.gen.bytes_read() + b.gen.bytes_written(), 4 * MiB);
-  EXPECT_EQ(b.mem.dram_stats().violations, 0u);
+  late_job r = s.r;
+  r.late = b.gen.late_bytes();
+  r.late_slot = b.gen.late_slot_bytes();
+  r.lag = b.gen.max_lag_ps();
+  r.bytes = b.gen.bytes_read() + b.gen.bytes_written();
+  r.checker = b.chk.violations();
+  r.dram = b.mem.dram_stats().violations;
+  return r;
+}
+
+}  // namespace
+
+TEST(KernelTrafficLt, TrafficBehindItsKernelIsCountedLateAsInAt) {
+  const late_job lt = run_late_job(false);
+  EXPECT_EQ(lt.bytes, 4 * MiB);  // all of it, none lost
+  EXPECT_EQ(lt.late, 39 * 64 * KiB);
+  EXPECT_EQ(lt.late_slot, lt.late);
+  // 7.95 us + c, c the latency part (~35 ns: tRCD + CL + burst + 10 ns) plus up to one REF
+  // more or less than the average stretch in the span (the refreshes fall as discrete REFs of
+  // tRP + tRFC = 122 ns): c in [0, 160 ns]. Measured 8.080 us (c = 130 ns).
+  EXPECT_GE(lt.lag, 7'950'000u);
+  EXPECT_LE(lt.lag, 7'950'000u + 160'000u);
+  EXPECT_GE(lt.idle_at, 12'480'000u);
+  EXPECT_LE(lt.idle_at, 13'230'000u + 160'000u);  // measured 13.363 us
+  EXPECT_TRUE(!lt.idle_before);
+  EXPECT_EQ(lt.checker, 0u);
+  EXPECT_EQ(lt.dram, 0u);
+  // The same job in AT (test above: 38 .. 48 requests late; measured 42, lag 9.04 us). Both
+  // keep 16 requests in flight on a DRAM of the same rate; they differ in when a request
+  // answers: LT serves the requests in order, AT's FR-FCFS scheduler may serve bursts of the
+  // other 15 in flight first, so an AT slot frees up to 15 x 206.74 ns = 3.10 us later (never
+  // more: by then the DRAM has served all 16). Every later start can shift by as much, so
+  // the late requests differ by at most 3.10 us / 206.74 ns = 15 and the lags by 3.10 us +
+  // one REF (measured: 3 requests, 0.96 us; the open-loop LT of before, 0 late against AT's
+  // 42, is far outside).
+  const late_job at = run_late_job(true);
+  EXPECT_EQ(at.bytes, 4 * MiB);
+  EXPECT_GT(lt.late, 0u);
+  EXPECT_LE(std::max(lt.late, at.late) - std::min(lt.late, at.late), 15 * 64 * KiB)
+      << "LT " << lt.late << " B, AT " << at.late << " B";
+  EXPECT_LE(std::max(lt.lag, at.lag) - std::min(lt.lag, at.lag), 3'101'100u + 122'000u)
+      << "LT " << lt.lag << " ps, AT " << at.lag << " ps";
 }
 
 // AT platform with small requests and one request in flight: the kernels' traffic falls far
@@ -342,6 +416,33 @@ TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerSte
   // The header says which timing mode ran, and that the protocol checkers were on.
   EXPECT_NE(text.find("runtime    : AT (approximately timed, base-protocol checkers), vDNN policy all"),
             std::string::npos) << text;
+}
+
+// The same job in LT (session 24): LT keeps the same single request in flight, so its model
+// counts late bytes too, but an LT run reports neither them nor the WARNING (LT overstates them
+// while the engine transfers: docs/memory.md "Traffic behind schedule"); the drain is reported.
+TEST(KernelTrafficPlatform, LtLeavesLateTrafficOutOfTheReport) {
+  cdma::test::reset_systemc_context();
+  cdma::platform::platform_config c = cdma::platform::platform_config{};
+  c.network = "fmnist_cnn";
+  c.batch = 8;
+  c.kernel_traffic = true;
+  c.kernel.request_bytes = 4 * KiB;
+  c.kernel.max_outstanding = 1;
+  const auto one = cdma::platform::run(c);
+  EXPECT_TRUE(one.ok());
+  for (const auto* s : {&one.oracle, &one.vdnn, &one.cdma})
+    EXPECT_GT(s->dram.kernel_late_bytes, 0u) << s->result.config.label;  // the model's count
+  std::ostringstream os;
+  cdma::platform::print_summary(os, one);
+  EXPECT_EQ(os.str().find("fell behind the kernels"), std::string::npos) << os.str();
+  bool drain = false;
+  for (const auto& st : cdma::platform::collect_stats(one)) {
+    EXPECT_EQ(st.name.find("kernel_late_bytes"), std::string::npos) << st.name;
+    EXPECT_EQ(st.name.find("kernel_max_lag"), std::string::npos) << st.name;
+    drain |= st.name == "dram.cdma.kernel_drain";
+  }
+  EXPECT_TRUE(drain);
 }
 
 // ---- LT: kernel traffic charged at its own time, not a quantum ahead (2026-12-01) --------

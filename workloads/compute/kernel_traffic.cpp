@@ -143,10 +143,21 @@ void kernel_traffic::prepare(tlm_generic_payload& p, bool write, std::uint64_t l
 
 void kernel_traffic::issue(bool write, std::uint64_t len, ps_t at, ps_t kernel_end) {
   if (!p_.approximately_timed) {
+    // At most outstanding() requests in flight, as in AT: the request starts at its planned
+    // time, or now, or (when the limit is reached) at the earliest response of those in
+    // flight, whichever is latest. Without the limit a backlog the DRAM cannot carry would
+    // grow without bound and every engine access booked after it would wait behind it all.
+    ps_t start = std::max(at, now_ps());
+    bool slot_wait = false;
+    for (;;) {
+      while (!lt_responses_.empty() && lt_responses_.top() <= start) lt_responses_.pop();
+      if (lt_responses_.size() < p_.outstanding()) break;
+      start = lt_responses_.top();  // a slot frees when that response arrives
+      slot_wait = true;
+    }
     prepare(lt_trans_, write, len);
-    // Open loop: the request starts at its planned time (or now, if later).
-    note_issue(len, at, std::max(at, now_ps()), kernel_end, false);
-    issue_lt(lt_trans_, at);
+    note_issue(len, at, start, kernel_end, slot_wait);
+    issue_lt(lt_trans_, start);
     return;
   }
   // AT: wait for the planned time, a free slot and the request phase (exclusion rule).
@@ -169,8 +180,9 @@ void kernel_traffic::issue(bool write, std::uint64_t len, ps_t at, ps_t kernel_e
 }
 
 void kernel_traffic::issue_lt(tlm_generic_payload& p, ps_t at) {
-  // Open-loop: the request starts at its planned time; the response time only feeds the
-  // statistics. The thread waits for that time instead of running ahead by up to a quantum:
+  // The request starts at `at` (its planned time, or later when outstanding() requests were
+  // in flight: issue()); its response time frees its slot. The thread waits for that time
+  // instead of running ahead by up to a quantum:
   // the LT DRAM books accesses first come, first served (dram_system::lt_access), so a
   // request booked ahead of its time would delay every access of the engine booked after
   // it, even one due earlier. Booked at its own time, a kernel request delays only accesses
@@ -178,6 +190,7 @@ void kernel_traffic::issue_lt(tlm_generic_payload& p, ps_t at) {
   if (at > now_ps()) wait(to_sc(at) - sc_core::sc_time_stamp());
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
   gpu_mem->b_transport(p, d);
+  lt_responses_.push(now_ps(d));
   finish(p, now_ps(d));
 }
 

@@ -5,9 +5,10 @@
 // platform), the kernel's read and write bytes (kernel_bytes: the roofline's per-layer DRAM
 // bytes, workloads/compute/roofline.h) are cut into requests of request_bytes and issued at
 // evenly spaced times over the kernel's compute time, reads and writes interleaved in
-// proportion. The traffic is open-loop (a GPU keeps many requests in flight; the kernel time
-// is the roofline's, not stretched by the memory's answer), so an oversubscribed DRAM shows
-// up as queueing for every initiator, the cDMA engine included.
+// proportion. The kernel time is the roofline's, not stretched by the memory's answer; the
+// traffic keeps at most outstanding() requests in flight (a GPU keeps many, not unboundedly
+// many), so an oversubscribed DRAM shows up as queueing for every initiator, the cDMA engine
+// included, and as kernel requests issued behind their schedule (late_bytes()).
 //
 // Every transaction carries dram_initiator_ext{initiator_id} so gpu_memory_controller keeps
 // the kernels' statistics apart from the engine's (the engine's transactions carry no
@@ -15,9 +16,12 @@
 // in its first half, writes in its second) placed where no functional data lives; the bytes
 // are real transactions (the controller moves data), their content is meaningless.
 //
-// LT (default): b_transport, each request when the simulation reaches its planned issue time
-// (not up to a quantum ahead: the LT DRAM serves bookings in call order, so a request booked
-// early would delay engine accesses due before it; docs/memory.md "LT and the quantum");
+// LT (default): b_transport, each request when the simulation reaches its start time (not up
+// to a quantum ahead: the LT DRAM serves bookings in call order, so a request booked early
+// would delay engine accesses due before it; docs/memory.md "LT and the quantum"): its planned
+// time, or, once outstanding() requests are in flight, the earliest of their response times
+// (a min-heap of the LT responses; since session 24, as AT's request limit: before, LT was
+// open loop and a backlog the DRAM could not carry grew without bound);
 // wait_idle() also waits for the last LT response. AT (params.approximately_timed): 4-phase
 // nb_transport_fw with pooled payloads, up to max_outstanding requests in flight, request
 // exclusion rule, END_REQ / BEGIN_RESP through a PEQ (Accellera at_initiator shape).
@@ -27,6 +31,8 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <queue>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -88,7 +94,7 @@ struct kernel_traffic_params {
   unsigned initiator_id = 1;
   /// false: LT (b_transport + quantum keeper); true: AT (4-phase nb_transport).
   bool approximately_timed = false;
-  /// AT: requests in flight at most; 0 (default) = auto: enough requests to keep
+  /// Requests in flight at most (AT and LT); 0 (default) = auto: enough requests to keep
   /// auto_bytes_in_flight in flight, i.e. max(16, ceil(1 MiB / request_bytes)) (16 with the
   /// default 64 KiB requests; 4,096 with 256 B requests). Model choice: 1 MiB in flight
   /// covers 268 GB/s (Titan X roofline DRAM bandwidth) x ~4 us of latency; with a fixed
@@ -132,9 +138,10 @@ public:
   /// all of its kernels' traffic and the next step starts on idle memory.
   void wait_idle();
   /// Bytes of requests issued after their kernel had ended (kernel start + duration): the
-  /// traffic fell behind its schedule. In LT requests start at their planned times, so this
-  /// stays 0; in AT it grows when max_outstanding requests in flight cannot carry the
-  /// roofline's DRAM bandwidth. Cumulative since construction.
+  /// traffic fell behind its schedule. It grows (in LT and AT) when outstanding() requests in
+  /// flight cannot carry the roofline's DRAM bandwidth, or the DRAM cannot deliver it. LT
+  /// overstates it while the cDMA engine books GPU DRAM writes ahead (docs/memory.md "Traffic
+  /// behind schedule"). Cumulative since construction.
   std::uint64_t late_bytes() const { return late_bytes_; }
   /// Of late_bytes(), those of requests that had waited for a free slot (outstanding()
   /// requests in flight): the limit, not the memory's backpressure, held them back.
@@ -169,6 +176,8 @@ private:
   ps_t last_response_ = 0;
   std::uint64_t late_bytes_ = 0, late_slot_bytes_ = 0;
   ps_t max_lag_ = 0;
+  // LT: response times of the requests issued so far that may still be in flight (min-heap).
+  std::priority_queue<ps_t, std::vector<ps_t>, std::greater<ps_t>> lt_responses_;
   // AT
   payload_pool pool_;
   tlm_utils::peq_with_cb_and_phase<kernel_traffic> peq_;
