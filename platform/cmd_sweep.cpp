@@ -786,8 +786,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
 
 /// A word left for the runs that is no run option but a sweep option mistyped or abbreviated
 /// (`--gird a=1` said "no --grid given"; `--emit x.sh` ran the sweep): throws config_error
-/// naming the sweep option meant, by parse_command_words()'s rule over the sweep's and the
-/// runs' options together. Other words are left to the runs' parser (check_config()).
+/// naming the sweep option meant (guess_option() over the sweep's and the runs' options
+/// together). Other words are left to the runs' parser (check_config()).
 void refuse_near_sweep_option(const std::string& word) {
   const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
   config_options o;
@@ -798,27 +798,12 @@ void refuse_near_sweep_option(const std::string& word) {
   if (name.empty() || d.find_nothrow(name, false)) return;
   const std::vector<std::string> own = {"grid", "zip", "out", "jobs", "emit-slurm", "merge", "no-plot"};
   std::vector<std::string> all = own;
-  for (const auto& opt : d.options())
-    if (!opt->long_name().empty()) all.push_back(opt->long_name());
-  auto is_own = [&](const std::string& n) { return std::find(own.begin(), own.end(), n) != own.end(); };
-  std::vector<std::string> begun;
-  std::string nearest;
-  std::size_t nearest_d = 3;
-  for (const auto& n : all) {
-    if (n.rfind(name, 0) == 0) begun.push_back(n);
-    const std::size_t dist = edit_distance(name, n);
-    if (dist < nearest_d) nearest_d = dist, nearest = n;
-  }
-  const std::string word_named = "unrecognised option '--" + name + "'";
-  if (!begun.empty()) {
-    if (std::none_of(begun.begin(), begun.end(), is_own)) return;
-    if (begun.size() == 1)
-      throw config_error(word_named + " (did you mean '--" + begun[0] + "'? options are not abbreviated)");
-    std::string list;
-    for (const auto& n : begun) list += " --" + n;
-    throw config_error(word_named + " (options are not abbreviated; those beginning so:" + list + ")");
-  }
-  if (!nearest.empty() && is_own(nearest)) throw config_error(word_named + " (did you mean '--" + nearest + "'?)");
+  for (const auto& opt : d.options()) all.push_back(opt->long_name());
+  const option_guess g = guess_option(name, all);
+  const bool names_own = std::any_of(g.names.begin(), g.names.end(), [&](const std::string& n) {
+    return std::find(own.begin(), own.end(), n) != own.end();
+  });
+  if (names_own) throw config_error("unrecognised option '--" + name + "'" + option_hint(g));
 }
 
 int sweep_command(const std::vector<std::string>& args) {

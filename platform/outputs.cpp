@@ -40,6 +40,30 @@ extern char** environ;
 namespace cdma::platform {
 
 // ---- command words ------------------------------------------------------------------------
+option_guess guess_option(const std::string& word, const std::vector<std::string>& names) {
+  option_guess g;
+  std::string nearest;
+  std::size_t nearest_d = 3;  // within two edits
+  for (const auto& n : names) {
+    if (n.empty()) continue;
+    if (!word.empty() && n.rfind(word, 0) == 0) g.names.push_back(n);
+    const std::size_t d = edit_distance(word, n);
+    if (d < nearest_d) nearest_d = d, nearest = n;
+  }
+  g.abbreviated = !g.names.empty();
+  if (!g.abbreviated && !nearest.empty()) g.names.push_back(nearest);
+  return g;
+}
+
+std::string option_hint(const option_guess& g) {
+  if (g.names.empty()) return "";
+  if (!g.abbreviated) return " (did you mean '--" + g.names[0] + "'?)";
+  if (g.names.size() == 1) return " (did you mean '--" + g.names[0] + "'? options are not abbreviated)";
+  std::string hint = " (options are not abbreviated; those beginning so:";
+  for (const auto& n : g.names) hint += " --" + n;
+  return hint + ")";
+}
+
 po::parsed_options parse_command_words(const std::vector<std::string>& args, const po::options_description& d,
                                        const po::positional_options_description& positional) {
   namespace style = po::command_line_style;
@@ -54,25 +78,9 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
     const auto eq = given.find('=');
     if (eq != std::string::npos) given.erase(eq);
     if (given.rfind("--", 0) != 0) throw;
-    const std::string word = given.substr(2);
-    std::vector<std::string> begun;  // options `word` begins (an abbreviation)
-    std::string nearest;
-    std::size_t nearest_d = 3;
-    for (const auto& o : d.options()) {
-      const std::string& name = o->long_name();
-      if (name.empty()) continue;
-      if (!word.empty() && name.rfind(word, 0) == 0) begun.push_back(name);
-      const std::size_t dist = edit_distance(word, name);
-      if (dist < nearest_d) nearest_d = dist, nearest = name;
-    }
-    std::string hint;
-    if (begun.size() == 1) hint = " (did you mean '--" + begun[0] + "'? options are not abbreviated)";
-    else if (begun.size() > 1) {
-      hint = " (options are not abbreviated; those beginning so:";
-      for (const auto& n : begun) hint += " --" + n;
-      hint += ")";
-    } else if (!nearest.empty()) hint = " (did you mean '--" + nearest + "'?)";
-    throw po::error(std::string(e.what()) + hint);
+    std::vector<std::string> names;
+    for (const auto& o : d.options()) names.push_back(o->long_name());
+    throw po::error(std::string(e.what()) + option_hint(guess_option(given.substr(2), names)));
   }
 }
 

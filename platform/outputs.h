@@ -22,12 +22,24 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// The options an unknown option word (without its "--") most likely meant, among `names`
+/// (long option names): every one the word begins (an abbreviation), else the nearest within
+/// two edits (edit_distance(); the first on a tie), else none.
+struct option_guess {
+  std::vector<std::string> names;
+  bool abbreviated = false;  ///< names are the options the word begins
+};
+option_guess guess_option(const std::string& word, const std::vector<std::string>& names);
+/// The guess as a message's tail: " (did you mean '--batch'? options are not abbreviated)",
+/// " (options are not abbreviated; those beginning so: --config --codec)", " (did you mean
+/// '--grid'?)", or "" for none.
+std::string option_hint(const option_guess& g);
+
 /// Parses a sub-command's words with `d` (boost's default style without abbreviations: `--bat 4`
 /// was taken as --batch 4, so a script's short form would change meaning, or stop working, when
 /// an option is added; `bench` and `analyze` never took them) and `positional` (default: none,
 /// every stray word refused). Throws boost::program_options::error; an unknown option's message
-/// names the option it most likely meant: the only one it begins (an abbreviation), else the
-/// nearest name within edit distance 2.
+/// ends in option_hint(guess_option()).
 boost::program_options::parsed_options parse_command_words(
     const std::vector<std::string>& args, const boost::program_options::options_description& d,
     const boost::program_options::positional_options_description& positional = {});
