@@ -107,6 +107,13 @@ __attribute__((always_inline)) inline void channel::dequeue(bank_state& b, std::
 }
 
 __attribute__((always_inline)) inline void channel::refresh_candidate(unsigned flat) {
+  refresh_candidate_after<command::REF>({bg_of(flat), flat});
+}
+
+template <command After>
+__attribute__((always_inline)) inline void channel::refresh_candidate_after(
+    timing_checker::bank_at at) {
+  const unsigned flat = at.flat;
   const bank_state& b = bank(flat);
   const std::uint32_t qi = qi_of(b);
   soa_qi_[flat] = qi;
@@ -116,38 +123,52 @@ __attribute__((always_inline)) inline void channel::refresh_candidate(unsigned f
     return;
   }
   const slot& q = pool_[qi];
-  command cmd;
-  if (!b.open) cmd = command::ACT;
-  else if (b.open_row == q.row) cmd = q.write ? command::WR : command::RD;
-  else cmd = command::PRE;
-  const bool col = cmd == command::RD || cmd == command::WR;
-  const std::uint64_t key = (col ? 0 : (1ull << 63)) | (q.seq << kKeyAge) |
-                            (std::uint64_t{flat} << kKeyBank) | (2 * static_cast<std::uint64_t>(cmd));
-  soa_key()[flat] = key ^ kKeyFlip;  // signed order = the keys' unsigned order
-  soa_local()[flat] = chk_.bank_local(cmd, bg_of(flat), ba_of(flat), q.arrival);
+  // The key: (not a column command) << 63 | age << kKeyAge | bank << kKeyBank | 2 x command,
+  // stored with its top bit flipped (signed order = the keys' unsigned order).
+  const std::uint64_t common = (q.seq << kKeyAge) | (std::uint64_t{flat} << kKeyBank);
+  auto set = [&](std::uint64_t cmd_bits, ps_t local) {
+    soa_key()[flat] = (common | cmd_bits) ^ kKeyFlip;
+    soa_local()[flat] = local;
+  };
+  constexpr std::uint64_t row_cmd = 1ull << 63;
+  constexpr auto bits = [](command c) { return 2 * static_cast<std::uint64_t>(c); };
+  // Right after a PRE the bank is closed: an ACT. Right after an ACT the candidate is the
+  // request the row was opened for (the oldest to that row: a column command); that is
+  // checked here, not assumed. Otherwise (or if not) the command from the bank state.
+  if (After == command::PRE || !b.open) {
+    set(row_cmd | bits(command::ACT), chk_.bank_local_as<command::ACT>(at, q.arrival));
+  } else if (b.open_row == q.row) {
+    // RD or WR (the same bank-local rules); bits(WR) = bits(RD) + 2.
+    set(bits(command::RD) + 2 * std::uint64_t{q.write},
+        chk_.bank_local_as<command::RD>(at, q.arrival));
+  } else {
+    set(row_cmd | bits(command::PRE), chk_.bank_local_as<command::PRE>(at, q.arrival));
+  }
 }
 
-__attribute__((always_inline)) inline void channel::update_group(command cmd, unsigned flat,
-                                                                  ps_t t) {
+template <command C>
+__attribute__((always_inline)) inline void channel::update_group(unsigned bg, ps_t t) {
   // bank_local() is a max of terms; the group term (gr.act + tRRD_L for ACT, gr.col + tCCD_L
   // for RD/WR) is the only one a command to another bank of the group changes, and it rises
   // to t + that timing (commands issue in time order), so max() with it is the new value.
   // Branch-free over the group: per candidate command the bound it receives (0: none, for
   // PRE and for the other command class). No bank needs to be skipped: an idle bank keeps
   // kIdle (every bound is far below it), a dirty bank is recomputed before its next use
-  // (pick_requests()), and the issued bank `flat` is recomputed by issue() right after.
-  const bool col = cmd == command::RD || cmd == command::WR;
-  if (!col && cmd != command::ACT) return;
+  // (pick_requests()), and the issued bank is recomputed by issue() right after.
+  static_assert(C == command::ACT || C == command::RD || C == command::WR,
+                "only ACT and column commands change a group rule");
+  constexpr bool col = C != command::ACT;
   const ps_t bound = t + (col ? tCCD_L_ps_ : tRRD_L_ps_);
-  const ps_t tab[4] = {col ? 0 : bound, 0, col ? bound : 0, col ? bound : 0};
+  const ps_t act_bound = col ? 0 : bound, col_bound = col ? bound : 0;
   const unsigned bpg = bpg_;
-  const unsigned g0 = flat - ba_of(flat);
+  const unsigned g0 = bg * bpg;  // the group's first bank
 #ifdef CDMA_DRAM_PICK_AVX2
   if (avx2_ && bpg == 4) {  // g0 is a multiple of 4: one vector, inside the padded arrays
-    raise_group4_avx2(g0, tab[0], tab[2]);
+    raise_group4_avx2(g0, act_bound, col_bound);
     return;
   }
 #endif
+  const ps_t tab[4] = {act_bound, 0, col_bound, col_bound};
   std::uint64_t* lp = soa_local() + g0;
   const std::uint64_t* kp = soa_key() + g0;
   for (unsigned i = 0; i < bpg; ++i) lp[i] = std::max(lp[i], tab[key_cmd(kp[i])]);
@@ -519,59 +540,66 @@ void channel::pick_after_submit(unsigned flat) {
 }
 
 __attribute__((always_inline)) inline void channel::issue(const choice& c) {
-  const unsigned bg = bg_of(c.bank), ba = ba_of(c.bank);
-  chk_.record_issue(c.cmd, bg, ba, c.time,
-                    c.qi == kNone ? c.not_before : pool_[c.qi].arrival);
+  // One branch on the command, then straight-line code for it (checker, bounds, bank state).
+  dispatch_command(c.cmd, [&](auto k) { issue_as<decltype(k)::value>(c); });
+}
+
+template <command C>
+__attribute__((always_inline)) inline void channel::issue_as(const choice& c) {
+  // (Copies: `c` is a member of this channel, which the stores below could alias.)
+  const ps_t t = c.time;
+  const unsigned flat = c.bank;
+  const std::uint32_t qi = c.qi;
+  const timing_checker::bank_at at{bg_of(flat), flat};
+  // ACT, RD and WR are always a request's command; PRE may be a refresh / closed-page one.
+  const ps_t not_before =
+      (C == command::PRE || C == command::REF) && qi == kNone ? c.not_before : pool_[qi].arrival;
+  chk_.record_issue_as<C>(at, t, not_before);
   // The channel-wide bounds: raised by the terms this command changed (cb_ is valid here:
   // a pick chose the command).
-  if (cb_valid_) chk_.raise_channel_wide(cb_, c.cmd);
-  bank_state& b = bank(c.bank);
+  if (cb_valid_) chk_.raise_channel_wide_as<C>(cb_, t);
+  bank_state& b = bank(flat);
   // Bank-local bounds change for this bank (all rules) and, after ACT (tRRD_L) or a column
   // command (tCCD_L), for the banks of its group.
-  if (c.cmd != command::REF) update_group(c.cmd, c.bank, c.time);
-  switch (c.cmd) {
-    case command::ACT: {
-      slot& q = pool_[c.qi];
-      b.open = true;
-      b.open_row = q.row;
-      q.activated = true;
-      ++misses_;
-      // A closed bank has no row hit (hit == kNone), so its candidate is its oldest request
-      // (the head, both schedulers): that request is then the oldest one to the open row.
-      if (c.qi == b.head) b.hit = c.qi;
-      else rescan(b);
-      break;
-    }
-    case command::PRE:
-      b.open = false;
-      b.hit = kNone;
-      break;
-    case command::REF:
-      ref_due_ += refi_;
-      break;
-    case command::RD:
-    case command::WR: {
-      slot& q = pool_[c.qi];
-      hits_ += (q.left == q.bursts) & !q.activated;  // (bitwise: no data-dependent branch)
-      if (--q.left == 0) {
-        if (done_pf_base_) __builtin_prefetch(done_pf_base_ + (q.tag << done_pf_shift_));
-        done_.push_back({q.tag, c.time + (c.cmd == command::RD ? rd_done_ : wr_done_),
-                         q.bursts, q.write});
-        dequeue(b, c.qi);
-        --queued_;
-        rescan(b);
-        break;
-      }
+  if constexpr (C == command::ACT || C == command::RD || C == command::WR)
+    update_group<C>(at.group, t);
+  if constexpr (C == command::REF) {
+    ref_due_ += refi_;
+    cached_ = false;
+    return;
+  } else if constexpr (C == command::ACT) {
+    slot& q = pool_[qi];
+    b.open = true;
+    b.open_row = q.row;
+    q.activated = true;
+    ++misses_;
+    // A closed bank has no row hit (hit == kNone), so its candidate is its oldest request
+    // (the head, both schedulers): that request is then the oldest one to the open row.
+    if (qi == b.head) b.hit = qi;
+    else rescan(b);
+  } else if constexpr (C == command::PRE) {
+    b.open = false;
+    b.hit = kNone;
+  } else {  // RD, WR
+    slot& q = pool_[qi];
+    hits_ += (q.left == q.bursts) & !q.activated;  // (bitwise: no data-dependent branch)
+    if (--q.left == 0) {
+      if (done_pf_base_) __builtin_prefetch(done_pf_base_ + (q.tag << done_pf_shift_));
+      done_.push_back({q.tag, t + (C == command::RD ? rd_done_ : wr_done_), q.bursts, q.write});
+      dequeue(b, qi);
+      --queued_;
+      rescan(b);
+    } else {
       // Bursts left: the bank's candidate is the same request and command (same queue, same
       // open row, same row hit), with the same key; only its bank-local time changed.
-      soa_local()[c.bank] = chk_.bank_local(c.cmd, bg, ba, q.arrival);
+      soa_local()[flat] = chk_.bank_local(C, at, q.arrival);
       cached_ = false;
       return;
     }
   }
   // The issued bank's candidate (all its bank-local rules changed), computed now rather than
   // at the next pick: nothing changes the bank or the checker in between.
-  if (c.cmd != command::REF) refresh_candidate(c.bank);
+  refresh_candidate_after<C>(at);
   cached_ = false;
 }
 

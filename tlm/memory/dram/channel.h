@@ -205,6 +205,9 @@ private:
     return (sched_ == scheduler::fcfs || b.hit == kNone) ? b.head : b.hit;
   }
   void refresh_candidate(unsigned flat);
+  /// refresh_candidate() of bank `at` right after command `After` was issued to it (what that
+  /// command left in the bank state is then known at compile time; REF: nothing known).
+  template <command After> void refresh_candidate_after(timing_checker::bank_at at);
   /// refresh_candidate() of every dirty bank.
   __attribute__((noinline)) void refresh_dirty();
   /// The reference FR-FCFS pick: one pass over every bank's candidate; returns the minimum
@@ -232,10 +235,10 @@ private:
     dirty_[flat >> 6] |= 1ull << (flat & 63u);
     dirty_any_ = true;
   }
-  /// A command `cmd` issued at `t` to bank `flat`: raises the bank-local times of the banks
-  /// of its group by the group rule it changed (branch-free over the whole group; the caller
-  /// recomputes `flat`'s candidate afterwards).
-  void update_group(command cmd, unsigned flat, ps_t t);
+  /// A command C (ACT, RD, WR) issued at `t` to a bank of group `bg`: raises the bank-local
+  /// times of the banks of the group by the group rule it changed (branch-free over the whole
+  /// group; the caller recomputes the issued bank's candidate afterwards).
+  template <command C> void update_group(unsigned bg, ps_t t);
   void rescan(bank_state& b);
   /// Appends a request to bank b's queue (a slot from the pool); returns its slot.
   std::uint32_t enqueue(bank_state& b, const request& r);
@@ -293,6 +296,8 @@ private:
   /// possible (the other banks' candidates and the channel-wide bounds are unchanged).
   void pick_after_submit(unsigned flat);
   void issue(const choice& c);
+  /// issue() of a command known at compile time (issue() branches once on the command).
+  template <command C> void issue_as(const choice& c);
   // Bank group and bank of a flat bank index: a multiplication by the reciprocal, exact for
   // every flat index < 256 (checked in the constructor); no division, and no table line to
   // load for a channel whose state is not in the cache.

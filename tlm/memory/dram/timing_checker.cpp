@@ -51,7 +51,25 @@ timing_checker::timing_checker(const dram_spec& spec)
       tWL_(timing_ps(spec.ps(spec.t.tWL), "tWL")), tRTP_(timing_ps(spec.ps(spec.t.tRTP), "tRTP")),
       tWR_(timing_ps(spec.ps(spec.t.tWR), "tWR")), tRFC_(timing_ps(spec.ps(spec.t.tRFC), "tRFC")),
       tCK_(timing_ps(spec.tCK_ps, "tCK")), burst_(timing_ps(spec.burst_ps(), "burst")),
-      ref_limit_(static_cast<st>(9 * spec.ps(spec.t.tREFI))) {}
+      ref_limit_(static_cast<st>(9 * spec.ps(spec.t.tREFI))) {
+  // raise_channel_wide(): the terms of channel_wide() a command at t changes, as offsets from
+  // t (each term is history + timing, and the command set that history to t, or for the data
+  // bus to t + CL/WL + burst). The command bus: t + tCK for the commands on the same bus
+  // (every command with one bus). Bounds: ACT, PRE, RD, WR.
+  const tt ck = tCK_, no = kNoRaise;
+  const tt rb = dual_ ? no : ck;  // a row command's bus term for RD, WR (and vice versa)
+  const tt act[4] = {std::max(ck, tRRD_S_), ck, rb, rb};  // + tFAW apart
+  const tt pre[4] = {ck, ck, rb, rb};
+  const tt rd[4] = {rb, rb, std::max({ck, tCCD_S_, burst_}),  // data bus: t + CL + burst - CL
+                    std::max({ck, tCCD_S_, tCL_ + burst_ - tWL_, tRTW_})};
+  const tt wr[4] = {rb, rb, std::max({ck, tCCD_S_, tWL_ + burst_ - tCL_, tWL_ + burst_ + tWTR_}),
+                    std::max({ck, tCCD_S_, burst_})};
+  const tt rf = std::max(ck, tRFC_);  // tRFC for every command, the bus for the row ones
+  const tt ref[4] = {rf, rf, dual_ ? tRFC_ : rf, dual_ ? tRFC_ : rf};
+  const tt* rows[5] = {act, pre, rd, wr, ref};  // index: command
+  for (int c = 0; c < 5; ++c)
+    for (int i = 0; i < 4; ++i) raise_off_[c][i] = rows[c][i];
+}
 
 unsigned timing_checker::check_ref_interval(st t) {
   // From the last REF, or from time 0 before the first one.
@@ -100,14 +118,16 @@ unsigned timing_checker::record(command cmd, unsigned bg, unsigned b, ps_t tp, r
   return bad + apply(cmd, bg, b, t, tp);
 }
 
-__attribute__((noinline)) unsigned timing_checker::count_violations(command cmd, unsigned bg,
-                                                                   unsigned b, st t) {
+__attribute__((noinline)) unsigned timing_checker::count_violations(command cmd, bank_at a,
+                                                                   st t) {
   unsigned bad = 0;
-  for_each_bound(cmd, bg, b, [&](rule r, st lb) {
-    if (t < lb) {
-      ++violations_[static_cast<std::size_t>(r)];
-      ++bad;
-    }
+  dispatch_command(cmd, [&](auto c) {
+    for_each_bound_as<decltype(c)::value>(a, [&](rule r, st lb) {
+      if (t < lb) {
+        ++violations_[static_cast<std::size_t>(r)];
+        ++bad;
+      }
+    });
   });
   return bad;
 }

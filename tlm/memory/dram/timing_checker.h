@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "tlm/core/units.h"
@@ -61,6 +62,18 @@ class timing_checker {
 public:
   explicit timing_checker(const dram_spec& spec);
 
+  /// A bank as a scheduler addresses it: its bank group and its flat index (bank group x
+  /// banks per group + bank), both of which the checker's per-bank and per-group state is
+  /// indexed by (a scheduler that keeps the flat index passes both, and the checker need not
+  /// recompute either). at() makes one from (bank group, bank).
+  struct bank_at {
+    unsigned group;
+    unsigned flat;
+  };
+  bank_at at(unsigned bank_group, unsigned bank) const {
+    return {bank_group, static_cast<unsigned>(idx(bank_group, bank))};
+  }
+
   struct bound { ps_t time; rule binding; };
   /// Earliest legal time >= `not_before` for `cmd` on (bank_group, bank); REF ignores them.
   bound earliest(command cmd, unsigned bank_group, unsigned bank, ps_t not_before) const;
@@ -68,14 +81,21 @@ public:
   /// ACT, PRE, RD, WR (index = command) computed once, then combined per bank.
   struct channel_bounds { ps_t b[4]; };
   channel_bounds channel_wide() const;
-  /// Updates `cb` (channel_wide() before the last record()/record_issue() of `cmd`) to the
-  /// present channel_wide(), from the terms `cmd` changed only: every term of channel_wide()
-  /// is a time of the history plus a timing, and in a sequence without violations each
-  /// rises or stays as commands are recorded (commands in time order; the oldest of the last
-  /// four ACTs; the data bus frees later after every burst), so cb = max(cb, changed terms)
-  /// equals the recomputation (tested against channel_wide() in the scheduler's self-check).
+  /// Updates `cb` (channel_wide() before the last record()/record_issue() of `cmd`, issued at
+  /// `t`) to the present channel_wide(), from the terms `cmd` changed only: every term of
+  /// channel_wide() is a time of the history plus a timing, and in a sequence without
+  /// violations each rises or stays as commands are recorded (commands in time order; the
+  /// oldest of the last four ACTs; the data bus frees later after every burst), so cb =
+  /// max(cb, changed terms) equals the recomputation (tested against channel_wide() in the
+  /// scheduler's self-check). Every term a command changes is `t` plus a timing (the command
+  /// bus: t + tCK, as no recorded command is later than t; tCCD_S: t + tCCD_S; the data bus:
+  /// t + CL/WL + burst - CL/WL; tRTW, tWTR, tRRD_S, tRFC likewise), except the tFAW term
+  /// (the oldest of the last four ACTs), so per command and bound one precomputed offset
+  /// (raise_off_) and no history load; the bounds of the command's own class (ACT, PRE; RD,
+  /// WR) become that term without a max, as the command was legal (all their old terms <= t).
   /// (Inline: called once per issued command.)
-  void raise_channel_wide(channel_bounds& cb, command cmd) const;
+  void raise_channel_wide(channel_bounds& cb, command cmd, ps_t t) const;
+  template <command C> void raise_channel_wide_as(channel_bounds& cb, ps_t t) const;
   ps_t earliest_fast(const channel_bounds& cb, command cmd, unsigned bank_group, unsigned bank,
                      ps_t not_before) const {
     return std::max(cb.b[static_cast<std::size_t>(cmd)],
@@ -85,18 +105,30 @@ public:
   /// to that bank or, for tRRD_L / tCCD_L, to its bank group), max'ed with `not_before`.
   /// (Inline: called for every candidate the scheduler recomputes.)
   ps_t bank_local(command cmd, unsigned bank_group, unsigned bank, ps_t not_before) const {
-    const bank_hist& bk = bank_[idx(bank_group, bank)];
-    const group_hist& gr = group_[bank_group];
-    st t;
+    return bank_local(cmd, at(bank_group, bank), not_before);
+  }
+  ps_t bank_local(command cmd, bank_at a, ps_t not_before) const {
     switch (cmd) {
-      case command::ACT: t = std::max({bk.pre + tRP_, bk.act + tRC_, gr.act + tRRD_L_}); break;
-      case command::PRE:
-        t = std::max({bk.act + tRAS_, bk.rd + tRTP_, bk.wr + tWL_ + burst_ + tWR_});
-        break;
-      default: t = std::max(bk.act + tRCD_, gr.col + tCCD_L_); break;
+      case command::ACT: return bank_local_as<command::ACT>(a, not_before);
+      case command::PRE: return bank_local_as<command::PRE>(a, not_before);
+      default: return bank_local_as<command::RD>(a, not_before);  // RD, WR (same rules)
     }
-    const ps_t tb = t < 0 ? 0 : static_cast<ps_t>(t);
-    return std::max(tb, not_before);
+  }
+  /// bank_local() for a command known at compile time (ACT, PRE, RD, WR).
+  template <command C> ps_t bank_local_as(bank_at a, ps_t not_before) const {
+    static_assert(C != command::REF, "REF has no bank-local rules");
+    const bank_hist& bk = bank_[a.flat];
+    const group_hist& gr = group_[a.group];
+    st t;
+    if constexpr (C == command::ACT)
+      t = std::max({bk.pre + tRP_, bk.act + tRC_, gr.act + tRRD_L_});
+    else if constexpr (C == command::PRE)
+      t = std::max({bk.act + tRAS_, bk.rd + tRTP_, bk.wr + tWL_ + burst_ + tWR_});
+    else
+      t = std::max(bk.act + tRCD_, gr.col + tCCD_L_);
+    // (not_before < 2^63: the signed maximum is the unsigned one, and a negative t, a history
+    // of `never`, is below it.)
+    return static_cast<ps_t>(std::max(t, static_cast<st>(not_before)));
   }
   /// Records `cmd` issued at `t`, counting every violated rule; `binding` is the rule that set
   /// t (counted in binding()). Returns the number of rules violated (0 when legal).
@@ -108,6 +140,9 @@ public:
   /// earliest() for it.
   unsigned record_issue(command cmd, unsigned bank_group, unsigned bank, ps_t t,
                         ps_t not_before);
+  /// record_issue() for a command known at compile time (a scheduler that dispatches once on
+  /// the command and then runs straight-line code for it: no second branch on the command).
+  template <command C> unsigned record_issue_as(bank_at a, ps_t t, ps_t not_before);
 
   /// Records `n` all-bank refreshes of an idle channel at first, first + period, ...,
   /// first + (n - 1) * period with no other command in between: the same counts, history and
@@ -172,18 +207,24 @@ private:
   }
   static ps_t to_ps(st t) { return t < 0 ? 0 : static_cast<ps_t>(t); }
 
-  // Each rule's lower bound for `cmd` (never if the rule does not apply).
+  /// Calls f(rule, lower bound) for each rule of `cmd`, in the binding order (the first rule
+  /// reaching the maximum binds).
   template <class F> void for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const;
+  template <command C, class F> void for_each_bound_as(bank_at a, F&& f) const;
+  /// earliest() for a command known at compile time.
+  template <command C> bound earliest_as(bank_at a, ps_t not_before) const;
   /// Updates the history (and the state-rule violations) for `cmd` issued at `t`; returns
   /// the number of state violations.
   unsigned apply(command cmd, unsigned bg, unsigned b, st t, ps_t tp);
+  template <command C> unsigned apply_as(bank_at a, st t, ps_t tp);
   /// Checks every rule for `cmd` at `t` one by one and counts the violated ones (out of line:
   /// only reached when a command is issued before its earliest legal time).
-  unsigned count_violations(command cmd, unsigned bg, unsigned b, st t);
+  unsigned count_violations(command cmd, bank_at a, st t);
 
   // Layout: the state every command reads or writes comes first and together (the bank
-  // organisation, 32-bit timings, channel history and the 32-bit per-command counters: 340
-  // bytes), so that a command to a channel whose state is not in the L1 cache (160 HBM3
+  // organisation, 32-bit timings and raise offsets, channel history and the 32-bit
+  // per-command counters: 420 bytes; a command reads one 16-byte row of the offsets), so
+  // that a command to a channel whose state is not in the L1 cache (160 HBM3
   // pseudo-channels, random traffic) touches few lines; the rest (the counters' carries,
   // violation counters, the kept REF times) after it.
   std::vector<bank_hist> bank_;
@@ -196,6 +237,11 @@ private:
   using tt = std::int32_t;
   tt tRCD_, tRP_, tRAS_, tRC_, tCCD_S_, tCCD_L_, tRRD_S_, tRRD_L_, tFAW_, tWTR_, tRTW_, tCL_,
       tWL_, tRTP_, tWR_, tRFC_, tCK_, burst_;
+  /// raise_channel_wide(): per command (index) and bound of channel_bounds (ACT, PRE, RD, WR)
+  /// the offset from the command's time of the largest term it changed, or kNoRaise (no term
+  /// of that bound changed; the ACT bound's tFAW term is added apart). Set in the constructor.
+  static constexpr tt kNoRaise = -1;
+  tt raise_off_[5][4];
   std::array<st, 4> faw_{never, never, never, never};  // last four ACTs, ring
   st last_act_ = never, last_col_ = never, last_rd_ = never, last_wr_ = never;
   st last_pre_any_ = never, last_ref_ = never, last_row_cmd_ = never, last_col_cmd_ = never;
@@ -211,167 +257,169 @@ private:
   unsigned check_ref_interval(st t);
 };
 
-inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd) const {
-  auto up = [](ps_t& x, st v) {  // x = max(x, v) for v > 0 (selects: no data-dependent branch)
-    const ps_t p = v > 0 ? static_cast<ps_t>(v) : 0;
-    x = p > x ? p : x;
-  };
-  const st any = std::max(last_row_cmd_, last_col_cmd_) + tCK_;
-  auto row_bus = [&] {  // the row command bus (and, with one bus, the column commands too)
-    const st rb = dual_ ? last_row_cmd_ + tCK_ : any;
-    up(cb.b[0], rb);
-    up(cb.b[1], rb);
-    if (!dual_) {
-      up(cb.b[2], rb);
-      up(cb.b[3], rb);
-    }
-  };
+/// Calls f(std::integral_constant<command, C>{}) for the command C = `cmd`: the one branch on
+/// a command known only at run time, after which the code for C is straight-line.
+template <class F>
+__attribute__((always_inline)) inline decltype(auto) dispatch_command(command cmd, F&& f) {
+  using A = std::integral_constant<command, command::ACT>;
+  using P = std::integral_constant<command, command::PRE>;
+  using R = std::integral_constant<command, command::RD>;
+  using W = std::integral_constant<command, command::WR>;
+  using F5 = std::integral_constant<command, command::REF>;
   switch (cmd) {
-    case command::ACT:
-      row_bus();
-      up(cb.b[0], last_act_ + tRRD_S_);
-      up(cb.b[0], faw_[faw_pos_] + tFAW_);
-      break;
-    case command::PRE:
-      row_bus();
-      break;
-    case command::REF: {
-      row_bus();
-      const st ref = last_ref_ + tRFC_;
-      for (ps_t& x : cb.b) up(x, ref);
-      break;
-    }
-    case command::RD:
-    case command::WR: {
-      const st cbus = dual_ ? last_col_cmd_ + tCK_ : any;
-      if (!dual_) {
-        up(cb.b[0], cbus);
-        up(cb.b[1], cbus);
-      }
-      const st col = std::max(cbus, last_col_ + tCCD_S_);
-      up(cb.b[2], std::max(col, data_free_ - tCL_));
-      up(cb.b[3], std::max(col, data_free_ - tWL_));
-      if (cmd == command::RD) up(cb.b[3], last_rd_ + tRTW_);
-      else up(cb.b[2], last_wr_ + tWL_ + burst_ + tWTR_);
-      break;
-    }
+    case command::ACT: return f(A{});
+    case command::PRE: return f(P{});
+    case command::RD: return f(R{});
+    case command::WR: return f(W{});
+    default: return f(F5{});  // command::REF
   }
+}
+
+template <command C>
+__attribute__((always_inline)) inline void timing_checker::raise_channel_wide_as(
+    channel_bounds& cb, ps_t t) const {
+  constexpr std::size_t ci = static_cast<std::size_t>(C);
+  auto up = [&](std::size_t i) {  // bound i = max(bound i, t + offset): all values positive
+    const ps_t v = t + static_cast<ps_t>(raise_off_[ci][i]);
+    cb.b[i] = v > cb.b[i] ? v : cb.b[i];
+  };
+  // The bounds of the commands of C's own class (ACT and PRE; RD and WR) need no max: C was
+  // legal at t, so every term of its own bound was <= t, and so was every term of the other
+  // bound of its class (the same command bus and tRFC; after RD, WR's tRTW from an earlier RD
+  // <= t + tRTW and its data-bus term data_free - WL <= t + CL - WL, as RD's data-bus term
+  // data_free - CL <= t; after WR, RD's likewise; after ACT, PRE's bound has no other term;
+  // after PRE, ACT's has tRRD_S and tFAW: a max), all below t + the offset.
+  auto set = [&](std::size_t i) { cb.b[i] = t + static_cast<ps_t>(raise_off_[ci][i]); };
+  // Which bounds a command can change is known from the command, but for the command bus:
+  // with one bus (!dual_) a row command also raises the column commands' bounds and a column
+  // command the row commands' (a branch on a per-channel constant).
+  if constexpr (C == command::REF) {
+    up(0), up(1), up(2), up(3);
+  } else if constexpr (C == command::ACT) {
+    // tFAW: the oldest of the last four ACTs (may be never: negative).
+    const st f = faw_[faw_pos_] + tFAW_;
+    const ps_t v = t + static_cast<ps_t>(raise_off_[ci][0]);
+    cb.b[0] = f > static_cast<st>(v) ? static_cast<ps_t>(f) : v;
+    set(1);
+    if (!dual_) up(2), up(3);
+  } else if constexpr (C == command::PRE) {
+    up(0), set(1);
+    if (!dual_) up(2), up(3);
+  } else {
+    if (!dual_) up(0), up(1);
+    set(2), set(3);
+  }
+}
+
+inline void timing_checker::raise_channel_wide(channel_bounds& cb, command cmd, ps_t t) const {
+  dispatch_command(cmd, [&](auto c) { raise_channel_wide_as<decltype(c)::value>(cb, t); });
 }
 
 // (Inline: record_issue() is called once per issued command by channel::advance().)
-template <class F>
-inline void timing_checker::for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const {
-  const bank_hist& bk = bank_[idx(bg, b)];
-  const group_hist& gr = group_[bg];
+template <command C, class F>
+__attribute__((always_inline)) inline void timing_checker::for_each_bound_as(bank_at a,
+                                                                            F&& f) const {
+  const bank_hist& bk = bank_[a.flat];
+  const group_hist& gr = group_[a.group];
   // The command bus: the row bus for ACT, PRE, REF, the column bus for RD, WR (one bus for
   // both unless dual_). The rules in this order: cmd_bus, tRFC, then the command's own (the
-  // first rule reaching the maximum binds); cmd_bus and tRFC are applied in each case, where
-  // the bus is known, so that no branch depends on the command class.
-  const st any = std::max(last_row_cmd_, last_col_cmd_);
-  const st row_bus = (dual_ ? last_row_cmd_ : any) + tCK_;
-  const st col_bus = (dual_ ? last_col_cmd_ : any) + tCK_;
-  const st ref = last_ref_ + tRFC_;
-  switch (cmd) {
-    case command::ACT:
-      f(rule::cmd_bus, row_bus);
-      f(rule::tRFC, ref);
-      f(rule::tRP, bk.pre + tRP_);
-      f(rule::tRC, bk.act + tRC_);
-      f(rule::tRRD_L, gr.act + tRRD_L_);
-      f(rule::tRRD_S, last_act_ + tRRD_S_);
-      f(rule::tFAW, faw_[faw_pos_] + tFAW_);  // the oldest of the last four ACTs
-      break;
-    case command::PRE:
-      f(rule::cmd_bus, row_bus);
-      f(rule::tRFC, ref);
-      f(rule::tRAS, bk.act + tRAS_);
-      f(rule::tRTP, bk.rd + tRTP_);
-      f(rule::tWR, bk.wr + tWL_ + burst_ + tWR_);
-      break;
-    case command::RD:
-    case command::WR: {
-      f(rule::cmd_bus, col_bus);
-      f(rule::tRFC, ref);
-      f(rule::tRCD, bk.act + tRCD_);
-      f(rule::tCCD_L, gr.col + tCCD_L_);
-      f(rule::tCCD_S, last_col_ + tCCD_S_);
-      if (cmd == command::RD) {
-        f(rule::tWTR, last_wr_ + tWL_ + burst_ + tWTR_);
-        f(rule::burst, data_free_ - tCL_);
-      } else {
-        f(rule::tRTW, last_rd_ + tRTW_);
-        f(rule::burst, data_free_ - tWL_);
-      }
-      break;
+  // first rule reaching the maximum binds).
+  constexpr bool col = C == command::RD || C == command::WR;
+  const st own = col ? last_col_cmd_ : last_row_cmd_;
+  const st bus = (dual_ ? own : std::max(last_row_cmd_, last_col_cmd_)) + tCK_;
+  f(rule::cmd_bus, bus);
+  f(rule::tRFC, last_ref_ + tRFC_);
+  if constexpr (C == command::ACT) {
+    f(rule::tRP, bk.pre + tRP_);
+    f(rule::tRC, bk.act + tRC_);
+    f(rule::tRRD_L, gr.act + tRRD_L_);
+    f(rule::tRRD_S, last_act_ + tRRD_S_);
+    f(rule::tFAW, faw_[faw_pos_] + tFAW_);  // the oldest of the last four ACTs
+  } else if constexpr (C == command::PRE) {
+    f(rule::tRAS, bk.act + tRAS_);
+    f(rule::tRTP, bk.rd + tRTP_);
+    f(rule::tWR, bk.wr + tWL_ + burst_ + tWR_);
+  } else if constexpr (col) {
+    f(rule::tRCD, bk.act + tRCD_);
+    f(rule::tCCD_L, gr.col + tCCD_L_);
+    f(rule::tCCD_S, last_col_ + tCCD_S_);
+    if constexpr (C == command::RD) {
+      f(rule::tWTR, last_wr_ + tWL_ + burst_ + tWTR_);
+      f(rule::burst, data_free_ - tCL_);
+    } else {
+      f(rule::tRTW, last_rd_ + tRTW_);
+      f(rule::burst, data_free_ - tWL_);
     }
-    case command::REF:
-      f(rule::cmd_bus, row_bus);
-      f(rule::tRFC, ref);
-      f(rule::tRP, last_pre_any_ + tRP_);
-      f(rule::tRC, last_act_ + tRC_);
-      break;
+  } else {  // REF
+    f(rule::tRP, last_pre_any_ + tRP_);
+    f(rule::tRC, last_act_ + tRC_);
   }
 }
 
-__attribute__((always_inline)) inline unsigned timing_checker::apply(command cmd, unsigned bg,
-                                                                   unsigned b, st t, ps_t tp) {
+template <class F>
+inline void timing_checker::for_each_bound(command cmd, unsigned bg, unsigned b, F&& f) const {
+  dispatch_command(cmd, [&](auto c) { for_each_bound_as<decltype(c)::value>(at(bg, b), f); });
+}
+
+template <command C>
+__attribute__((always_inline)) inline unsigned timing_checker::apply_as(bank_at a, st t,
+                                                                       ps_t tp) {
   unsigned bad = 0;
-  bank_hist& bk = bank_[idx(bg, b)];
-  group_hist& gr = group_[bg];
+  bank_hist& bk = bank_[a.flat];
+  group_hist& gr = group_[a.group];
   auto state_error = [&] {
     ++violations_[static_cast<std::size_t>(rule::state)];
     ++bad;
   };
-  bump(static_cast<std::size_t>(cmd));
-  switch (cmd) {
-    case command::ACT:
-      if (bk.open) state_error();
-      bk.act = t;
-      if (!bk.open) ++open_banks_;
-      bk.open = true;
-      gr.act = t;
-      last_act_ = t;
-      faw_[faw_pos_] = t;
-      faw_pos_ = static_cast<std::uint8_t>((faw_pos_ + 1) % 4);
-      last_row_cmd_ = t;
-      break;
-    case command::PRE:
-      if (!bk.open) state_error();
-      else --open_banks_;
-      bk.open = false;
-      bk.pre = t;
-      last_pre_any_ = std::max(last_pre_any_, t);
-      last_row_cmd_ = t;
-      break;
-    case command::RD:
-    case command::WR: {
-      if (!bk.open) state_error();
-      const st data_start = t + (cmd == command::RD ? tCL_ : tWL_);
-      data_free_ = data_start + burst_;
-      data_busy_ += static_cast<ps_t>(burst_);
-      (cmd == command::RD ? bk.rd : bk.wr) = t;
-      (cmd == command::RD ? last_rd_ : last_wr_) = t;
-      gr.col = t;
-      last_col_ = t;
-      last_col_cmd_ = t;
-      break;
-    }
-    case command::REF:
-      if (open_banks_ != 0) state_error();
-      bad += check_ref_interval(t);
-      last_ref_ = t;
-      last_row_cmd_ = t;
-      if (ref_times_.size() < keep_refresh_times) ref_times_.push_back(tp);
-      break;
+  bump(static_cast<std::size_t>(C));
+  if constexpr (C == command::ACT) {
+    if (bk.open) state_error();
+    bk.act = t;
+    if (!bk.open) ++open_banks_;
+    bk.open = true;
+    gr.act = t;
+    last_act_ = t;
+    faw_[faw_pos_] = t;
+    faw_pos_ = static_cast<std::uint8_t>((faw_pos_ + 1) % 4);
+    last_row_cmd_ = t;
+  } else if constexpr (C == command::PRE) {
+    if (!bk.open) state_error();
+    else --open_banks_;
+    bk.open = false;
+    bk.pre = t;
+    last_pre_any_ = std::max(last_pre_any_, t);
+    last_row_cmd_ = t;
+  } else if constexpr (C == command::RD || C == command::WR) {
+    constexpr bool rd = C == command::RD;
+    if (!bk.open) state_error();
+    data_free_ = t + (rd ? tCL_ : tWL_) + burst_;
+    data_busy_ += static_cast<ps_t>(burst_);
+    (rd ? bk.rd : bk.wr) = t;
+    (rd ? last_rd_ : last_wr_) = t;
+    gr.col = t;
+    last_col_ = t;
+    last_col_cmd_ = t;
+  } else {  // REF
+    if (open_banks_ != 0) state_error();
+    bad += check_ref_interval(t);
+    last_ref_ = t;
+    last_row_cmd_ = t;
+    if (ref_times_.size() < keep_refresh_times) ref_times_.push_back(tp);
   }
   return bad;
 }
 
-inline timing_checker::bound timing_checker::earliest(command cmd, unsigned bg, unsigned b,
-                                                      ps_t not_before) const {
+inline unsigned timing_checker::apply(command cmd, unsigned bg, unsigned b, st t, ps_t tp) {
+  return dispatch_command(cmd,
+                          [&](auto c) { return apply_as<decltype(c)::value>(at(bg, b), t, tp); });
+}
+
+template <command C>
+__attribute__((always_inline)) inline timing_checker::bound timing_checker::earliest_as(
+    bank_at a, ps_t not_before) const {
   st best = static_cast<st>(not_before);
   rule why = rule::arrival;
-  for_each_bound(cmd, bg, b, [&](rule r, st t) {  // (selects: no data-dependent branch)
+  for_each_bound_as<C>(a, [&](rule r, st t) {  // (selects: no data-dependent branch)
     const bool later = t > best;
     why = later ? r : why;
     best = later ? t : best;
@@ -379,16 +427,29 @@ inline timing_checker::bound timing_checker::earliest(command cmd, unsigned bg, 
   return {static_cast<ps_t>(best), why};
 }
 
-inline unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t tp,
-                                      ps_t not_before) {
+inline timing_checker::bound timing_checker::earliest(command cmd, unsigned bg, unsigned b,
+                                                      ps_t not_before) const {
+  return dispatch_command(
+      cmd, [&](auto c) { return earliest_as<decltype(c)::value>(at(bg, b), not_before); });
+}
+
+template <command C>
+__attribute__((always_inline)) inline unsigned timing_checker::record_issue_as(
+    bank_at a, ps_t tp, ps_t not_before) {
   const st t = static_cast<st>(tp);
   // One pass: the binding rule (the first rule reaching the maximum) and the maximum of
   // every rule's bound and not_before. t at or after that maximum violates no rule; only
   // otherwise are the rules checked one by one and the violated ones counted.
-  const bound e = earliest(cmd, bg, b, not_before);
-  const unsigned bad = t < static_cast<st>(e.time) ? count_violations(cmd, bg, b, t) : 0;
+  const bound e = earliest_as<C>(a, not_before);
+  const unsigned bad = t < static_cast<st>(e.time) ? count_violations(C, a, t) : 0;
   bump(kBinding + static_cast<std::size_t>(e.binding));
-  return bad + apply(cmd, bg, b, t, tp);
+  return bad + apply_as<C>(a, t, tp);
+}
+
+inline unsigned timing_checker::record_issue(command cmd, unsigned bg, unsigned b, ps_t tp,
+                                             ps_t not_before) {
+  return dispatch_command(
+      cmd, [&](auto c) { return record_issue_as<decltype(c)::value>(at(bg, b), tp, not_before); });
 }
 
 }  // namespace cdma::dram
