@@ -52,19 +52,31 @@ struct grid_axis {
   std::vector<std::string> values;
 };
 
-/// The comma-separated items of `list`, each without the spaces and tabs around it (`--grid
-/// "batch=1, 2"` was refused for " 2", while `bench --batches "1, 2"` took it), empty ones
-/// kept ("a,,b," -> a, "", b, ""; "" -> none).
-std::vector<std::string> split_commas(const std::string& list) {
+/// The comma-separated items of `list`, empty ones kept ("a,,b," -> a, "", b, ""; "" -> none);
+/// with `trim`, each without the spaces and tabs around it (`--grid "batch=1, 2"` was refused
+/// for " 2", while `bench --batches "1, 2"` took it).
+std::vector<std::string> split_commas(const std::string& list, bool trim = true) {
   std::vector<std::string> items;
   std::stringstream ss(list);
   std::string v;
   while (std::getline(ss, v, ',')) {
     const auto first = v.find_first_not_of(" \t");
-    items.push_back(first == std::string::npos ? std::string() : v.substr(first, v.find_last_not_of(" \t") - first + 1));
+    if (!trim) items.push_back(v);
+    else items.push_back(first == std::string::npos ? std::string() : v.substr(first, v.find_last_not_of(" \t") - first + 1));
   }
   if (!list.empty() && list.back() == ',') items.push_back("");
   return items;
+}
+
+/// Whether the grid values of parameter `name` keep their spaces: the file and folder paths
+/// (activations, name_map, density_profile, layer_times, host_mem.spill_dir) are taken as
+/// written (breaker s24 F6: activations=" lead.npz" trimmed named another file); numbers,
+/// sizes, times, rates and names (codec=zvc, none) lose them.
+bool keeps_spaces(const std::string& name) {
+  const std::string k = name.rfind("platform.", 0) == 0 ? name.substr(9) : name;
+  for (const char* path_key : {"activations", "name_map", "density_profile", "layer_times", "host_mem.spill_dir"})
+    if (k == path_key) return true;
+  return false;
 }
 
 grid_axis parse_grid(const std::string& g) {
@@ -72,7 +84,8 @@ grid_axis parse_grid(const std::string& g) {
   if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
     throw config_error("--grid " + g + ": expected name=v1,v2,... e.g. pcie.gen=3,4,5");
   // (An empty value is allowed, e.g. activations=.)
-  grid_axis a{g.substr(0, eq), split_commas(g.substr(eq + 1))};
+  const std::string name = g.substr(0, eq);
+  grid_axis a{name, split_commas(g.substr(eq + 1), !keeps_spaces(name))};
   if (a.values.empty()) throw config_error("--grid " + g + ": no values");
   return a;
 }
@@ -761,8 +774,7 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
     // A child like the runs: an interrupt of the sweep is passed to it and waited for (it was
     // started through std::system and went on writing plots after the sweep had ended).
     int st = -1;
-    std::vector<std::string> argv = {"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py",
-                                     dir + "/sweep.csv", dir + "/sweep"};
+    std::vector<std::string> argv = {"/usr/bin/python3", std::string(CDMA_SOURCE_DIR) + "/scripts/plot_sweep.py"};
     // Axes whose 0 is a setting, not a quantity (cdma.xbar_bandwidth 0: unlimited): the
     // plotter draws no line through such a 0 (it stood at x = 0, left of the slowest value).
     for (const auto& a : plan["grid"]) {
@@ -772,6 +784,8 @@ int merge(const std::string& dir, bool plot, std::ostream& log,
       } catch (const config_error&) {  // `preset` or an unknown name: not a parameter
       }
     }
+    argv.push_back(dir + "/sweep.csv");  // (the paths last: scripts/plot_sweep.py's flags come first)
+    argv.push_back(dir + "/sweep");
     const std::string why = run_program(argv, false, false, &st);
     if (st == 0)
       log << "plots written to " << printable(dir) << "/sweep.png and " << printable(dir) << "/sweep.svg\n";
@@ -815,11 +829,27 @@ int sweep_command(const std::vector<std::string>& args) {
   bool plot = true;
   std::vector<std::string> seen;
   try {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
+    // The sweep's own options also take their value after '=' (--grid=batch=1,2, --out=DIR),
+    // as the runs' options do (breaker s24 F1: refused, with a hint naming the option typed).
+    std::vector<std::string> words;
+    for (const std::string& w : args) {
+      const auto eq = w.find('=');
+      const std::string opt = w.substr(0, eq);
+      if (eq != std::string::npos && (opt == "--grid" || opt == "--zip" || opt == "--out" || opt == "--jobs" ||
+                                      opt == "--emit-slurm" || opt == "--merge")) {
+        words.push_back(opt);
+        words.push_back(w.substr(eq + 1));
+      } else if (eq != std::string::npos && opt == "--no-plot") {
+        throw config_error("--no-plot takes no value (got '" + w + "')");
+      } else {
+        words.push_back(w);
+      }
+    }
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const std::string& a = words[i];
       auto value = [&](const char* opt) -> std::string {
-        if (i + 1 >= args.size()) throw config_error(std::string(opt) + " needs a value");
-        return args[++i];
+        if (i + 1 >= words.size()) throw config_error(std::string(opt) + " needs a value");
+        return words[++i];
       };
       // The sweep's own options once each (a repeated --jobs quietly kept the last).
       for (const char* once : {"--out", "--jobs", "--emit-slurm", "--merge", "--no-plot"}) {

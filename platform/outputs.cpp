@@ -68,11 +68,24 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
                                        const po::positional_options_description& positional) {
   namespace style = po::command_line_style;
   try {
-    return po::command_line_parser(args)
-        .options(d)
-        .positional(positional)
-        .style(style::default_style & ~style::allow_guessing)
-        .run();
+    po::parsed_options parsed = po::command_line_parser(args)
+                                    .options(d)
+                                    .positional(positional)
+                                    .style(style::default_style & ~style::allow_guessing)
+                                    .run();
+    // A value that is one of the command's options is the value forgotten, not a file or a
+    // number (breaker s24 F4: `run --json --no-verify` wrote a file named --no-verify and ran
+    // verified; `run --json --batch --network x` ran at the default batch).
+    for (const auto& o : parsed.options)
+      for (const std::string& v : o.value) {
+        // (Only a value given as the next word: --json=--x is meant.)
+        if (o.original_tokens.size() < 2 || v.rfind("--", 0) != 0 || v.size() < 3) continue;
+        if (d.find_nothrow(v.substr(2, v.find('=') == std::string::npos ? std::string::npos : v.find('=') - 2), false))
+          throw po::error("--" + o.string_key + " '" + v + "': the value is missing (" + v +
+                          " is an option of this command); a file or value that begins with -- is written ./" + v +
+                          " or --" + o.string_key + "=" + v);
+      }
+    return parsed;
   } catch (const po::unknown_option& e) {
     std::string given = e.get_option_name();
     const auto eq = given.find('=');

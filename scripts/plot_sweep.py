@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Plots a cdma-vp sweep: step time of oracle / vDNN / cDMA and cDMA's speed-up over vDNN
-for every run of the grid. Usage: plot_sweep.py SWEEP.csv OUT_STEM  (writes OUT_STEM.png and
+for every run of the grid. Usage: plot_sweep.py [--zero-not-a-value=grid:NAME ...] SWEEP.csv OUT_STEM  (writes OUT_STEM.png and
 OUT_STEM.svg). Needs Debian's python3-matplotlib (installed by scripts/install-deps).
 
 Two forms: when a grid axis is numeric (every value a number, with one unit if any, e.g.
@@ -9,7 +9,7 @@ lines over that axis, one per combination of the other axes (at most MAX_SERIES)
 a crossover shows; else one group of bars per run. An axis holding 0 where 0 is a setting, not
 a quantity (a codec rate's 0: the default rate; cdma.xbar_bandwidth's 0: unlimited), is drawn
 as bars: cdma-vp sweep names such columns with --zero-not-a-value=grid:NAME (repeatable, before
-or after the two paths), from the parameters' own descriptions."""
+the two paths), from the parameters' own descriptions."""
 import csv
 import math
 import os
@@ -197,12 +197,14 @@ def draw_bars(ok, grid_cols):
 
 
 def main():
+    # The flags first, the two paths last (a path may itself begin with the flag's text:
+    # breaker s24 F7, sweep --out "--zero-not-a-value=x").
     flag = "--zero-not-a-value="
-    ZERO_NOT_A_VALUE.update(a[len(flag):] for a in sys.argv[1:] if a.startswith(flag))
-    paths = [a for a in sys.argv[1:] if not a.startswith(flag)]
-    if len(paths) != 2:
-        sys.exit("usage: plot_sweep.py SWEEP.csv OUT_STEM [--zero-not-a-value=grid:NAME ...]")
-    sys.argv[1:] = paths
+    usage = "usage: plot_sweep.py [--zero-not-a-value=grid:NAME ...] SWEEP.csv OUT_STEM"
+    if len(sys.argv) < 3 or not all(a.startswith(flag) for a in sys.argv[1:-2]):
+        sys.exit(usage)
+    ZERO_NOT_A_VALUE.update(a[len(flag):] for a in sys.argv[1:-2])
+    sys.argv[1:] = sys.argv[-2:]
     # Before any work: a directory (or another non-file) where a plot goes cannot be replaced.
     for ext in ("png", "svg"):
         final = f"{sys.argv[2]}.{ext}"

@@ -137,7 +137,7 @@ class DefaultAtZero(unittest.TestCase):
         self.assertTrue(plot_sweep.zero_means_default("grid:cdma.codec_bytes_per_cycle.zvc", ["0.0", "8"]))
 
     def test_the_flag_is_read_from_the_command_line(self):
-        # The two paths and the flags in any order; the flag names the CSV column.
+        # The flags first, then the two paths; the flag names the CSV column.
         import tempfile as tf
         d = tf.mkdtemp()
         csv_path = os.path.join(d, "s.csv")
@@ -155,6 +155,24 @@ class DefaultAtZero(unittest.TestCase):
         self.assertEqual(plot_sweep.ZERO_NOT_A_VALUE, {"grid:cdma.xbar_bandwidth"})
         self.assertTrue(os.path.isfile(os.path.join(d, "p.png")))
 
+
+    def test_paths_that_begin_like_the_flag_are_paths(self):
+        # Breaker s24 F7: the paths are the last two arguments, whatever they begin with.
+        import tempfile as tf
+        d = tf.mkdtemp()
+        with open(os.path.join(d, "--zero-not-a-value=s.csv"), "w") as f:
+            f.write("grid:batch,status,oracle_s,vdnn_s,cdma_s,speedup\n1,ok,0.0005,0.0018,0.0012,1.5\n")
+        plot_sweep.ZERO_NOT_A_VALUE.clear()
+        saved, cwd = sys.argv, os.getcwd()
+        os.chdir(d)
+        sys.argv = ["plot_sweep.py", "--zero-not-a-value=s.csv", "--zero-not-a-value=p"]
+        try:
+            plot_sweep.main()
+        finally:
+            sys.argv = saved
+            os.chdir(cwd)
+        self.assertEqual(plot_sweep.ZERO_NOT_A_VALUE, set())
+        self.assertTrue(os.path.isfile(os.path.join(d, "--zero-not-a-value=p.png")))
 
 class LineFigure(unittest.TestCase):
     def test_the_lines_show_the_oracle_and_start_at_zero(self):

@@ -1756,3 +1756,35 @@ TEST(bad_input, s24_grid_values_lose_the_spaces_around_them) {
   std::filesystem::remove_all(dir);
   std::filesystem::remove(dir + ".sh");
 }
+
+// Breaker s24: the sweep's own options take their value after '=' as the runs' options do
+// (F1: --grid=batch=1,2 was refused with "did you mean '--grid'?"); grid values of a path
+// parameter keep their spaces, names and numbers lose them (F6: activations=" lead.npz" was
+// trimmed to another file); a value that is an option of the command is refused (F4: `run
+// --json --no-verify` wrote a file named --no-verify and ran verified).
+TEST(bad_input, s24_breaker_sweep_equals_path_spaces_and_missing_values) {
+  const std::string dir = std::string(::testing::TempDir()) + "cdma_s24_brk_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::string out, err;
+  ASSERT_EQ(cli("sweep --grid='activations=a.npz, lead.npz' --grid 'codec=zvc, none' --zip=activations,codec "
+                "--batch 1 --steps oracle --out=" + dir + " --emit-slurm=" + dir + ".sh",
+                &out, &err), 0) << err;
+  const auto plan = nlohmann::json::parse(slurp(dir + "/sweep.plan.json"));
+  ASSERT_EQ(plan["runs"].size(), 2u);
+  EXPECT_EQ(plan["runs"][0]["values"], (nlohmann::json{{"activations", "a.npz"}, {"codec", "zvc"}}));
+  EXPECT_EQ(plan["runs"][1]["values"], (nlohmann::json{{"activations", " lead.npz"}, {"codec", "none"}}));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(dir + ".sh");
+  EXPECT_EQ(cli("sweep --grid batch=1 --no-plot=1 --out " + dir, &out, &err), 2);
+  EXPECT_NE(err.find("--no-plot takes no value (got '--no-plot=1')"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  const std::string j = dir + "_run";
+  std::filesystem::create_directories(j);
+  EXPECT_EQ(cli("run --network synthetic --batch 1 --steps oracle --json --no-verify", &out, &err), 2);
+  EXPECT_NE(err.find("--json '--no-verify': the value is missing (--no-verify is an option of this command)"),
+            std::string::npos) << err;
+  EXPECT_EQ(cli("compare --network synthetic --batch 1 --steps oracle --csv --check-protocol", &out, &err), 2);
+  EXPECT_NE(err.find("--csv '--check-protocol': the value is missing"), std::string::npos) << err;
+  EXPECT_EQ(out, "");
+  std::filesystem::remove_all(j);
+}
