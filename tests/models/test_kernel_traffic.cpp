@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -419,9 +420,11 @@ TEST(KernelTrafficPlatform, AtWithTooFewRequestsInFlightReportsLateTrafficPerSte
 }
 
 // The same job in LT (session 24): LT keeps the same single request in flight, so its model
-// counts late bytes too, but an LT run reports neither them nor the WARNING (LT overstates them
-// while the engine transfers: docs/memory.md "Traffic behind schedule"); the drain is reported.
-TEST(KernelTrafficPlatform, LtLeavesLateTrafficOutOfTheReport) {
+// counts late bytes in every step, but an LT run reports them (stats and WARNING) for the
+// oracle step only: with the engine's transfers LT overstates them (docs/memory.md "Traffic
+// behind schedule"); alone on the DRAM it agrees with AT (KernelTrafficLt above). The drain is
+// reported for every step.
+TEST(KernelTrafficPlatform, LtReportsLateTrafficOfTheOracleStepOnly) {
   cdma::test::reset_systemc_context();
   cdma::platform::platform_config c = cdma::platform::platform_config{};
   c.network = "fmnist_cnn";
@@ -435,13 +438,21 @@ TEST(KernelTrafficPlatform, LtLeavesLateTrafficOutOfTheReport) {
     EXPECT_GT(s->dram.kernel_late_bytes, 0u) << s->result.config.label;  // the model's count
   std::ostringstream os;
   cdma::platform::print_summary(os, one);
-  EXPECT_EQ(os.str().find("fell behind the kernels"), std::string::npos) << os.str();
+  const std::string text = os.str();
+  EXPECT_NE(text.find("fell behind the kernels (the contention is understated): oracle "), std::string::npos) << text;
+  EXPECT_NE(text.find(" issued after their kernel had ended (LT counts the oracle step only; --mode at for every "
+                      "step); mostly held back by the 1 request of 4096 B allowed in flight: raise "
+                      "gpu.kernel_outstanding"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find(", vdnn "), std::string::npos) << text;
+  std::vector<std::string> late;
   bool drain = false;
   for (const auto& st : cdma::platform::collect_stats(one)) {
-    EXPECT_EQ(st.name.find("kernel_late_bytes"), std::string::npos) << st.name;
-    EXPECT_EQ(st.name.find("kernel_max_lag"), std::string::npos) << st.name;
+    if (st.name.find("kernel_late_bytes") != std::string::npos || st.name.find("kernel_max_lag") != std::string::npos)
+      late.push_back(st.name);
     drain |= st.name == "dram.cdma.kernel_drain";
   }
+  EXPECT_EQ(late, (std::vector<std::string>{"dram.oracle.kernel_late_bytes", "dram.oracle.kernel_max_lag"}));
   EXPECT_TRUE(drain);
 }
 
