@@ -931,6 +931,7 @@ int sweep_command(const std::vector<std::string>& args) {
       if (!grid.empty()) unused.push_back("--grid");
       if (!zip_args.empty()) unused.push_back("--zip");
       if (!out.empty()) unused.push_back("--out");
+      if (std::find(seen.begin(), seen.end(), "--jobs") != seen.end()) unused.push_back("--jobs");  // (breaker s24 F9)
       if (!slurm.empty()) unused.push_back("--emit-slurm");
       for (const auto& p : pass) unused.push_back(p);
       if (!unused.empty()) {

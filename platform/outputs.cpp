@@ -68,6 +68,26 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
                                        const po::positional_options_description& positional) {
   namespace style = po::command_line_style;
   try {
+    if (positional.max_total_count() == 0) {
+      // No positional word allowed: name the stray ones (boost says only "too many positional
+      // options have been specified"; breaker s24 F8: `run --network fmnist_cnn 4`). A first
+      // pass collects them into a hidden option; the result is parsed again with `d` alone
+      // (parsed_options keep a pointer to their description).
+      po::options_description with_stray;
+      with_stray.add(d);
+      with_stray.add_options()("cdma-vp-stray-words", po::value<std::vector<std::string>>());
+      po::positional_options_description stray;
+      stray.add("cdma-vp-stray-words", -1);
+      const po::parsed_options first = po::command_line_parser(args)
+                                           .options(with_stray)
+                                           .positional(stray)
+                                           .style(style::default_style & ~style::allow_guessing)
+                                           .run();
+      for (const auto& o : first.options)
+        if (o.string_key == "cdma-vp-stray-words" && !o.value.empty())
+          throw po::error("unexpected word '" + o.value.front() +
+                          "': not an option (options begin with --) nor the value of one (a value follows its option)");
+    }
     po::parsed_options parsed = po::command_line_parser(args)
                                     .options(d)
                                     .positional(positional)

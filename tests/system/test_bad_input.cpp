@@ -1788,3 +1788,16 @@ TEST(bad_input, s24_breaker_sweep_equals_path_spaces_and_missing_values) {
   EXPECT_EQ(out, "");
   std::filesystem::remove_all(j);
 }
+
+// Breaker s24 F8 / F9: a stray word is named (boost said only "too many positional options
+// have been specified"); sweep --merge refuses --jobs like the other planning options.
+TEST(bad_input, s24_breaker_stray_words_are_named_and_merge_refuses_jobs) {
+  std::string out, err;
+  EXPECT_EQ(cli("run --network fmnist_cnn 4", &out, &err), 2);
+  EXPECT_NE(err.find("cdma-vp: unexpected word '4': not an option (options begin with --) nor the value of one"),
+            std::string::npos) << err;
+  EXPECT_EQ(cli("compare --batch 1 x.json", &out, &err), 2);
+  EXPECT_NE(err.find("unexpected word 'x.json'"), std::string::npos) << err;
+  EXPECT_EQ(cli("sweep --merge /nonexistent --jobs 2", &out, &err), 2);
+  EXPECT_NE(err.find("--merge /nonexistent takes no other option but --no-plot (got --jobs)"), std::string::npos) << err;
+}
