@@ -289,6 +289,12 @@ int compare_command(const std::vector<std::string>& args) {
   j["batch"] = rep[0].config.batch;
   j["platform"] = platform_from;  // the preset, or "--config FILE"; config holds every parameter
   j["warnings"] = rep[0].warnings;
+  // The AT run's late-kernel-traffic WARNING, as `run --mode at` prints it (breaker s24 F3: a
+  // job with all its kernel traffic late compared "within 2 %" without a word).
+  if (const std::string kw = late_kernel_traffic_warning(rep[1]); !kw.empty()) {
+    std::printf("AT run: %s", kw.c_str());
+    j["warnings"].push_back(kw.substr(0, kw.size() - 1));
+  }
   j["activations"] = rep[0].activations;
   j["config"] = to_json(rep[0].config);
   // Per transfer, LT against AT (new-user trial s23 F4: compare named only the largest gap, a

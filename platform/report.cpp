@@ -287,6 +287,40 @@ void print_setup(std::ostream& os, const run_report& r, bool with_mode) {
      << "  kernels    : " << kernel_times(r) << "\n";
 }
 
+std::string late_kernel_traffic_warning(const run_report& r) {
+  std::ostringstream os;
+  // Kernel traffic that could not keep to its schedule (too few requests in flight, or a
+  // saturated DRAM): the kernels' DRAM bandwidth, and so the contention, is understated.
+  // Reported from 1 % of a step's kernel bytes on (a few requests behind at a saturated
+  // layer are normal queueing); in LT for the oracle step only (with the engine's transfers
+  // LT overstates it: late_traffic_counted()).
+  std::ostringstream late;
+  bool slots = false;
+  for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
+    if (!late_traffic_counted(r, *s)) continue;
+    const std::uint64_t kb = s->kernel_bytes();
+    if (!s->simulated || s->dram.kernel_late_bytes == 0 || s->dram.kernel_late_bytes * 100 < kb) continue;
+    late << (late.tellp() ? ", " : "") << s->result.config.label << " "
+         << fmt("%.1f", MB(s->dram.kernel_late_bytes)) << " of " << fmt("%.1f", MB(kb)) << " MB (max lag "
+         << fmt("%.1f", ps_to_s(s->dram.kernel_max_lag) * 1e6) << " us)";
+    slots |= s->dram.kernel_late_slot_bytes * 2 > s->dram.kernel_late_bytes;
+  }
+  if (late.tellp()) {
+    os << "WARNING: the compute kernels' DRAM traffic fell behind the kernels (the contention is "
+          "understated): "
+       << late.str() << " issued after their kernel had ended"
+       << (r.config.mode == "at" ? "" : " (LT counts the oracle step only; --mode at for every step)") << "; ";
+    if (slots)
+      os << "mostly held back by the " << r.config.kernel.outstanding()
+         << (r.config.kernel.outstanding() == 1 ? " request of " : " requests of ")
+         << r.config.kernel.request_bytes << " B allowed in flight: raise gpu.kernel_outstanding\n";
+    else
+      os << "the GPU DRAM could not serve the kernels and the engine together at the roofline's "
+            "rate (see DRAM% per layer)\n";
+  }
+  return os.str();
+}
+
 void print_summary(std::ostream& os, const run_report& r) {
   const auto& net = r.net;
   const auto& v = r.vdnn.result;
@@ -418,37 +452,7 @@ void print_summary(std::ostream& os, const run_report& r) {
   else
     os << "GPU DRAM timing-rule violations: n/a (gpu_mem bus model: no DRAM commands"
        << (r.bus_reason.empty() ? "" : "; used because " + r.bus_reason + ", docs/dram.md") << ")\n";
-  {
-    // Kernel traffic that could not keep to its schedule (too few requests in flight, or a
-    // saturated DRAM): the kernels' DRAM bandwidth, and so the contention, is understated.
-    // Reported from 1 % of a step's kernel bytes on (a few requests behind at a saturated
-    // layer are normal queueing); in LT for the oracle step only (with the engine's transfers
-    // LT overstates it: late_traffic_counted()).
-    std::ostringstream late;
-    bool slots = false;
-    for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
-      if (!late_traffic_counted(r, *s)) continue;
-      const std::uint64_t kb = s->kernel_bytes();
-      if (!s->simulated || s->dram.kernel_late_bytes == 0 || s->dram.kernel_late_bytes * 100 < kb) continue;
-      late << (late.tellp() ? ", " : "") << s->result.config.label << " "
-           << fmt("%.1f", MB(s->dram.kernel_late_bytes)) << " of " << fmt("%.1f", MB(kb)) << " MB (max lag "
-           << fmt("%.1f", ps_to_s(s->dram.kernel_max_lag) * 1e6) << " us)";
-      slots |= s->dram.kernel_late_slot_bytes * 2 > s->dram.kernel_late_bytes;
-    }
-    if (late.tellp()) {
-      os << "WARNING: the compute kernels' DRAM traffic fell behind the kernels (the contention is "
-            "understated): "
-         << late.str() << " issued after their kernel had ended"
-         << (r.config.mode == "at" ? "" : " (LT counts the oracle step only; --mode at for every step)") << "; ";
-      if (slots)
-        os << "mostly held back by the " << r.config.kernel.outstanding()
-           << (r.config.kernel.outstanding() == 1 ? " request of " : " requests of ")
-           << r.config.kernel.request_bytes << " B allowed in flight: raise gpu.kernel_outstanding\n";
-      else
-        os << "the GPU DRAM could not serve the kernels and the engine together at the roofline's "
-              "rate (see DRAM% per layer)\n";
-    }
-  }
+  os << late_kernel_traffic_warning(r);
   // Without a cDMA step nothing was compressed: no ratio (the JSON says null).
   if (compressed_any(r))
     os << "compression ratio (metadata included): " << fmt("%.3f", r.compression_ratio()) << "x\n";

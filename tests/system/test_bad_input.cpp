@@ -1801,3 +1801,23 @@ TEST(bad_input, s24_breaker_stray_words_are_named_and_merge_refuses_jobs) {
   EXPECT_EQ(cli("sweep --merge /nonexistent --jobs 2", &out, &err), 2);
   EXPECT_NE(err.find("--merge /nonexistent takes no other option but --no-plot (got --jobs)"), std::string::npos) << err;
 }
+
+// Breaker s24 F3: compare prints (and puts in its JSON "warnings") the AT run's WARNING of
+// kernel traffic behind schedule; with one 4 KiB request in flight nearly all of it is late.
+TEST(bad_input, s24_breaker_compare_names_late_kernel_traffic) {
+  const std::string j = std::string(::testing::TempDir()) + "cdma_s24_cmp_" + std::to_string(::getpid()) + ".json";
+  std::string out, err;
+  ASSERT_EQ(cli("compare -q --network fmnist_cnn --batch 2 --param gpu.kernel_traffic=true --param "
+                "gpu.kernel_outstanding=1 --param gpu.kernel_request=4KiB --json " + j,
+                &out, &err), 0) << err;
+  EXPECT_NE(out.find("\nAT run: WARNING: the compute kernels' DRAM traffic fell behind the kernels (the contention "
+                     "is understated): oracle "),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("mostly held back by the 1 request of 4096 B allowed in flight: raise gpu.kernel_outstanding\n"),
+            std::string::npos) << out;
+  const auto js = nlohmann::json::parse(slurp(j));
+  ASSERT_EQ(js["warnings"].size(), 1u);
+  EXPECT_EQ(js["warnings"][0].get<std::string>().rfind("WARNING: the compute kernels' DRAM traffic fell behind", 0), 0u);
+  std::filesystem::remove(j);
+  std::filesystem::remove(j.substr(0, j.size() - 5) + ".config.json");
+}
