@@ -68,24 +68,14 @@ std::vector<std::string> split_commas(const std::string& list, bool trim = true)
   return items;
 }
 
-/// Whether the grid values of parameter `name` keep their spaces: the file and folder paths
-/// (activations, name_map, density_profile, layer_times, host_mem.spill_dir) are taken as
-/// written (breaker s24 F6: activations=" lead.npz" trimmed named another file); numbers,
-/// sizes, times, rates and names (codec=zvc, none) lose them.
-bool keeps_spaces(const std::string& name) {
-  const std::string k = name.rfind("platform.", 0) == 0 ? name.substr(9) : name;
-  for (const char* path_key : {"activations", "name_map", "density_profile", "layer_times", "host_mem.spill_dir"})
-    if (k == path_key) return true;
-  return false;
-}
-
 grid_axis parse_grid(const std::string& g) {
   const auto eq = g.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
     throw config_error("--grid " + g + ": expected name=v1,v2,... e.g. pcie.gen=3,4,5");
   // (An empty value is allowed, e.g. activations=.)
   const std::string name = g.substr(0, eq);
-  grid_axis a{name, split_commas(g.substr(eq + 1), !keeps_spaces(name))};
+  // Path values keep their spaces (breaker s24 F6: activations=" lead.npz" named another file).
+  grid_axis a{name, split_commas(g.substr(eq + 1), !is_path_parameter(name))};
   if (a.values.empty()) throw config_error("--grid " + g + ": no values");
   return a;
 }

@@ -720,6 +720,15 @@ std::string absolute_path(const std::string& p) {
   return s;
 }
 
+bool is_path_parameter(const std::string& key) {
+  // The parameters with_absolute_paths() below resolves, bar `network` (a name, or a .json
+  // file: its grid values are names). Keep the two together.
+  const std::string k = strip_prefix(key);
+  for (const char* p : {"activations", "name_map", "density_profile", "layer_times", "host_mem.spill_dir"})
+    if (k == p) return true;
+  return false;
+}
+
 platform_config with_absolute_paths(platform_config c) {
   auto json_file = [](const std::string& n) {
     return n.size() >= 5 && std::equal(n.end() - 5, n.end(), ".json", [](char a, char b) {

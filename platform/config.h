@@ -60,6 +60,11 @@ std::string param_name(const std::string& key, const std::string& where);
 /// A plot must not place such a 0 on a numeric axis. False for an unknown key.
 bool zero_is_not_a_value(const std::string& key);
 
+/// True when parameter `key` (a leading "platform." allowed) is a file or folder path
+/// (activations, name_map, density_profile, layer_times, host_mem.spill_dir): its values are
+/// taken as written, spaces included (sweep's --grid trims the others' values).
+bool is_path_parameter(const std::string& key);
+
 /// Edit distance of `a` and `b` (insertions, deletions, substitutions, one each), letters
 /// compared case-insensitively and '-' as '_': for the "did you mean" of unknown names.
 std::size_t edit_distance(const std::string& a, const std::string& b);

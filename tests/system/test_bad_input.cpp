@@ -1739,22 +1739,36 @@ TEST(bad_input, s24_options_are_not_abbreviated_and_a_near_miss_is_named) {
   EXPECT_NE(out.find("\"batch\": 4"), std::string::npos);
 }
 
+namespace {
+
+/// The "values" of each run that `cdma-vp sweep ARGS --out=DIR --emit-slurm=DIR.sh` plans (the
+/// sweep is planned, not run); the files are removed after.
+std::vector<nlohmann::json> planned_values(const std::string& args, const std::string& tag) {
+  const std::string dir = std::string(::testing::TempDir()) + "cdma_s24_" + tag + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::string out, err;
+  std::vector<nlohmann::json> values;
+  EXPECT_EQ(cli("sweep " + args + " --out=" + dir + " --emit-slurm=" + dir + ".sh", &out, &err), 0) << err;
+  if (std::filesystem::exists(dir + "/sweep.plan.json")) {
+    const auto plan = nlohmann::json::parse(slurp(dir + "/sweep.plan.json"));  // (kept: the loop reads into it)
+    for (const auto& r : plan["runs"]) values.push_back(r["values"]);
+  }
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(dir + ".sh");
+  return values;
+}
+
+}  // namespace
+
 // Session 24: spaces around grid values and --zip names are dropped (`--grid "batch=1, 2"` was
 // refused for " 2"; `bench --batches "1, 2"` took it). By hand: the plan's two runs take
 // batch 1 with codec zvc and batch 2 with codec none.
 TEST(bad_input, s24_grid_values_lose_the_spaces_around_them) {
-  const std::string dir = std::string(::testing::TempDir()) + "cdma_s24_grid_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  std::string out, err;
-  ASSERT_EQ(cli("sweep --grid 'batch=1, 2' --grid 'codec= zvc ,none' --zip ' batch , codec' --network synthetic "
-                "--steps oracle --out " + dir + " --emit-slurm " + dir + ".sh",
-                &out, &err), 0) << err;
-  const auto plan = nlohmann::json::parse(slurp(dir + "/sweep.plan.json"));
-  ASSERT_EQ(plan["runs"].size(), 2u);
-  EXPECT_EQ(plan["runs"][0]["values"], (nlohmann::json{{"batch", "1"}, {"codec", "zvc"}}));
-  EXPECT_EQ(plan["runs"][1]["values"], (nlohmann::json{{"batch", "2"}, {"codec", "none"}}));
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove(dir + ".sh");
+  const auto v = planned_values("--grid 'batch=1, 2' --grid 'codec= zvc ,none' --zip ' batch , codec' "
+                                "--network synthetic --steps oracle", "grid");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0], (nlohmann::json{{"batch", "1"}, {"codec", "zvc"}}));
+  EXPECT_EQ(v[1], (nlohmann::json{{"batch", "2"}, {"codec", "none"}}));
 }
 
 // Breaker s24: the sweep's own options take their value after '=' as the runs' options do
@@ -1763,18 +1777,13 @@ TEST(bad_input, s24_grid_values_lose_the_spaces_around_them) {
 // trimmed to another file); a value that is an option of the command is refused (F4: `run
 // --json --no-verify` wrote a file named --no-verify and ran verified).
 TEST(bad_input, s24_breaker_sweep_equals_path_spaces_and_missing_values) {
+  const auto v = planned_values("--grid='activations=a.npz, lead.npz' --grid 'codec=zvc, none' "
+                                "--zip=activations,codec --batch 1 --steps oracle", "brk");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0], (nlohmann::json{{"activations", "a.npz"}, {"codec", "zvc"}}));
+  EXPECT_EQ(v[1], (nlohmann::json{{"activations", " lead.npz"}, {"codec", "none"}}));
   const std::string dir = std::string(::testing::TempDir()) + "cdma_s24_brk_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
   std::string out, err;
-  ASSERT_EQ(cli("sweep --grid='activations=a.npz, lead.npz' --grid 'codec=zvc, none' --zip=activations,codec "
-                "--batch 1 --steps oracle --out=" + dir + " --emit-slurm=" + dir + ".sh",
-                &out, &err), 0) << err;
-  const auto plan = nlohmann::json::parse(slurp(dir + "/sweep.plan.json"));
-  ASSERT_EQ(plan["runs"].size(), 2u);
-  EXPECT_EQ(plan["runs"][0]["values"], (nlohmann::json{{"activations", "a.npz"}, {"codec", "zvc"}}));
-  EXPECT_EQ(plan["runs"][1]["values"], (nlohmann::json{{"activations", " lead.npz"}, {"codec", "none"}}));
-  std::filesystem::remove_all(dir);
-  std::filesystem::remove(dir + ".sh");
   EXPECT_EQ(cli("sweep --grid batch=1 --no-plot=1 --out " + dir, &out, &err), 2);
   EXPECT_NE(err.find("--no-plot takes no value (got '--no-plot=1')"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(dir));
