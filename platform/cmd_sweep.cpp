@@ -807,7 +807,7 @@ void refuse_near_sweep_option(const std::string& word) {
   const bool names_own = std::any_of(g.names.begin(), g.names.end(), [&](const std::string& n) {
     return std::find(own.begin(), own.end(), n) != own.end();
   });
-  if (names_own) throw config_error("unrecognised option '--" + name + "'" + option_hint(g));
+  if (names_own) throw config_error("unrecognised option '--" + printable(name) + "'" + option_hint(g));
 }
 
 int sweep_command(const std::vector<std::string>& args) {

@@ -55,6 +55,36 @@ option_guess guess_option(const std::string& word, const std::vector<std::string
   return g;
 }
 
+namespace {
+/// `word` without the dashes it begins with, ASCII '-' and the typographic ones a word processor
+/// or a web page substitutes (U+2010..U+2015 hyphens and dashes, U+2212 minus), and whether a
+/// typographic one was among them.
+std::string strip_leading_dashes(const std::string& word, bool& typographic) {
+  typographic = false;
+  std::size_t i = 0;
+  for (;;) {
+    if (i < word.size() && word[i] == '-') {
+      ++i;
+    } else if (i + 2 < word.size() && static_cast<unsigned char>(word[i]) == 0xE2 &&
+               ((static_cast<unsigned char>(word[i + 1]) == 0x80 && static_cast<unsigned char>(word[i + 2]) >= 0x90 &&
+                 static_cast<unsigned char>(word[i + 2]) <= 0x95) ||
+                (static_cast<unsigned char>(word[i + 1]) == 0x88 && static_cast<unsigned char>(word[i + 2]) == 0x92))) {
+      i += 3;
+      typographic = true;
+    } else {
+      break;
+    }
+  }
+  return word.substr(i);
+}
+
+std::vector<std::string> long_names(const po::options_description& d) {
+  std::vector<std::string> names;
+  for (const auto& o : d.options()) names.push_back(o->long_name());
+  return names;
+}
+}  // namespace
+
 std::string option_hint(const option_guess& g) {
   if (g.names.empty()) return "";
   if (!g.abbreviated) return " (did you mean '--" + g.names[0] + "'?)";
@@ -84,9 +114,23 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
                                            .style(style::default_style & ~style::allow_guessing)
                                            .run();
       for (const auto& o : first.options)
-        if (o.string_key == "cdma-vp-stray-words" && !o.value.empty())
-          throw po::error("unexpected word '" + o.value.front() +
+        if (o.string_key == "cdma-vp-stray-words" && !o.value.empty()) {
+          const std::string& w = o.value.front();
+          // A word that begins with a typographic dash (`–-batch`, `—batch`, pasted from a
+          // document) is an option meant (breaker s24 F8): name it.
+          bool typographic = false;
+          const std::string bare = strip_leading_dashes(w.substr(0, w.find('=')), typographic);
+          if (typographic && !bare.empty()) {
+            const option_guess g = guess_option(bare, long_names(d));
+            const std::string meant = d.find_nothrow(bare, false) ? bare : g.names.size() == 1 ? g.names[0] : "";
+            throw po::error("unexpected word '" + printable(w) +
+                            "': it begins with a typographic dash, not two '-'" +
+                            (meant.empty() ? std::string("; options begin with --")
+                                           : "; did you mean '--" + meant + "'?"));
+          }
+          throw po::error("unexpected word '" + printable(w) +
                           "': not an option (options begin with --) nor the value of one (a value follows its option)");
+        }
     }
     po::parsed_options parsed = po::command_line_parser(args)
                                     .options(d)
@@ -110,10 +154,17 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
     std::string given = e.get_option_name();
     const auto eq = given.find('=');
     if (eq != std::string::npos) given.erase(eq);
-    if (given.rfind("--", 0) != 0) throw;
-    std::vector<std::string> names;
-    for (const auto& o : d.options()) names.push_back(o->long_name());
-    throw po::error(std::string(e.what()) + option_hint(guess_option(given.substr(2), names)));
+    if (given.rfind("--", 0) != 0) {
+      // `-batch 4`: a long option written with one '-' (breaker s24 F8). Named when the rest
+      // is an option's full name (one letter options are not this command's form anyway).
+      if (given.size() > 2 && given[0] == '-' && d.find_nothrow(given.substr(1), false))
+        throw po::error("unrecognised option '" + printable(e.get_option_name()) + "' (did you mean '-" + given +
+                        "'? long options begin with two '-')");
+      throw;
+    }
+    // (The word printable: boost's message shows a newline or a zero-width space raw.)
+    throw po::error("unrecognised option '" + printable(e.get_option_name()) + "'" +
+                    option_hint(guess_option(given.substr(2), long_names(d))));
   }
 }
 
@@ -951,9 +1002,13 @@ std::string printable(const std::string& s, bool keep_newlines) {
     std::uint32_t cp = 0;
     const std::size_t len = utf8_sequence(p, i, n, cp);
     const bool ok = len > 0;
-    // Also escaped: C1 controls (U+0080..U+009F, which terminals may read as CSI) and the
-    // bidirectional overrides and isolates that reorder the text shown around them.
-    if (ok && !(cp <= 0x9F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069))) {
+    // Also escaped: C1 controls (U+0080..U+009F, which terminals may read as CSI), the
+    // bidirectional overrides and isolates that reorder the text shown around them, and the
+    // invisible format characters (zero-width space / joiners / marks U+200B..U+200F, word
+    // joiner and invisible operators U+2060..U+2064, byte-order mark U+FEFF) that would make
+    // a word look right that is not.
+    if (ok && !(cp <= 0x9F || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+                (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF)) {
       out.append(s, i, len);
       i += len;
     } else if (ok) {

@@ -1811,6 +1811,29 @@ TEST(bad_input, s24_breaker_stray_words_are_named_and_merge_refuses_jobs) {
   EXPECT_NE(err.find("--merge /nonexistent takes no other option but --no-plot (got --jobs)"), std::string::npos) << err;
 }
 
+// Breaker s24 F8 (rest): a long option written with one '-' or with a typographic dash pasted
+// from a document names the option meant; an invisible character in an option is shown
+// escaped (the word looked like --batch).
+TEST(bad_input, s25_single_and_typographic_dashes_name_the_option_meant) {
+  std::string out, err;
+  EXPECT_EQ(cli("run -batch 4", &out, &err), 2);
+  EXPECT_NE(err.find("unrecognised option '-batch' (did you mean '--batch'? long options begin with two '-')"),
+            std::string::npos) << err;
+  // en dash + '-' (U+2013), em dash (U+2014) before a prefix, minus sign (U+2212), no near name.
+  EXPECT_EQ(cli("run $'\\xe2\\x80\\x93-batch' 4", &out, &err), 2);
+  EXPECT_NE(err.find("unexpected word '\xE2\x80\x93-batch': it begins with a typographic dash, not two '-'; "
+                     "did you mean '--batch'?"), std::string::npos) << err;
+  EXPECT_EQ(cli("compare $'\\xe2\\x80\\x94netw' alexnet", &out, &err), 2);
+  EXPECT_NE(err.find("did you mean '--network'?"), std::string::npos) << err;
+  EXPECT_EQ(cli("run $'\\xe2\\x88\\x92zzz'", &out, &err), 2);
+  EXPECT_NE(err.find("it begins with a typographic dash, not two '-'; options begin with --"), std::string::npos) << err;
+  EXPECT_EQ(cli("run $'--batch\\xe2\\x80\\x8b' 4", &out, &err), 2);
+  EXPECT_NE(err.find("unrecognised option '--batch\\xE2\\x80\\x8B'"), std::string::npos) << err;
+  EXPECT_EQ(cli("run $'--bat\\nch' 4", &out, &err), 2);
+  EXPECT_NE(err.find("unrecognised option '--bat\\x0Ach' (did you mean '--batch'?)"), std::string::npos) << err;
+  EXPECT_EQ(out, "");
+}
+
 // Breaker s24 F3: compare prints (and puts in its JSON "warnings") the AT run's WARNING of
 // kernel traffic behind schedule; with one 4 KiB request in flight nearly all of it is late.
 TEST(bad_input, s24_breaker_compare_names_late_kernel_traffic) {

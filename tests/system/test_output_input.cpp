@@ -379,6 +379,13 @@ TEST(OutputInput, PrintableEscapesControlsAndBrokenUtf8) {
   // C1 controls (U+009B is a CSI on some terminals) and a right-to-left override.
   EXPECT_EQ(printable("\xC2\x9B" "2J"), "\\xC2\\x9B2J");
   EXPECT_EQ(printable("x\xE2\x80\xAEy"), "x\\xE2\\x80\\xAEy");
+  // Invisible format characters (breaker s24 F8: `--batch` + U+200B looked like --batch):
+  // zero-width space U+200B, word joiner U+2060, byte-order mark U+FEFF; a visible en dash
+  // (U+2013) stays.
+  EXPECT_EQ(printable("batch\xE2\x80\x8B"), "batch\\xE2\\x80\\x8B");
+  EXPECT_EQ(printable("a\xE2\x81\xA0" "b"), "a\\xE2\\x81\\xA0b");
+  EXPECT_EQ(printable("\xEF\xBB\xBFx"), "\\xEF\\xBB\\xBFx");
+  EXPECT_EQ(printable("\xE2\x80\x93x"), "\xE2\x80\x93x");
 }
 
 TEST(OutputInput, ControlCharactersInNamesAreEscapedOnTheTerminal) {
