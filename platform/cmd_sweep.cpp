@@ -848,7 +848,14 @@ int sweep_command(const std::vector<std::string>& args) {
           throw config_error(a + " given twice; expected each of the sweep's options once");
         seen.push_back(a);
       }
-      if (a == "--help" || a == "-h") {
+      // -h among grouped short flags (-qh, as run and compare read it) is the help too; --help
+      // takes no value (--help=1 said "no --grid given").
+      const bool short_flags_with_h = a.size() > 2 && a[0] == '-' && a[1] != '-' &&
+                                      a.find_first_not_of("qh", 1) == std::string::npos &&
+                                      a.find('h') != std::string::npos;
+      if (a.rfind("--help=", 0) == 0)
+        throw config_error("option '--help' does not take any arguments (got '" + printable(a) + "')");
+      if (a == "--help" || a == "-h" || short_flags_with_h) {
         std::cout << "Usage: cdma-vp sweep --grid NAME=V1,V2,... [--grid ...] [--zip NAME,NAME,...] --out DIR "
                      "[--jobs N] [--no-plot] [run options]\n"
                      "       cdma-vp sweep --grid ... --out DIR --emit-slurm FILE [run options]\n"

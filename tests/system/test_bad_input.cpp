@@ -1829,6 +1829,11 @@ TEST(bad_input, s25_single_and_typographic_dashes_name_the_option_meant) {
   EXPECT_NE(err.find("it begins with a typographic dash, not two '-'; options begin with --"), std::string::npos) << err;
   EXPECT_EQ(cli("run $'--batch\\xe2\\x80\\x8b' 4", &out, &err), 2);
   EXPECT_NE(err.find("unrecognised option '--batch\\xE2\\x80\\x8B'"), std::string::npos) << err;
+  // sweep reads -qh as run does (the help), and refuses --help=1 as run does.
+  EXPECT_EQ(cli("sweep --grid batch=1 --out /nonexistent/x -qh", &out, &err), 0) << err;
+  EXPECT_EQ(out.rfind("Usage: cdma-vp sweep --grid", 0), 0u) << out;
+  EXPECT_EQ(cli("sweep --help=1", &out, &err), 2);
+  EXPECT_NE(err.find("option '--help' does not take any arguments (got '--help=1')"), std::string::npos) << err;
   EXPECT_EQ(cli("run $'--bat\\nch' 4", &out, &err), 2);
   EXPECT_NE(err.find("unrecognised option '--bat\\x0Ach' (did you mean '--batch'?)"), std::string::npos) << err;
   EXPECT_EQ(out, "");
