@@ -169,9 +169,9 @@ int sc_main(int argc, char* argv[]) {
   gp.size_bytes = 64ull << 20;
   cdma::gpu_memory_controller gpu("gpu_mem", gp);
   cdma::host_memory host("host_mem");  // defaults: 64 GiB sparse, 25.6 GB/s, 80 ns
-  // Not link_params{}: that is the spec-ideal Gen3 x16 link (14.56 / 14.36 GB/s host-to-device /
+  // Not link_params{}: that is the spec-ideal Gen3 x16 link (14.51 / 14.36 GB/s host-to-device /
   // device-to-host); the platform and the docs' figures use the calibrated measured-host preset
-  // (11.96 / 12.89 GB/s, docs/pcie.md).
+  // (11.79 / 12.89 GB/s, docs/pcie.md).
   cdma::pcie_link link("pcie", cdma::pcie::preset("measured-host"));
   link.set_host_size(host.host_params().size_bytes);  // refuse out-of-range DMAs whole
   cdma::cdma_engine_params ep;

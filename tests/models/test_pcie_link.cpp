@@ -164,6 +164,21 @@ TEST_F(PcieLinkTest, LtAndAtAgreeWithin2PercentForLargeTransfers) {
   }
 }
 
+TEST_F(PcieLinkTest, LtSingleLargeReadPaysItsDllpsOnTheCompletionDirection) {
+  // Validation s25: LT booked the Acks and UpdateFCs an MRd stream causes on h2d after the
+  // read's completions, so one large read ran at the CplD-only rate (measured-host 16 MiB:
+  // 11.96 GB/s, AT 11.79). By hand, measured-host (MRRS 512, 64 B completions of 20 B
+  // overhead, one UpdateFC per MRd and one Ack per 4 TLPs, 8 B each): per MRd 8 x 84 + 8 + 2
+  // = 682 B of h2d wire for 512 B of data, so 16 MiB take 32,768 x 682 B / gen3x16 plus one
+  // request's round trip (< 1 us; bounded by the 0.2 % tolerance: 1.42 ms in all).
+  const double t_hand = 16.0 * MiB / 512 * 682 / gen3x16;
+  const auto lt = run(pcie::preset("measured-host"), false, {{true, buf_addr, 16 * MiB}});
+  const auto at = run(pcie::preset("measured-host"), true, {{true, buf_addr, 16 * MiB}});
+  EXPECT_NEAR(lt[0].time * 1e-12 / t_hand, 1.0, 0.002) << "LT " << gbps(lt[0]) << " GB/s";
+  EXPECT_NEAR(at[0].time * 1e-12 / t_hand, 1.0, 0.002) << "AT " << gbps(at[0]) << " GB/s";
+  // Without the DLLPs it would be 672 / 682 of that: 1.5 % faster, outside the tolerance.
+}
+
 TEST_F(PcieLinkTest, MeasuredHostMatchesPublishedBandwidth) {
   // Published pinned-copy figures (ARCHITECTURE §9): Gen3 x16 12.15 GB/s host-to-device
   // (device reads) and 12.89 GB/s device-to-host (device writes); Gen4 x16 about 25 GB/s;

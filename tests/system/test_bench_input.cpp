@@ -462,8 +462,9 @@ TEST(bench_input, pcie_transfers_need_no_memory_per_byte_and_give_the_same_figur
                                                      << b.max_rss_kb << " KiB";
 #endif
   // Bulk transfers on the measured host, Gen3 x16: docs/pcie.md's validation table (16 MiB:
-  // h2d LT 11.96, AT 11.79, d2h LT 12.89, AT 12.89 GB/s) within 1 % at 32 MiB: the bytes no
-  // longer stored change no figure.
+  // h2d LT 11.79, AT 11.79, d2h LT 12.89, AT 12.89 GB/s; LT h2d was 11.96 until session 25,
+  // when LT left out the read's DLLPs) within 1 % at 32 MiB: the bytes no longer stored change
+  // no figure.
   std::istringstream in(b.out);
   std::string line;
   double v[4] = {};
@@ -476,7 +477,7 @@ TEST(bench_input, pcie_transfers_need_no_memory_per_byte_and_give_the_same_figur
       found = true;
     }
   ASSERT_TRUE(found) << b.out;
-  const double table[4] = {11.96, 11.79, 12.89, 12.89};
+  const double table[4] = {11.79, 11.79, 12.89, 12.89};
   for (int k = 0; k < 4; ++k) EXPECT_NEAR(v[k], table[k], 0.01 * table[k]) << "column " << k << "\n" << b.out;
 }
 

@@ -30,7 +30,9 @@
 //          (cpld_split) on h2d from the first request's data; the end is bounded by the link,
 //          by the last MRd's issue plus the first request's round trip and by host memory;
 //          + latency; the requests' tags are released from the first one's completions to
-//          the end, evenly (tag_scoreboard::release_run).
+//          the end, evenly (tag_scoreboard::release_run). The Acks and UpdateFCs the MRds
+//          cause on h2d are booked before the CplDs they share h2d with (per request in
+//          lt_read_paced), so a single large read pays for them (as AT does).
 //          Otherwise (a request must wait for a tag, or finite CplH/CplD credits), request
 //          by request with no event (lt_read_paced): the MRd takes the tag released
 //          earliest and its non-posted credits, host memory is read for it when it arrives,
@@ -196,9 +198,8 @@ private:
   ps_t lt_write(tlm::tlm_generic_payload& trans, ps_t t0);
   ps_t lt_read(tlm::tlm_generic_payload& trans, ps_t t0);
   /// lt_read request by request, for a read some of whose requests wait for a tag or whose
-  /// completions take finite completion credits; `mrds` / `cplds`: its MRd and CplD counts.
-  ps_t lt_read_paced(tlm::tlm_generic_payload& trans, ps_t t0, std::uint64_t mrds,
-                     std::uint64_t cplds);
+  /// completions take finite completion credits; `cplds`: its CplD count.
+  ps_t lt_read_paced(tlm::tlm_generic_payload& trans, ps_t t0, std::uint64_t cplds);
 
   // AT path.
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
