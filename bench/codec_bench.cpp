@@ -573,29 +573,35 @@ class ratio_reporter : public benchmark::ConsoleReporter {
         const auto i = t.find(k);
         return i == t.end() ? 0.0 : i->second;
       };
-      const auto div = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+      // a / b as a table cell with `prec` decimals; blank when b is not measured (e.g. zstd-1
+      // left out by --benchmark_filter: it printed 0.0, a ratio never measured).
+      const auto div = [](double a, double b, int prec) {
+        char buf[32] = "";
+        if (b > 0) std::snprintf(buf, sizeof buf, "%.*f", prec, a / b);
+        return std::string(buf);
+      };
       const double mc = get(r, "memcpy/copy");
       if (mc > 0)
         std::printf("| %s | memcpy (alone) | 1.00 | %.2f | 1.00 | | %.2f | 1.00 | |\n",
                     data.c_str(), mc / 1e9, mc / 1e9);
       const double ms = get(r, "memset/fill");
       if (ms > 0)
-        std::printf("| %s | memset (alone, write-only) | | | | | %.2f | %.2f | |\n", data.c_str(),
-                    ms / 1e9, div(ms, mc));
+        std::printf("| %s | memset (alone, write-only) | | | | | %.2f | %s | |\n", data.c_str(),
+                    ms / 1e9, div(ms, mc, 2).c_str());
       const auto& x = xrows_[data];
       const double zc = get(r, "zstd-1/compress"), zd = get(r, "zstd-1/decompress");
       for (const auto& cc : codec_cases()) {
         const double cv = get(r, cc.name + "/compress"), dv = get(r, cc.name + "/decompress");
         if (cv == 0 && dv == 0) continue;
         if (cc.experiment) {  // decompress only
-          std::printf("| %s | %s | | | | | %.2f | %.2f | %.1f |\n", data.c_str(), cc.name.c_str(),
-                      dv / 1e9, get(x, cc.name + "/decompress"), div(dv, zd));
+          std::printf("| %s | %s | | | | | %.2f | %.2f | %s |\n", data.c_str(), cc.name.c_str(),
+                      dv / 1e9, get(x, cc.name + "/decompress"), div(dv, zd, 1).c_str());
           continue;
         }
-        std::printf("| %s | %s | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n",
+        std::printf("| %s | %s | %.2f | %.2f | %.2f | %s | %.2f | %.2f | %s |\n",
                     data.c_str(), cc.name.c_str(), ratio_[data][cc.name], cv / 1e9,
-                    get(x, cc.name + "/compress"), div(cv, zc), dv / 1e9,
-                    get(x, cc.name + "/decompress"), div(dv, zd));
+                    get(x, cc.name + "/compress"), div(cv, zc, 1).c_str(), dv / 1e9,
+                    get(x, cc.name + "/decompress"), div(dv, zd, 1).c_str());
       }
     }
     // Engine regime: the codec call alone ("call", TSC-timed, paired with memcpy(out_buf,
@@ -615,7 +621,13 @@ class ratio_reporter : public benchmark::ConsoleReporter {
         const auto i = t.find(k);
         return i == t.end() ? 0.0 : i->second;
       };
-      const auto div = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+      // a / b as a table cell with `prec` decimals; blank when b is not measured (e.g. zstd-1
+      // left out by --benchmark_filter: it printed 0.0, a ratio never measured).
+      const auto div = [](double a, double b, int prec) {
+        char buf[32] = "";
+        if (b > 0) std::snprintf(buf, sizeof buf, "%.*f", prec, a / b);
+        return std::string(buf);
+      };
       const auto& loop = rows_[data];
       const auto& xloop = xrows_[data];
       const auto& call = erows_["slot_Bps"][data];
@@ -630,19 +642,19 @@ class ratio_reporter : public benchmark::ConsoleReporter {
         const std::string c = cc.name + "/compress", dd = cc.name + "/decompress";
         if (get(loop, c) == 0 && get(loop, dd) == 0) continue;
         if (cc.experiment) {  // decompress only
-          std::printf("| %s | %s | | | | | | | | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f |\n",
+          std::printf("| %s | %s | | | | | | | | %.2f | %.2f | %s | %.2f | %.2f | %s |\n",
                       data.c_str(), cc.name.c_str(), get(call, dd) / 1e9, get(xcall, dd),
-                      div(get(call, dd), zdc), get(loop, dd) / 1e9, get(xloop, dd),
-                      div(get(loop, dd), zdl));
+                      div(get(call, dd), zdc, 1).c_str(), get(loop, dd) / 1e9, get(xloop, dd),
+                      div(get(loop, dd), zdl, 1).c_str());
           continue;
         }
-        std::printf("| %s | %s | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.1f | %.2f | %.2f | "
-                    "%.1f | %.2f | %.2f | %.1f |\n",
+        std::printf("| %s | %s | %.2f | %.2f | %.2f | %s | %.2f | %.2f | %s | %.2f | %.2f | "
+                    "%s | %.2f | %.2f | %s |\n",
                     data.c_str(), cc.name.c_str(), ratio_[data][cc.name], get(call, c) / 1e9,
-                    get(xcall, c), div(get(call, c), zcc), get(loop, c) / 1e9, get(xloop, c),
-                    div(get(loop, c), zcl), get(call, dd) / 1e9, get(xcall, dd),
-                    div(get(call, dd), zdc), get(loop, dd) / 1e9, get(xloop, dd),
-                    div(get(loop, dd), zdl));
+                    get(xcall, c), div(get(call, c), zcc, 1).c_str(), get(loop, c) / 1e9, get(xloop, c),
+                    div(get(loop, c), zcl, 1).c_str(), get(call, dd) / 1e9, get(xcall, dd),
+                    div(get(call, dd), zdc, 1).c_str(), get(loop, dd) / 1e9, get(xloop, dd),
+                    div(get(loop, dd), zdl, 1).c_str());
       }
     }
     std::fflush(stdout);
