@@ -294,7 +294,10 @@ std::string grid_param(const std::string& name, const std::string& where) {
 /// options and before the other axes: on a measured-host preset they rescale pcie.pd_credits /
 /// pcie.cpl_bytes, so an axis of those must come after them (`--grid pcie.pd_credits=192,384
 /// --grid pcie.gen=3,4` ran the row labelled 192 at Gen4 with 384). 3: the other axes, in the
-/// grid's order. (`--grid pcie.gen=3,4 --grid pcie.preset=...` ran every row at Gen3.)
+/// grid's order. (`--grid pcie.gen=3,4 --grid pcie.preset=...` ran every row at Gen3.) A run
+/// applies its --params in that order itself since session 25 (application_rank: a passed
+/// `--param pcie.cpl_bytes=64B` came before a `pcie.gen` axis and was re-derived, new-user
+/// trial s25 F2); the arguments keep this order, as plans written before list them.
 int axis_rank(const std::string& name) {
   if (preset_axis(name)) return -1;
   std::string k;
@@ -303,7 +306,7 @@ int axis_rank(const std::string& name) {
   } catch (const std::exception&) {
     return 3;
   }
-  return k == "pcie.preset" ? 0 : k == "pcie.gen" ? 1 : k == "pcie.lanes" ? 2 : 3;
+  return application_rank(k);
 }
 
 /// The dimensions of a grid: each a list of axes (indices into the grid) that take their

@@ -202,6 +202,27 @@ param only_or_range(param p, double& ref, double sentinel, double lo, double hi)
   return p;
 }
 
+/// `p` refusing a value in its range that `ok` (called on the value set) does not allow, where
+/// it is given, so the message names the option or file like every other value's ("--param:
+/// pcie.lanes = \"6\": expected 1, 2, ..."; validate() said it without "--param:", new-user
+/// trial s25 F7). validate() keeps the rule for configurations built in code.
+template <typename T, typename Ok>
+param allowed(param p, T& ref, Ok ok, const std::string& expected) {
+  auto set = p.set;
+  const std::string name = p.name;
+  p.set = [set, name, &ref, ok, expected](const json& v, const std::string& where) {
+    const T before = ref;
+    set(v, where);
+    if (!ok(ref)) {
+      ref = before;
+      fail(where, name, v, expected);
+    }
+  };
+  return p;
+}
+
+bool power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
+
 param boolean(const std::string& name, bool& ref, const std::string& doc) {
   return {name, "bool", doc,
           [&ref, name](const json& v, const std::string& where) {
@@ -416,8 +437,10 @@ param bytes_p(const std::string& n, T& r, double lo, double hi, const std::strin
 /// calibration of the old gen x lanes; a value set to anything else (in a file or with
 /// --param, before or after) is kept. (A rule on values, not on which keys were written: the
 /// effective configuration every run writes lists every key, and re-running it with another
-/// pcie.gen must rescale as on the preset.) A spec-ideal genGxW preset has unlimited credits
-/// and nothing to follow.
+/// pcie.gen must rescale as on the preset.) A value given in the same file or the same command
+/// line as pcie.gen / lanes is applied after them (application_rank), so it is kept even when
+/// it equals the old calibration (new-user trial s25 F2). A spec-ideal genGxW preset has
+/// unlimited credits and nothing to follow.
 param following_measured_host(param p, platform_config& c) {
   p.set = [set = std::move(p.set), &c](const json& v, const std::string& where) {
     const int gen0 = c.pcie.gen, lanes0 = c.pcie.lanes;
@@ -545,11 +568,18 @@ std::vector<param> table(platform_config& c) {
        [&c] { return json(c.pcie_preset); }},
       following_measured_host(integer("pcie.gen", c.pcie.gen, 1, 6,
                    "PCIe generation (on a measured-host preset also rescales the calibrated credits and completion size)"), c),
-      following_measured_host(integer("pcie.lanes", c.pcie.lanes, 1, 32,
-                   "link width (1, 2, 4, 8, 12, 16, 32; on a measured-host preset also rescales the calibrated credits)"), c),
-      bytes_p("pcie.mps", c.pcie.mps, 128, 4096, "Max Payload Size"),
-      bytes_p("pcie.mrrs", c.pcie.mrrs, 128, 4096, "Max Read Request Size"),
-      bytes_p("pcie.rcb", c.pcie.rcb, 64, 128, "Read Completion Boundary"),
+      following_measured_host(
+          allowed(integer("pcie.lanes", c.pcie.lanes, 1, 32,
+                          "link width (1, 2, 4, 8, 12, 16, 32; on a measured-host preset also rescales the calibrated credits)"),
+                  c.pcie.lanes, [](int n) { return n == 1 || n == 2 || n == 4 || n == 8 || n == 12 || n == 16 || n == 32; },
+                  "1, 2, 4, 8, 12, 16 or 32"),
+          c),
+      allowed(bytes_p("pcie.mps", c.pcie.mps, 128, 4096, "Max Payload Size"), c.pcie.mps,
+              [](std::uint64_t v) { return power_of_two(v); }, "a power of two in [128, 4096]"),
+      allowed(bytes_p("pcie.mrrs", c.pcie.mrrs, 128, 4096, "Max Read Request Size"), c.pcie.mrrs,
+              [](std::uint64_t v) { return power_of_two(v); }, "a power of two in [128, 4096]"),
+      allowed(bytes_p("pcie.rcb", c.pcie.rcb, 64, 128, "Read Completion Boundary"), c.pcie.rcb,
+              [](std::uint64_t v) { return v == 64 || v == 128; }, "64 or 128"),
       boolean("pcie.header_4dw", c.pcie.header_4dw, "64-bit addressing (16 B headers)"),
       boolean("pcie.ecrc", c.pcie.ecrc, "end-to-end CRC (+4 B per TLP)"),
       time_p("pcie.latency", c.pcie.latency_ps, 0, 1e9, "one-way link latency"),
@@ -565,8 +595,9 @@ std::vector<param> table(platform_config& c) {
       integer("pcie.cpld_credits", c.pcie.cpld_credits, 0, 1 << 24, "completion data credits (0: unlimited)"),
       time_p("pcie.fc_release", c.pcie.fc_release_ps, 0, 1e9, "time for a credit to return"),
       // cDMA engine
-      bytes_p("cdma.window", c.engine.window_bytes, 64, static_cast<double>(max_window_bytes),
-              "uncompressed bytes per compression window (at most 1 MiB: the engine holds windows whole)"),
+      allowed(bytes_p("cdma.window", c.engine.window_bytes, 64, static_cast<double>(max_window_bytes),
+                      "uncompressed bytes per compression window (at most 1 MiB: the engine holds windows whole)"),
+              c.engine.window_bytes, [](std::uint64_t v) { return v % 4 == 0; }, "a multiple of 4 bytes"),
       integer("cdma.compression_units", c.engine.compression_units, 1, 1024, "units on the offload path"),
       integer("cdma.decompression_units", c.engine.decompression_units, 1, 1024, "units on the prefetch path"),
       number("cdma.unit_bytes_per_cycle", c.engine.unit_bytes_per_cycle, 1e-3, 1e6,
@@ -862,12 +893,9 @@ void apply_json(platform_config& cfg, const json& j, const std::string& origin) 
   // and a dump of h100-gen5 with "gen" edited to 4 kept pd_credits 768 but rescaled cpl_bytes
   // 128 -> 64, half of each link (breaker s17). Calibrated values the document does not give
   // still follow its gen / lanes ({"pcie": {"gen": 4}}: 384 credits).
-  auto rank = [](const std::string& key) {
-    const std::string k = strip_prefix(key);
-    return k == "pcie.preset" ? 0 : k == "pcie.gen" ? 1 : k == "pcie.lanes" ? 2 : 3;
-  };
-  std::stable_sort(leaves.begin(), leaves.end(),
-                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  std::stable_sort(leaves.begin(), leaves.end(), [&](const auto& a, const auto& b) {
+    return application_rank(a.first) < application_rank(b.first);
+  });
   for (const auto& [key, v] : leaves) apply_leaf(t, key, v, origin);
   try {
     validate(next);
@@ -910,6 +938,11 @@ platform_config load_config_file(const std::string& path) {
   }
   apply_json(c, j, path);
   return c;
+}
+
+int application_rank(const std::string& key) {
+  const std::string k = strip_prefix(key);
+  return k == "pcie.preset" ? 0 : k == "pcie.gen" ? 1 : k == "pcie.lanes" ? 2 : 3;
 }
 
 void apply_override(platform_config& cfg, const std::string& a, bool check_rules, const std::string& option) {

@@ -41,6 +41,13 @@ platform_config load_config_file(const std::string& path);
 /// errors ("--param", or a shortcut such as "--missing-activations").
 void apply_override(platform_config& cfg, const std::string& assignment, bool check_rules = true,
                     const std::string& option = "--param");
+/// Where parameter `key` (a leading "platform." allowed) comes in the order of application of
+/// a configuration file's keys and of the --param options (apply_json, config_options): 0
+/// pcie.preset (it sets every pcie.* value), 1 pcie.gen, 2 pcie.lanes (on a measured-host
+/// preset they re-derive the calibrated pcie.pd_credits / pcie.cpl_bytes), 3 every other key
+/// (an unknown one too). Sorted by it (stably), every value given is used as given, whatever
+/// the order it was written in (new-user trial s25 F2).
+int application_rank(const std::string& key);
 /// Sets `activations` from an option given once per source (`--activations A --activations B`):
 /// each value one path as typed (never read as a JSON array), or "synthetic" alone; one empty
 /// value is the default. Refused as the `activations` key is, naming `option`.

@@ -443,7 +443,17 @@ void config_options::resolve(const po::variables_map& vm) {
     config.check_protocol = true;
     given.emplace_back("check_protocol", "--check-protocol");
   }
-  for (const auto& p : params) {
+  // The --params in the order a configuration file's keys are applied (application_rank):
+  // pcie.preset, pcie.gen, pcie.lanes, then the others as given (of one key the last wins).
+  // On a measured-host preset pcie.gen / lanes re-derive pcie.pd_credits and pcie.cpl_bytes
+  // when they hold the old link's calibration, so a value given for those was replaced when it
+  // came first (`--param pcie.cpl_bytes=64B --param pcie.gen=5` ran 128 B; a sweep passes its
+  // options before the grid values, so a passed one could never win: new-user trial s25 F2).
+  std::vector<std::string> ordered = params;
+  std::stable_sort(ordered.begin(), ordered.end(), [](const std::string& a, const std::string& b) {
+    return application_rank(a.substr(0, a.find('='))) < application_rank(b.substr(0, b.find('=')));
+  });
+  for (const auto& p : ordered) {
     apply_override(config, p, false);  // (refuses a malformed or unknown one first)
     given.emplace_back(param_name(p.substr(0, p.find('=')), "--param"), "--param " + p);
   }

@@ -177,6 +177,15 @@ transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool u
   transfer_bounds b;
   std::uint64_t act = 0, wire = 0, data = 0;
   ps_t off = 0, pre = 0;
+  // The compute kernels' GPU DRAM traffic while the tensors moved (gpu.kernel_traffic; 0
+  // without): each tensor's transfer time's part of the pass it moved in (its offload in the
+  // forward pass of offload_during, its prefetch in the backward pass of prefetch_during) times
+  // that pass's kernel bytes, at most all of them.
+  double kernel_off = 0, kernel_pre = 0;
+  auto kernel_part = [](std::uint64_t bytes, ps_t t, ps_t span) {
+    return span > 0 ? static_cast<double>(bytes) * std::min(1.0, static_cast<double>(t) / static_cast<double>(span))
+                    : 0.0;
+  };
   for (const auto& l : s.result.layers) {
     if (!l.offloaded) continue;
     act += l.bytes;
@@ -184,6 +193,14 @@ transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool u
     wire += l.moved_data_bytes + l.meta_bytes;
     off += l.offload;
     pre += l.prefetch;
+    if (l.offload_during < s.dram_layers.size()) {
+      const layer_dram& d = s.dram_layers[l.offload_during];
+      kernel_off += kernel_part(d.fwd_kernel_bytes, l.offload, d.fwd_span);
+    }
+    if (l.prefetch_during < s.dram_layers.size()) {
+      const layer_dram& d = s.dram_layers[l.prefetch_during];
+      kernel_pre += kernel_part(d.bwd_kernel_bytes, l.prefetch, d.bwd_span);
+    }
   }
   if (!s.simulated || act == 0) return b;
   codec::codec_id id = codec::codec_id::raw;
@@ -204,6 +221,13 @@ transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool u
     d.shares.emplace_back(offload ? "PCIe d2h" : "PCIe h2d",
                           d.pcie_Bps / (offload ? pcie::mwr_payload_rate_Bps(c.pcie) : pcie::cpld_payload_rate_Bps(c.pcie)));
     d.shares.emplace_back("host memory", d.pcie_Bps / c.host_mem.bandwidth_Bps);
+    // The GPU DRAM (gpu_mem.peak_bandwidth): the engine reads every offloaded activation byte
+    // from it and writes every prefetched one back (uncompressed, at either placement), and
+    // the compute kernels' traffic of those passes competes (new-user trial s25 F1: an offload
+    // limited by GDDR5 reads at 92 % of its peak was named PCIe at 47 %).
+    if (c.gpu_mem.peak_bandwidth_Bps > 0)
+      d.shares.emplace_back("GPU DRAM", (static_cast<double>(act) + (offload ? kernel_off : kernel_pre)) / sec /
+                                            c.gpu_mem.peak_bandwidth_Bps);
     // The GPU-crossbar link between GPU memory and the engine (cdma.xbar_bandwidth, when not
     // unlimited) carries the activations uncompressed, except the cDMA step's with placement
     // memory_controller: only its compressed data (metadata not charged; docs/cdma_engine.md,
@@ -501,7 +525,12 @@ void print_summary(std::ostream& os, const run_report& r) {
   os << "host: activation chunks (64 KiB) taken " << ck.ready << " ready, " << ck.waited << " being produced, "
      << ck.by_reader << " not started (produced then by the simulation thread); " << ck.stolen
      << " others produced by the simulation thread while it waited; " << h.produce_threads << " worker thread(s)";
-  if (h.spilled)
+  // A spill file set up (host_mem.spill on, or auto for a big network) that nothing reached
+  // (--steps oracle: no data moved; or every page stayed in the cache) printed "spilled to a
+  // file: peak 0.00 GB" (new-user trial s25 F6).
+  if (h.spilled && h.peak_spilled_bytes == 0)
+    os << "; host memory spill file (host_mem.spill=" << r.config.host_spill << "): nothing spilled";
+  else if (h.spilled)
     os << "; host memory spilled to a file: peak " << fmt("%.2f", h.peak_spilled_bytes / 1e9) << " GB, "
        << (h.direct_io ? "direct" : "buffered") << " I/O"
        // Asked for but not in effect: the store gave it up, for a reason it does not record

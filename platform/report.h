@@ -37,7 +37,9 @@ double zero_fraction(const run_report& r, std::size_t i);
 /// its peak over that time, 0..: the compression (decompression) units (units x one unit's
 /// rate for the run's codec x clock, in activation bytes; `units`: the cDMA step), the link
 /// (pcie::mwr_payload_rate_Bps d2h / cpld_payload_rate_Bps h2d), host memory
-/// (host_mem.bandwidth), and when cdma.xbar_bandwidth is set the GPU crossbar (activation bytes,
+/// (host_mem.bandwidth), the GPU DRAM (the activation bytes the engine reads / writes plus the
+/// compute kernels' DRAM traffic during the transfers, over gpu_mem.peak_bandwidth; new-user
+/// trial s25 F1), and when cdma.xbar_bandwidth is set the GPU crossbar (activation bytes,
 /// or with placement memory_controller the cDMA step's compressed data, over xbar_bandwidth);
 /// `bound` names the largest share. An average over the step (latency,
 /// small tensors, window slots and flow control keep every share below 1).

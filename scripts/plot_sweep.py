@@ -136,26 +136,70 @@ def no_speedup(ax, rows):
                 transform=ax.transAxes, ha="center", va="center", color="0.4")
 
 
+# A legend of more entries than this goes beside the axes, not over the lines (new-user trial
+# s25 F5: 12 entries at loc="best" sat in the middle and hid the Gen4 points).
+LEGEND_INSIDE_MAX = 4
+STEPS = (("cdma_s", "o-", 1.0, "cDMA"), ("vdnn_s", "s--", 0.6, "vDNN"), ("oracle_s", "^:", 0.6, "oracle"))
+
+
+def step_lines(rows, grid_cols, xcol):
+    """The lines of the step-time panel, identical ones once (new-user trial s25 F5: the
+    oracle, the same in every series of a PCIe sweep, had one legend entry per series):
+    [(key, style, alpha, xs, ys in ms, label, color)]. A line shared by every series is
+    labelled "STEP, all runs" and drawn in grey; by some, "STEP, A = B"; by one, "STEP, A" in
+    its series' colour (C0, C1, ...). A step that did not run (--steps: every cell empty) has
+    no line."""
+    ser = series(rows, grid_cols, xcol)
+    groups = {}  # (step key, xs, cells) -> series indices, in order
+    for k, (_, pts) in enumerate(ser):
+        for key, _style, _alpha, _step in STEPS:
+            cells = tuple(r.get(key) or "" for _, r in pts)
+            if any(c != "" for c in cells):
+                groups.setdefault((key, tuple(p[0] for p in pts), cells), []).append(k)
+    out = []
+    for k, (label, pts) in enumerate(ser):
+        for key, style, alpha, step in STEPS:
+            cells = tuple(r.get(key) or "" for _, r in pts)
+            members = groups.get((key, tuple(p[0] for p in pts), cells))
+            if not members or members[0] != k:
+                continue  # did not run, or drawn with the first series that has it
+            if len(members) == 1:
+                name, color = label or "all runs", f"C{k % 10}"
+            elif len(members) == len(ser):
+                name, color = "all runs", "0.35"
+            else:
+                name, color = " = ".join(ser[m][0] for m in members), "0.35"
+            out.append((key, style, alpha, [p[0] for p in pts], [num(c) * 1e3 for c in cells], f"{step}, {name}",
+                        color))
+    return out
+
+
+def place_legend(ax):
+    """A legend of up to LEGEND_INSIDE_MAX entries where it covers the fewest points; more, to
+    the right of the axes (the figure is widened for it by the caller, tight_layout fits it)."""
+    n = len(ax.get_legend_handles_labels()[0])
+    if n <= LEGEND_INSIDE_MAX:
+        ax.legend(fontsize="small", loc="best")
+    else:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    return n > LEGEND_INSIDE_MAX
+
+
 def draw_lines(rows, grid_cols, xcol, unit):
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    # The oracle (no transfers) too, as the bars show it (new-user trial s23 F8: the lines
+    # had none, and an axis from the lowest cDMA time made small gaps look large). A step
+    # that did not run (--steps) has no line and no legend entry (breaker s23).
+    for _key, style, alpha, xs, ys, label, color in step_lines(rows, grid_cols, xcol):
+        ax1.plot(xs, ys, style, color=color, alpha=alpha, label=label)
     for k, (label, pts) in enumerate(series(rows, grid_cols, xcol)):
-        color = f"C{k % 10}"
-        xs = [p[0] for p in pts]
-        name = label or "all runs"
-        # The oracle (no transfers) too, as the bars show it (new-user trial s23 F8: the lines
-        # had none, and an axis from the lowest cDMA time made small gaps look large). A step
-        # that did not run (--steps) has no line and no legend entry (breaker s23).
-        for key, style, alpha, step in (("cdma_s", "o-", 1.0, "cDMA"), ("vdnn_s", "s--", 0.6, "vDNN"),
-                                        ("oracle_s", "^:", 0.6, "oracle")):
-            ys = [num(r.get(key)) * 1e3 for _, r in pts]
-            if any(y == y for y in ys):
-                ax1.plot(xs, ys, style, color=color, alpha=alpha, label=f"{step}, {name}")
         sp = [num(r.get("speedup")) for _, r in pts]
         if any(v == v for v in sp):
-            ax2.plot(xs, sp, "o-", color=color, label=name)
+            ax2.plot([p[0] for p in pts], sp, "o-", color=f"C{k % 10}", label=label or "all runs")
     ax1.set_ylabel("step time (ms, simulated)")
     ax1.set_ylim(bottom=0)
-    ax1.legend(fontsize="small", loc="best")
+    if place_legend(ax1):
+        fig.set_figwidth(12)
     ax1.grid(alpha=0.3)
     ax2.axhline(1.0, color="k", lw=0.8)
     no_speedup(ax2, rows)

@@ -201,6 +201,56 @@ class LineFigure(unittest.TestCase):
         fig = plot_sweep.draw_bars(r, ["grid:batch"])
         self.assertEqual([t.get_text() for t in fig.axes[0].get_legend().get_texts()], ["cDMA"])
 
+class LegendS25(unittest.TestCase):
+    """New-user trial s25 F5: a 4-series PCIe sweep's legend (12 entries) sat in the middle of
+    the lines, and the oracle (the same in every run) had one entry per series."""
+
+    @staticmethod
+    def pcie_rows():
+        # gen 3, 4, 5 x lanes 8, 16: the oracle 0.2357 s in every run; vDNN / cDMA differ per
+        # lanes except at Gen3 x16 = Gen4 x8 (a point, not a whole line: both lines kept).
+        t = {("8", "3"): ("0.600", "0.418"), ("8", "4"): ("0.376", "0.306"), ("8", "5"): ("0.285", "0.261"),
+             ("16", "3"): ("0.376", "0.306"), ("16", "4"): ("0.287", "0.260"), ("16", "5"): ("0.283", "0.259")}
+        return [{"grid:pcie.gen": g, "grid:pcie.lanes": l, "oracle_s": "0.2357", "vdnn_s": t[(l, g)][0],
+                 "cdma_s": t[(l, g)][1], "speedup": "1.2"} for l in ("8", "16") for g in ("3", "4", "5")]
+
+    def test_identical_oracle_lines_are_one_entry(self):
+        cols = ["grid:pcie.gen", "grid:pcie.lanes"]
+        fig = plot_sweep.draw_lines(self.pcie_rows(), cols, "grid:pcie.gen", "")
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        # 2 series x (cDMA, vDNN) + one oracle, not 2 x 3.
+        self.assertEqual(sorted(labels), ["cDMA, pcie.lanes=16", "cDMA, pcie.lanes=8", "oracle, all runs",
+                                          "vDNN, pcie.lanes=16", "vDNN, pcie.lanes=8"])
+        oracle = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "oracle, all runs"]
+        self.assertEqual(len(oracle), 1)
+        self.assertEqual([round(v, 9) for v in oracle[0].get_ydata()], [235.7, 235.7, 235.7])  # ms
+
+    def test_some_series_sharing_a_line_name_them_all(self):
+        # Three series, the first two with one oracle, the third another: "oracle, A = B".
+        r = [{"grid:x": x, "grid:s": s, "oracle_s": "0.002" if s == "c" else "0.001", "vdnn_s": "",
+              "cdma_s": f"0.00{x}", "speedup": ""} for s in ("a", "b", "c") for x in ("1", "2", "3")]
+        lines = plot_sweep.step_lines(r, ["grid:x", "grid:s"], "grid:x")
+        labels = [ln[5] for ln in lines if ln[0] == "oracle_s"]
+        self.assertEqual(labels, ["oracle, s=a = s=b", "oracle, s=c"])
+
+    def test_a_long_legend_is_outside_the_axes(self):
+        cols = ["grid:pcie.gen", "grid:pcie.lanes"]
+        fig = plot_sweep.draw_lines(self.pcie_rows(), cols, "grid:pcie.gen", "")
+        fig.tight_layout()
+        fig.canvas.draw()
+        ax1 = fig.axes[0]
+        legend = ax1.get_legend().get_window_extent()
+        self.assertGreaterEqual(legend.x0, ax1.get_window_extent().x1)  # right of the axes
+        self.assertLessEqual(legend.x1, fig.bbox.x1)  # and inside the figure
+        # One series (3 entries): inside, where it covers the fewest points.
+        r = [row for row in self.pcie_rows() if row["grid:pcie.lanes"] == "8"]
+        fig = plot_sweep.draw_lines(r, ["grid:pcie.gen"], "grid:pcie.gen", "")
+        fig.canvas.draw()
+        ax1 = fig.axes[0]
+        self.assertEqual(len(ax1.get_legend().get_texts()), 3)
+        self.assertTrue(ax1.get_window_extent().contains(*ax1.get_legend().get_window_extent().p0))
+
+
 class PlotBreak(unittest.TestCase):
     """Break-it round s23 (brk): labels the plotter failed on."""
 

@@ -443,10 +443,11 @@ TEST(OutputInput, DirectIoGivenUpIsExplained) {
   run_report r;
   r.config.host_mem.spill_options.direct_io = true;
   r.host.spilled = true;
+  r.host.peak_spilled_bytes = 256u << 20;  // something spilled (with 0: "nothing spilled", s25 F6)
   r.host.direct_io = false;
   std::ostringstream os;
   print_summary(os, r);
-  EXPECT_NE(os.str().find("buffered I/O (host_mem.spill_direct_io=true given up: the file system refused direct I/O, "
+  EXPECT_NE(os.str().find("host memory spilled to a file: peak 0.27 GB, buffered I/O (host_mem.spill_direct_io=true given up: the file system refused direct I/O, "
                           "or the first 64 MiB were written slower than 0.4 GB/s), "),
             std::string::npos)
       << os.str();
