@@ -37,6 +37,14 @@ install(EXPORT cdma_vp_targets
         FILE cdma_vpTargets.cmake
         DESTINATION ${CDMA_VP_INSTALL_CMAKEDIR}
         COMPONENT cdma_vp_devel)
+# The build tree is a package too, without installing: find_package(cdma_vp) with
+# -Dcdma_vp_DIR=<build>/cmake finds the config generated below next to this targets file
+# (cdma::tlm then points at <build>/tlm/libcdma_tlm.a and the source tree's headers; the
+# config uses no install-relative path). Before session 25 only the config was there, and
+# its include() of cdma_vpTargets.cmake failed (trial tlmuser-s25).
+export(EXPORT cdma_vp_targets
+       NAMESPACE cdma::
+       FILE ${PROJECT_BINARY_DIR}/cmake/cdma_vpTargets.cmake)
 
 # Dependencies of cdma_tlm, for the package config (find_dependency / pkg_check_modules) and
 # the pkg-config file (Requires). PkgConfig::<P> targets carry their module name in

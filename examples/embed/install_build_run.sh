@@ -3,7 +3,8 @@
 # temporary prefix, builds examples/embed and examples/chain against it with
 # find_package(cdma_vp) (with -Wpedantic: the installed headers must compile without a warning
 # in a strict user build), runs them (chain in LT, and in AT with protocol checkers), and
-# builds + runs a second program with pkg-config alone.
+# builds + runs a second program with pkg-config alone; then builds and runs examples/embed
+# against the build tree itself (-Dcdma_vp_DIR=<build>/cmake, no install).
 #   install_build_run.sh <cdma-vp build dir> <cdma-vp source dir> <scratch dir> [CXXFLAGS] [build type]
 # CXXFLAGS and the build type are those of the cdma-vp build (e.g. the sanitizer preset), so the
 # example is compiled and linked the same way as the installed library.
@@ -47,4 +48,14 @@ export PKG_CONFIG_PATH
 c++ $cxxflags $(pkg-config --cflags cdma_vp) "$src/examples/embed/pkgconfig_check.cpp" \
     -o "$work/pkgconfig_check" $(pkg-config --libs cdma_vp)
 SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$work/pkgconfig_check"
+
+# The build tree as a package (no install): its config and targets file are in <build>/cmake.
+test -f "$build/cmake/cdma_vpTargets.cmake"
+cmake -S "$src/examples/embed" -B "$work/embed_bt" -Dcdma_vp_DIR="$build/cmake" \
+      -DCMAKE_CXX_FLAGS="$cxxflags -Wpedantic" -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+cmake --build "$work/embed_bt" -j2 >"$work/embed_bt.log" 2>&1 || { cat "$work/embed_bt.log"; exit 1; }
+if grep -q "warning:" "$work/embed_bt.log"; then cat "$work/embed_bt.log"; echo "warnings in the build-tree build"; exit 1; fi
+# Linked against the build tree's library (not an installed copy).
+grep -qF "$build/tlm/libcdma_tlm.a" "$work/embed_bt/CMakeFiles/cdma_embed.dir/link.txt"
+SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$work/embed_bt/cdma_embed"
 rm -rf "$work"

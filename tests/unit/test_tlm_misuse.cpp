@@ -97,6 +97,9 @@ struct misuser : sc_module {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> inval;
   sc_event bw_ev;
   bool complete_on_resp = true;
+  /// When set, BEGIN_RESP is answered TLM_UPDATED with phase update_phase instead (session 25).
+  bool update_resp = false;
+  tlm_phase update_phase = END_REQ;
   bool done = false;
 
   SC_HAS_PROCESS(misuser);
@@ -112,6 +115,10 @@ struct misuser : sc_module {
   tlm_sync_enum nb_bw(tlm_generic_payload& p, tlm_phase& ph, sc_time& d) {
     bw.push_back({&p, ph, now_ps(d)});
     bw_ev.notify(SC_ZERO_TIME);
+    if (ph == BEGIN_RESP && update_resp) {
+      ph = update_phase;
+      return TLM_UPDATED;
+    }
     return ph == BEGIN_RESP && complete_on_resp ? TLM_COMPLETED : TLM_ACCEPTED;
   }
   void inv(sc_dt::uint64 s, sc_dt::uint64 e) { inval.emplace_back(s, e); }
@@ -1253,4 +1260,179 @@ TEST_F(MisuseNet, MuxKeepsTheAnnotatedDelayOfAQueuedRequest) {
                                         << ": B's response at " << b_resp << " ps, its request is at 10 us";
     EXPECT_EQ(ca.violations() + cb.violations(), 0u);
   }
+}
+
+// ---- session 25 (trial tlmuser-s25): what the targets say about an initiator's mistakes ---------
+
+namespace {
+/// The module whose warnings a refused access of rig kind `k` raises: the link forwards byte
+/// enables and streaming accesses unchanged to host memory, which refuses them.
+std::string refusing_module(const rig& r) { return r.kind == tk::link ? std::string(r.host->name()) : r.target_name(); }
+std::uint64_t attribute_refusals(const rig& r) {
+  if (r.host) return r.host->attribute_refusals();
+  if (r.gpu) return r.gpu->attribute_refusals();
+  return r.eng->attribute_refusals();
+}
+std::vector<std::string> warnings_from(const cdma::test::report_log& log, const std::string& who) {
+  std::vector<std::string> out;
+  for (const auto& w : log.warnings(who)) out.push_back(w.msg);
+  return out;
+}
+}  // namespace
+
+// Trial tlmuser-s25 F1 a: an initiator answers BEGIN_RESP with TLM_UPDATED and END_REQ. Every
+// target that sends BEGIN_RESP on the backward path (host memory, the GPU controller in both
+// models, the link) reports it: one SC_ERROR naming the transaction, the answer and the legal
+// ones (IEEE 1666-2011 §15.2.4). Before, the target said nothing and stalled (its response
+// stayed in progress, every later response of it held back). The response still stays in
+// progress until END_RESP (the documented behaviour), so END_RESP then frees it and the next
+// write is served. TLM_UPDATED with an ignorable phase (§15.2.5) is no error. The register
+// block completes every transaction on the forward path: it sends no BEGIN_RESP.
+TEST_P(Misuse, AnIllegalAnswerToBeginRespIsReportedByTheTarget) {
+  const tk k = GetParam();
+  if (k == tk::regs) GTEST_SKIP() << "the register block sends no BEGIN_RESP (TLM_COMPLETED on BEGIN_REQ)";
+  cdma::test::report_log log;
+  std::uint8_t v[4] = {1, 2, 3, 4};
+  tlm_response_status st[3] = {TLM_INCOMPLETE_RESPONSE, TLM_INCOMPLETE_RESPONSE, TLM_INCOMPLETE_RESPONSE};
+  std::size_t errors_after_hint = 99;
+  rig r(k, [&](misuser& m, rig&) {
+    m.complete_on_resp = false;  // at() sends END_RESP after BEGIN_RESP
+    m.update_resp = true;
+    m.update_phase = misuse_hint;  // ignorable: legal
+    tlm_generic_payload& a = m.make(TLM_WRITE_COMMAND, 0x3000, v, 4);
+    st[0] = m.at(a);
+    a.release();
+    errors_after_hint = target_errors(log).size();
+    m.update_phase = END_REQ;  // illegal
+    tlm_generic_payload& b = m.make(TLM_WRITE_COMMAND, 0x3100, v, 4);
+    st[1] = m.at(b);  // ... then END_RESP, which ends the response that stayed in progress
+    b.release();
+    m.update_resp = false;
+    tlm_generic_payload& c = m.make(TLM_WRITE_COMMAND, 0x3200, v, 4);
+    st[2] = m.at(c);
+    c.release();
+  });
+  r.run();
+  ASSERT_TRUE(r.drv->done) << "hang";
+  EXPECT_EQ(errors_after_hint, 0u) << "TLM_UPDATED with an ignorable phase reported";
+  for (auto s2 : st) EXPECT_EQ(s2, TLM_OK_RESPONSE);
+  EXPECT_EQ(r.peek(0x3200, 4), std::vector<std::uint8_t>({1, 2, 3, 4})) << "the write after the error was not served";
+  const auto errs = target_errors(log);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].type, r.target_name());
+  EXPECT_TRUE(has(errs[0].msg, "the initiator answered BEGIN_RESP of the write of 4 bytes at 0x3100 with TLM_UPDATED "
+                               "and phase END_REQ; expected TLM_ACCEPTED (then END_RESP on the forward path), "
+                               "TLM_UPDATED with END_RESP, or TLM_COMPLETED (base protocol, IEEE 1666-2011 §15.2.4"))
+      << errs[0].msg;
+  EXPECT_TRUE(has(errs[0].msg, "until END_RESP for this transaction")) << errs[0].msg;
+  // The checker in the path names it the same way (once).
+  std::size_t named = 0;
+  for (const std::string& m : r.chk->messages())
+    named += has(m, "the initiator answered BEGIN_RESP with TLM_UPDATED and phase END_REQ; legal answers:");
+  EXPECT_EQ(named, 1u);
+}
+
+// Trial tlmuser-s25 F2: byte-enable and streaming-width refusals were silent (the response
+// status only). Each now comes with a warning from the refusing module naming the access, the
+// attribute and its value, the status and the expected form; the statuses are unchanged
+// (TLM_BYTE_ENABLE_ERROR_RESPONSE, TLM_BURST_ERROR_RESPONSE: IEEE 1666-2011 §14.14, §14.15).
+// Streaming width 0 is what a fresh tlm_generic_payload has: the warning says to set it.
+TEST_P(Misuse, ByteEnableAndStreamingWidthRefusalsAreWarnedWithTheExpectedForm) {
+  const tk k = GetParam();
+  cdma::test::report_log log;
+  const bool memory = is_memory(k);
+  const unsigned len = memory ? 16 : 4;
+  const std::uint64_t addr = memory ? 0x1000 : kReg;
+  std::vector<std::uint8_t> data(len, 0xAB);
+  std::uint8_t be[4] = {0xFF, 0x00, 0xFF, 0x00};
+  std::vector<tlm_response_status> st;
+  rig r(k, [&](misuser& m, rig&) {
+    for (int at = 0; at < 2; ++at) {
+      tlm_generic_payload& p = m.make(TLM_WRITE_COMMAND, addr, data.data(), len);
+      p.set_byte_enable_ptr(be);
+      p.set_byte_enable_length(memory ? 4 : 2);
+      st.push_back(at ? m.at(p) : m.lt(p));
+      p.release();
+    }
+    for (int at = 0; at < 2; ++at) {
+      tlm_generic_payload& p = m.make(TLM_READ_COMMAND, addr, data.data(), len);
+      p.set_streaming_width(0);
+      st.push_back(at ? m.at(p) : m.lt(p));
+      p.release();
+    }
+  });
+  r.run();
+  ASSERT_TRUE(r.drv->done) << "hang";
+  ASSERT_EQ(st.size(), 4u);
+  EXPECT_EQ(st[0], TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  EXPECT_EQ(st[1], TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  EXPECT_EQ(st[2], TLM_BURST_ERROR_RESPONSE);
+  EXPECT_EQ(st[3], TLM_BURST_ERROR_RESPONSE);
+  EXPECT_EQ(attribute_refusals(r), 4u);
+  const auto w = warnings_from(log, refusing_module(r));
+  ASSERT_EQ(w.size(), 4u);
+  const std::string what = std::string(memory ? "" : "register ") + "write of " + std::to_string(len) + " bytes at " + hex(addr);
+  const std::string rd = std::string(memory ? "" : "register ") + "read of " + std::to_string(len) + " bytes at " + hex(addr);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(has(w[i], what + " has byte enables (byte_enable_length " + (memory ? "4" : "2") +
+                              "): refused with TLM_BYTE_ENABLE_ERROR_RESPONSE"))
+        << w[i];
+    EXPECT_TRUE(has(w[i], "expected a null byte enable pointer")) << w[i];
+  }
+  for (int i = 2; i < 4; ++i) {
+    EXPECT_TRUE(has(w[i], rd)) << w[i];
+    EXPECT_TRUE(has(w[i], "streaming width 0: refused with TLM_BURST_ERROR_RESPONSE")) << w[i];
+    EXPECT_TRUE(has(w[i], "a fresh tlm_generic_payload has streaming width 0: call set_streaming_width(" +
+                              std::to_string(len) + ")"))
+        << w[i];
+  }
+  EXPECT_TRUE(has(w[3], "[4 payload-attribute refusals by this target: further ones are counted")) << w[3];
+}
+
+// The refusal warnings are rate-limited per target: 40 refused accesses give the first 4 in
+// full, then a count at 8, 16 and 32 (7 warnings); attribute_refusals() counts all 40.
+TEST_P(Misuse, AttributeRefusalWarningsAreRateLimited) {
+  const tk k = GetParam();
+  cdma::test::report_log log;
+  const unsigned len = is_memory(k) ? 16 : 4;
+  std::vector<std::uint8_t> data(len, 0);
+  rig r(k, [&](misuser& m, rig&) {
+    for (int i = 0; i < 40; ++i) {
+      tlm_generic_payload& p = m.make(TLM_READ_COMMAND, is_memory(k) ? 0x1000 : kReg, data.data(), len);
+      p.set_streaming_width(2);
+      EXPECT_EQ(m.lt(p), TLM_BURST_ERROR_RESPONSE);
+      p.release();
+    }
+  });
+  r.run();
+  ASSERT_TRUE(r.drv->done) << "hang";
+  EXPECT_EQ(attribute_refusals(r), 40u);
+  const auto w = warnings_from(log, refusing_module(r));
+  ASSERT_EQ(w.size(), 7u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(has(w[i], "streaming width 2: refused")) << w[i];
+  EXPECT_EQ(w[4].rfind("8 payload-attribute refusals by this target so far; the latest: ", 0), 0u) << w[4];
+  EXPECT_EQ(w[5].rfind("16 payload-attribute refusals", 0), 0u) << w[5];
+  EXPECT_EQ(w[6].rfind("32 payload-attribute refusals", 0), 0u) << w[6];
+}
+
+// Trial tlmuser-s25 F7: the memories' out-of-range warning states the expected form, as the
+// link's does ("expected address + length <= size").
+TEST_P(Misuse, OutOfRangeWarningStatesTheExpectedForm) {
+  const tk k = GetParam();
+  if (!is_memory(k)) GTEST_SKIP() << "the register block answers TLM_ADDRESS_ERROR_RESPONSE for an unmapped offset";
+  cdma::test::report_log log;
+  std::vector<std::uint8_t> data(16, 0);
+  tlm_response_status st = TLM_INCOMPLETE_RESPONSE;
+  rig r(k, [&](misuser& m, rig&) {
+    tlm_generic_payload& p = m.make(TLM_READ_COMMAND, kMiB - 8, data.data(), 16);
+    st = m.lt(p);
+    p.release();
+  });
+  r.run();
+  ASSERT_TRUE(r.drv->done) << "hang";
+  EXPECT_EQ(st, TLM_ADDRESS_ERROR_RESPONSE);
+  const auto w = warnings_from(log, r.target_name());
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(has(w[0], "read of 16 bytes at 0xffff8")) << w[0];
+  EXPECT_TRUE(has(w[0], "expected address + length <= size")) << w[0];
 }

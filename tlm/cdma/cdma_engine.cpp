@@ -14,6 +14,31 @@
 namespace cdma {
 
 namespace {
+/// A timed register access refused for its shape (reg_access::burst_error: data length other
+/// than 4 or streaming width below 4; byte_enable_error): a warning from `who` naming the
+/// access, the attribute and the expected form, rate-limited by `log` (mem::report_refusal).
+[[gnu::cold, gnu::noinline]] void register_shape_refused(const tlm::tlm_generic_payload& p, reg_access a,
+                                                         mem::refusal_log& log, const char* who) {
+  std::ostringstream os;
+  os << (p.is_read() ? "register read" : "register write") << " of " << p.get_data_length() << " bytes at 0x"
+     << std::hex << p.get_address() << std::dec;
+  if (a == reg_access::byte_enable_error) {
+    os << " has byte enables (byte_enable_length " << p.get_byte_enable_length()
+       << "): refused with TLM_BYTE_ENABLE_ERROR_RESPONSE (IEEE 1666-2011 §14.14); the registers take "
+          "whole 32-bit accesses: expected a null byte enable pointer";
+  } else {
+    if (p.get_data_length() != 4)
+      os << " (streaming width " << p.get_streaming_width() << ")";
+    else
+      os << " has streaming width " << p.get_streaming_width();
+    os << ": refused with TLM_BURST_ERROR_RESPONSE (IEEE 1666-2011 §14.15); expected one 32-bit register: "
+          "data length 4 and streaming width 4 (a larger width also means no streaming)";
+    if (p.get_streaming_width() == 0)
+      os << "; a fresh tlm_generic_payload has streaming width 0: call set_streaming_width(4)";
+  }
+  mem::report_refusal(log, who, os.str());
+}
+
 /// CODEC_CAPS: every codec id make_codec() accepts (probed, so new codecs appear by themselves).
 std::uint32_t probe_codec_caps() {
   std::uint32_t caps = 0;
@@ -495,6 +520,8 @@ void cdma_engine::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& d) 
   }
   reg_access a = cdma_regs::check(p.get_address(), p.get_data_length(), p.get_streaming_width(),
                                   p.get_byte_enable_ptr() != nullptr);
+  if (a == reg_access::burst_error || a == reg_access::byte_enable_error)
+    register_shape_refused(p, a, reg_refusals_, name());
   std::uint32_t v = 0;
   if (a == reg_access::ok) {
     if (p.is_read()) {

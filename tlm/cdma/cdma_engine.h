@@ -50,6 +50,7 @@
 #include "tlm/codec/codec.h"
 #include "tlm/core/payload_pool.h"
 #include "tlm/core/units.h"
+#include "tlm/memory/access_check.h"  // mem::refusal_log
 
 namespace cdma {
 
@@ -167,6 +168,11 @@ public:
   const cdma_engine_params& params() const { return p_; }
   /// The register block (read-only view, e.g. for tests and reports).
   const cdma_regs& registers() const { return regs_; }
+  /// Register accesses refused for their shape (data length other than 4 or streaming width
+  /// below 4: TLM_BURST_ERROR_RESPONSE; byte enables: TLM_BYTE_ENABLE_ERROR_RESPONSE), timed
+  /// accesses only; the first few warned one by one, then a count at each power of two
+  /// (mem::refusal_log).
+  std::uint64_t attribute_refusals() const { return reg_refusals_.count; }
   /// Every descriptor finished so far, in completion order.
   const std::vector<dma_record>& records() const { return records_; }
   /// Sum of compression / decompression unit busy time (ps).
@@ -243,6 +249,7 @@ private:
   cdma_engine_params p_;
   std::uint32_t codec_caps_ = 0;
   cdma_regs regs_;
+  mem::refusal_log reg_refusals_;
   tlm_utils::tlm_quantumkeeper qk_;
   sc_core::sc_event doorbell_ev_, irq_ev_, coalesce_ev_;
   std::vector<dma_record> records_;

@@ -54,43 +54,47 @@ void protocol_checker::finish(tlm::tlm_generic_payload& p) {
   ++completed_;
 }
 
-void protocol_checker::on_phase(tlm::tlm_generic_payload& p, const tlm::tlm_phase& ph, bool fw, const char* where) {
+void protocol_checker::on_phase(tlm::tlm_generic_payload& p, const tlm::tlm_phase& ph, bool fw, const char* where,
+                                const sc_core::sc_time& d) {
   const std::string w(where);
   auto it = state_.find(&p);
   if (ph == tlm::BEGIN_REQ) {
     if (!fw) return violation(w + ": BEGIN_REQ on the backward path", &p);
     if (it != state_.end()) return violation(w + ": BEGIN_REQ for a payload whose transaction is still open", &p);
     if (req_open_)
-      violation(w + ": BEGIN_REQ before END_REQ (or BEGIN_RESP) of the previous request (request exclusion rule, §16.2.6)", &p);
+      violation(w + ": BEGIN_REQ before END_REQ (or BEGIN_RESP) of the previous request (request exclusion rule, §15.2.6 e)", &p);
     check_payload(p, where);
     if (!p.has_mm()) violation(w + ": nb_transport payload has no memory manager (§14.5)", &p);
     else if (p.get_ref_count() <= 0) violation(w + ": payload reference count is 0 on BEGIN_REQ (§14.5)", &p);
-    state_[&p] = st::req;
+    state_[&p] = {st::req, seq_++, sc_core::sc_time_stamp() + d, p.get_command(), p.get_address(),
+                  p.get_data_length()};
     req_open_ = &p;
     ++begun_;
     return;
   }
   if (it == state_.end()) return violation(w + ": phase " + ph.get_name() + " for a payload with no open transaction", &p);
   if (p.has_mm() && p.get_ref_count() <= 0) violation(w + ": payload reference count dropped to 0 while the transaction is open (§14.5)", &p);
-  st& s = it->second;
+  open_txn& t = it->second;
   if (ph == tlm::END_REQ) {
     if (fw) return violation(w + ": END_REQ on the forward path", &p);
-    if (s != st::req) return violation(w + ": END_REQ after the request phase ended", &p);
-    s = st::req_ended;
+    if (t.s != st::req) return violation(w + ": END_REQ after the request phase ended", &p);
+    t.s = st::req_ended;
+    t.since = sc_core::sc_time_stamp() + d;
     if (req_open_ == &p) req_open_ = nullptr;
   } else if (ph == tlm::BEGIN_RESP) {
     if (fw) return violation(w + ": BEGIN_RESP on the forward path", &p);
-    if (s != st::req && s != st::req_ended) return violation(w + ": BEGIN_RESP twice", &p);
+    if (t.s != st::req && t.s != st::req_ended) return violation(w + ": BEGIN_RESP twice", &p);
     if (resp_open_ && resp_open_ != &p)
-      violation(w + ": BEGIN_RESP before END_RESP of the previous response (response exclusion rule, §16.2.6)", &p);
+      violation(w + ": BEGIN_RESP before END_RESP of the previous response (response exclusion rule, §15.2.6 f)", &p);
     if (p.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
       violation(w + ": BEGIN_RESP with response status TLM_INCOMPLETE_RESPONSE (§14.17)", &p);
-    s = st::resp;  // BEGIN_RESP also ends the request phase (§16.2.4)
+    t.s = st::resp;  // BEGIN_RESP also ends the request phase (§15.2.4)
+    t.since = sc_core::sc_time_stamp() + d;
     if (req_open_ == &p) req_open_ = nullptr;
     resp_open_ = &p;
   } else if (ph == tlm::END_RESP) {
     if (!fw) return violation(w + ": END_RESP on the backward path", &p);
-    if (s != st::resp) return violation(w + ": END_RESP before BEGIN_RESP", &p);
+    if (t.s != st::resp) return violation(w + ": END_RESP before BEGIN_RESP", &p);
     finish(p);
   } else if (ph == tlm::UNINITIALIZED_PHASE) {
     violation(w + ": UNINITIALIZED_PHASE (expected a base-protocol phase or an ignorable extended phase)", &p);
@@ -100,33 +104,119 @@ void protocol_checker::on_phase(tlm::tlm_generic_payload& p, const tlm::tlm_phas
   // state. Outside a transaction it is caught above ("no open transaction", §15.2.5 e).
 }
 
-void protocol_checker::on_return(tlm::tlm_generic_payload& p, tlm::tlm_sync_enum r, const tlm::tlm_phase& ph,
-                                 bool fw, const char* where) {
+namespace {
+/// The legal answers (return value and phase) of the callee of an nb_transport call that
+/// sent `sent` on the forward (fw) or backward path (IEEE 1666-2011 §15.2.4, Table 57).
+const char* legal_answers(const tlm::tlm_phase& sent, bool fw) {
+  if (fw && sent == tlm::BEGIN_REQ)
+    return "TLM_ACCEPTED, TLM_UPDATED with END_REQ or BEGIN_RESP, or TLM_COMPLETED";
+  if (!fw && sent == tlm::BEGIN_RESP)
+    return "TLM_ACCEPTED (then END_RESP on the forward path), TLM_UPDATED with END_RESP, or TLM_COMPLETED";
+  return "TLM_ACCEPTED or TLM_COMPLETED";  // END_REQ (backward) and END_RESP (forward)
+}
+/// Whether TLM_UPDATED with base phase `ph` is a legal answer to `sent` (§15.2.4, Table 57).
+bool legal_update(const tlm::tlm_phase& sent, const tlm::tlm_phase& ph, bool fw) {
+  if (fw && sent == tlm::BEGIN_REQ) return ph == tlm::END_REQ || ph == tlm::BEGIN_RESP;
+  if (!fw && sent == tlm::BEGIN_RESP) return ph == tlm::END_RESP;
+  return false;
+}
+bool base_or_uninitialized(const tlm::tlm_phase& ph) {
+  return ph == tlm::BEGIN_REQ || ph == tlm::END_REQ || ph == tlm::BEGIN_RESP || ph == tlm::END_RESP ||
+         ph == tlm::UNINITIALIZED_PHASE;
+}
+}  // namespace
+
+void protocol_checker::on_return(tlm::tlm_generic_payload& p, tlm::tlm_sync_enum r, const tlm::tlm_phase& sent,
+                                 const tlm::tlm_phase& ph, bool fw, const char* where, const sc_core::sc_time& d) {
   if (r == tlm::TLM_ACCEPTED) return;
   if (r == tlm::TLM_COMPLETED) {
     if (state_.count(&p)) finish(p);
     return;
   }
-  // TLM_UPDATED: the callee moved the phase on the return path (opposite direction).
-  on_phase(p, ph, !fw, where);
+  // TLM_UPDATED: the callee moved the phase on the return path (opposite direction). An
+  // answer the base protocol does not allow for the phase sent is named as such (before
+  // session 25 it read e.g. "nb_transport_bw return: END_REQ on the forward path").
+  // (An answer to an ignorable phase is left to on_phase(), as before.)
+  if (base_or_uninitialized(sent) && sent != tlm::UNINITIALIZED_PHASE && base_or_uninitialized(ph) &&
+      !legal_update(sent, ph, fw)) {
+    const std::string callee = fw ? "the target" : "the initiator";
+    return violation(std::string(where) + ": " + callee + " answered " + sent.get_name() + " with TLM_UPDATED and phase " +
+                         ph.get_name() + "; legal answers: " + legal_answers(sent, fw) + " (§15.2.4, Table 57)",
+                     &p);
+  }
+  on_phase(p, ph, !fw, where, d);
 }
 
 tlm::tlm_sync_enum protocol_checker::nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph,
                                                      sc_core::sc_time& d) {
-  on_phase(p, ph, true, "nb_transport_fw");
+  on_phase(p, ph, true, "nb_transport_fw", d);
   const bool open = state_.count(&p) != 0;
+  const tlm::tlm_phase sent = ph;
   const tlm::tlm_sync_enum r = init->nb_transport_fw(p, ph, d);
-  if (open) on_return(p, r, ph, true, "nb_transport_fw return");
+  if (open) on_return(p, r, sent, ph, true, "nb_transport_fw return", d);
   return r;
 }
 
 tlm::tlm_sync_enum protocol_checker::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& ph,
                                                      sc_core::sc_time& d) {
-  on_phase(p, ph, false, "nb_transport_bw");
+  on_phase(p, ph, false, "nb_transport_bw", d);
   const bool open = state_.count(&p) != 0;
+  const tlm::tlm_phase sent = ph;
   const tlm::tlm_sync_enum r = tgt->nb_transport_bw(p, ph, d);
-  if (open) on_return(p, r, ph, false, "nb_transport_bw return");
+  if (open) on_return(p, r, sent, ph, false, "nb_transport_bw return", d);
   return r;
+}
+
+std::string protocol_checker::open_report() const {
+  if (state_.empty()) return {};
+  const open_txn* o = nullptr;
+  for (const auto& e : state_)
+    if (!o || e.second.seq < o->seq) o = &e.second;
+  std::ostringstream m;
+  m << name() << " (" << tgt.name() << " -> " << init.name() << "): " << state_.size()
+    << " transaction(s) still open at " << sc_core::sc_time_stamp() << "; the oldest, the "
+    << (o->cmd == tlm::TLM_READ_COMMAND    ? "read"
+        : o->cmd == tlm::TLM_WRITE_COMMAND ? "write"
+                                           : "ignore command")
+    << " of " << o->len << " bytes at 0x" << std::hex << o->addr << std::dec << ", is in phase ";
+  switch (o->s) {
+    case st::req:
+      m << "BEGIN_REQ since " << o->since
+        << ", awaiting END_REQ or BEGIN_RESP from the target (the initiator may send no other BEGIN_REQ "
+           "meanwhile: request exclusion rule, §15.2.6 e)";
+      break;
+    case st::req_ended:
+      m << "END_REQ since " << o->since << ", awaiting BEGIN_RESP from the target";
+      break;
+    case st::resp:
+    case st::done:
+      m << "BEGIN_RESP since " << o->since
+        << ", awaiting END_RESP from the initiator (the target may send no other BEGIN_RESP meanwhile: "
+           "response exclusion rule, §15.2.6 f)";
+      break;
+  }
+  if (resp_open_ && state_.count(resp_open_) && &state_.at(resp_open_) != o)
+    m << "; a response is also in progress (END_RESP awaited) for the payload at 0x" << std::hex
+      << state_.at(resp_open_).addr << std::dec;
+  return m.str();
+}
+
+void protocol_checker::report_open() {
+  if (open_reported_ || state_.empty()) return;
+  open_reported_ = true;
+  const std::string m = open_report();
+  SC_REPORT_WARNING(msg_type, m.c_str());
+}
+
+void protocol_checker::end_of_simulation() { report_open(); }
+
+protocol_checker::~protocol_checker() {
+  // A simulation that ran out of events (no sc_stop()) calls no end_of_simulation(): warn
+  // here. Never throw from a destructor (a warning's actions may include SC_THROW).
+  try {
+    report_open();
+  } catch (...) {
+  }
 }
 
 bool protocol_checker::get_direct_mem_ptr(tlm::tlm_generic_payload& p, tlm::tlm_dmi& dmi) {

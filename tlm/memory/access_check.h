@@ -125,15 +125,78 @@ constexpr bool fits_address_space(std::uint64_t addr, std::uint64_t len) {
   os << (trans.get_command() == tlm::TLM_READ_COMMAND ? "read" : "write") << " of "
      << trans.get_data_length() << " bytes at 0x" << std::hex << trans.get_address()
      << " is outside the memory (size 0x" << size_bytes << std::dec << " = " << size_bytes
-     << " bytes)";
+     << " bytes; expected address + length <= size)";
   SC_REPORT_WARNING(who, os.str().c_str());
   trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
   return false;
 }
 
-/// `who` names the module in the warning; `size_bytes` is the memory's addressable size.
+/// Rate limit of a target's warnings about refused payload attributes (byte enables,
+/// streaming width; the cDMA register block: data length too). The first `detailed` refusals
+/// are reported one by one; after them a count at each power of two (8, 16, 32, ...), so a
+/// stream of bad accesses costs a logarithmic number of lines. One per target.
+struct refusal_log {
+  static constexpr std::uint64_t detailed = 4;
+  std::uint64_t count = 0;  ///< refusals so far
+};
+
+/// Reports one refusal: `what` (the transaction, the attribute and its value, the response
+/// status, the expected form) as an SC_WARNING from `who`, subject to `log`'s rate limit.
+[[gnu::cold, gnu::noinline]] inline void report_refusal(refusal_log& log, const char* who, const std::string& what) {
+  const std::uint64_t n = ++log.count;
+  if (n <= refusal_log::detailed) {
+    std::string m = what;
+    if (n == refusal_log::detailed)
+      m += " [" + std::to_string(n) + " payload-attribute refusals by this target: further ones are "
+           "counted, reported at 8, 16, 32, ...]";
+    SC_REPORT_WARNING(who, m.c_str());
+  } else if ((n & (n - 1)) == 0) {
+    const std::string m = std::to_string(n) + " payload-attribute refusals by this target so far; the latest: " + what;
+    SC_REPORT_WARNING(who, m.c_str());
+  }
+}
+
+/// Byte enables on an access to a target that supports none: TLM_BYTE_ENABLE_ERROR_RESPONSE
+/// (IEEE 1666-2011 §14.14: a target that does not support byte enables answers so) and a
+/// warning (report_refusal). Returns false.
+[[gnu::cold, gnu::noinline]] inline bool byte_enable_refused(tlm::tlm_generic_payload& trans, refusal_log& log,
+                                                             const char* who) {
+  trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+  std::ostringstream os;
+  os << (trans.get_command() == tlm::TLM_READ_COMMAND ? "read" : "write") << " of "
+     << trans.get_data_length() << " bytes at 0x" << std::hex << trans.get_address() << std::dec
+     << " has byte enables (byte_enable_length " << trans.get_byte_enable_length()
+     << "): refused with TLM_BYTE_ENABLE_ERROR_RESPONSE, nothing moved; this target supports no "
+        "byte enables (IEEE 1666-2011 §14.14): expected a null byte enable pointer (every byte "
+        "enabled)";
+  report_refusal(log, who, os.str());
+  return false;
+}
+
+/// A streaming width below the data length (a streaming burst) at a target that does not
+/// stream: TLM_BURST_ERROR_RESPONSE (IEEE 1666-2011 §14.15) and a warning (report_refusal).
+/// Returns false.
+[[gnu::cold, gnu::noinline]] inline bool streaming_width_refused(tlm::tlm_generic_payload& trans, refusal_log& log,
+                                                                 const char* who) {
+  trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+  const unsigned len = trans.get_data_length();
+  std::ostringstream os;
+  os << (trans.get_command() == tlm::TLM_READ_COMMAND ? "read" : "write") << " of " << len
+     << " bytes at 0x" << std::hex << trans.get_address() << std::dec << " has streaming width "
+     << trans.get_streaming_width()
+     << ": refused with TLM_BURST_ERROR_RESPONSE, nothing moved; this target does not stream "
+        "(IEEE 1666-2011 §14.15): expected a streaming width equal to the data length ("
+     << len << " B; a larger one also means no streaming)";
+  if (trans.get_streaming_width() == 0)
+    os << "; a fresh tlm_generic_payload has streaming width 0: call set_streaming_width(" << len << ")";
+  report_refusal(log, who, os.str());
+  return false;
+}
+
+/// `who` names the module in the warning; `size_bytes` is the memory's addressable size;
+/// `refusals` rate-limits the byte-enable and streaming-width warnings (one per target).
 inline bool check_access(tlm::tlm_generic_payload& trans, const backing_store& store,
-                         std::uint64_t size_bytes, const char* who) {
+                         std::uint64_t size_bytes, const char* who, refusal_log& refusals) {
   const tlm::tlm_command cmd = trans.get_command();
   const std::uint64_t addr = trans.get_address();
   const unsigned int len = trans.get_data_length();
@@ -142,14 +205,8 @@ inline bool check_access(tlm::tlm_generic_payload& trans, const backing_store& s
     return false;
   }
   if (trans.get_data_ptr() == nullptr && len != 0) return null_data_error(trans, who);
-  if (trans.get_byte_enable_ptr() != nullptr) {
-    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return false;
-  }
-  if (trans.get_streaming_width() < len) {
-    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return false;
-  }
+  if (trans.get_byte_enable_ptr() != nullptr) return byte_enable_refused(trans, refusals, who);
+  if (trans.get_streaming_width() < len) return streaming_width_refused(trans, refusals, who);
   if (!store.contains(addr, len)) return range_error(trans, size_bytes, who);
   return true;
 }
@@ -279,6 +336,29 @@ inline tlm::tlm_sync_enum other_fw_phase(const tlm::tlm_generic_payload& trans, 
      << " (base protocol: an initiator sends BEGIN_REQ and END_RESP only, IEEE 1666-2011 §15.2.3 c)";
   SC_REPORT_ERROR(who, os.str().c_str());
   return tlm::TLM_COMPLETED;
+}
+
+/// The initiator's answer to a target's BEGIN_RESP, checked on the rare path only: a target
+/// calls this when nb_transport_bw(BEGIN_RESP) returned neither TLM_COMPLETED nor TLM_UPDATED
+/// with END_RESP (the two answers that end the response on the spot; it has already examined
+/// those). TLM_ACCEPTED (END_RESP to come on the forward path) and TLM_UPDATED with an
+/// ignorable (extended) phase are legal; TLM_UPDATED with BEGIN_REQ, END_REQ, BEGIN_RESP or
+/// UNINITIALIZED_PHASE is not (IEEE 1666-2011 §15.2.4, Table 57; §15.2.13.3 d: the initiator
+/// takes BEGIN_RESP, so it may answer only with END_RESP): an SC_ERROR from `who` naming the
+/// transaction, the answer and the legal ones. The target's response stays in progress
+/// either way (it waits for END_RESP under the response exclusion rule, §15.2.6 f), as before.
+[[gnu::cold, gnu::noinline]] inline void check_begin_resp_answer(const tlm::tlm_generic_payload& trans,
+                                                                 tlm::tlm_sync_enum answer,
+                                                                 const tlm::tlm_phase& phase, const char* who) {
+  if (answer != tlm::TLM_UPDATED) return;  // TLM_ACCEPTED: END_RESP comes later
+  if (!is_base_phase(phase) && phase != tlm::UNINITIALIZED_PHASE) return;  // ignorable phase
+  std::ostringstream os;
+  os << "the initiator answered BEGIN_RESP of the " << describe(trans) << " with TLM_UPDATED and phase " << phase
+     << "; expected TLM_ACCEPTED (then END_RESP on the forward path), TLM_UPDATED with END_RESP, or "
+        "TLM_COMPLETED (base protocol, IEEE 1666-2011 §15.2.4 Table 57, §15.2.13.3 d). The response "
+        "stays in progress: this target sends no further BEGIN_RESP until END_RESP for this "
+        "transaction (response exclusion rule, §15.2.6 f)";
+  SC_REPORT_ERROR(who, os.str().c_str());
 }
 
 /// END_RESP for a transaction whose response is not in progress at a target: an SC_ERROR

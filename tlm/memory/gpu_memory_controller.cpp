@@ -228,7 +228,7 @@ dram_totals gpu_memory_controller::dram_stats() {
 
 bool gpu_memory_controller::functional(tlm_generic_payload& trans) {
   const std::uint64_t addr = trans.get_address();
-  if (!mem::check_access(trans, store_, gpu_params_.size_bytes, name())) return false;
+  if (!mem::check_access(trans, store_, gpu_params_.size_bytes, name(), refusals_)) return false;
   if (!mem::perform(trans, store_, name())) return false;
   trans.set_dmi_allowed(store_.direct_access(addr));
   trans.set_response_status(TLM_OK_RESPONSE);
@@ -318,7 +318,7 @@ tlm_sync_enum gpu_memory_controller::nb_transport_fw(tlm_generic_payload& trans,
          << " at 0x" << std::hex << trans.get_address()
          << " while the request at 0x" << waiting_req_->get_address()
          << " still waits for END_REQ: the initiator broke the request exclusion rule (base "
-            "protocol, IEEE 1666 §16.2.6); wait for END_REQ or BEGIN_RESP before the next BEGIN_REQ";
+            "protocol, IEEE 1666-2011 §15.2.6 e); wait for END_REQ or BEGIN_RESP before the next BEGIN_REQ";
       trans.set_response_status(TLM_GENERIC_ERROR_RESPONSE);
       SC_REPORT_ERROR(name(), os.str().c_str());
       return TLM_COMPLETED;
@@ -569,6 +569,8 @@ void gpu_memory_controller::service_method() {
     if (st == TLM_COMPLETED || (st == TLM_UPDATED && phase == END_RESP)) {
       resp_in_progress_ = nullptr;
       if (mm) t->release();
+    } else if (st != TLM_ACCEPTED) {
+      mem::check_begin_resp_answer(*t, st, phase, name());  // an illegal answer: reported
     }
     // A held-back request is accepted now that a slot is free.
     if (waiting_req_ && outstanding_ < max_out_) {

@@ -212,6 +212,10 @@ public:
   /// The DRAM core (nullptr for model=bus).
   dram::dram_system* dram() { return dram_.get(); }
   const dram::dram_spec* spec() const { return dram_ ? &dram_->spec() : nullptr; }
+  /// Accesses refused for their byte enables or streaming width (LT and AT; each answered
+  /// TLM_BYTE_ENABLE_ERROR_RESPONSE / TLM_BURST_ERROR_RESPONSE, the first few warned one by
+  /// one, then a count at each power of two: mem::refusal_log).
+  std::uint64_t attribute_refusals() const { return refusals_.count; }
   /// AT transactions accepted and not yet answered.
   std::size_t outstanding() const { return outstanding_; }
   /// AT window in force (gpu_memory_params::outstanding_limit()).
@@ -323,6 +327,7 @@ private:
   dram_traffic* last_init_ = nullptr;  // per_init_ entry of last_init_id_ (map nodes are stable)
   unsigned last_init_id_ = 0;
   std::vector<std::pair<unsigned, dram::request>> parts_;  // accept(): parts of one transaction
+  mem::refusal_log refusals_;  ///< byte-enable / streaming-width refusals (attribute_refusals())
 };
 
 }  // namespace cdma

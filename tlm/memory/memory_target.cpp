@@ -73,7 +73,7 @@ ps_t memory_target::execute(tlm_generic_payload& trans, ps_t ready_ps) {
   const std::uint64_t addr = trans.get_address();
   const unsigned int len = trans.get_data_length();
 
-  if (!mem::check_access(trans, store_, params_.size_bytes, name())) return ready_ps;
+  if (!mem::check_access(trans, store_, params_.size_bytes, name(), refusals_)) return ready_ps;
 
   if (!mem::perform(trans, store_, name())) return ready_ps;
   (cmd == TLM_READ_COMMAND ? bytes_read_ : bytes_written_) += len;
@@ -134,6 +134,8 @@ void memory_target::send_response(tlm_generic_payload& trans) {
   const tlm_sync_enum status = tgt->nb_transport_bw(trans, phase, delay);
   if (status == TLM_COMPLETED || (status == TLM_UPDATED && phase == END_RESP))
     peq_.notify(trans, END_RESP, delay);  // response ends without an explicit END_RESP call
+  else if (status != TLM_ACCEPTED)
+    mem::check_begin_resp_answer(trans, status, phase, name());  // an illegal answer: reported
 }
 
 void memory_target::end_response(tlm_generic_payload& trans) {

@@ -32,6 +32,7 @@
 
 #include "tlm/core/bandwidth_server.h"
 #include "tlm/core/units.h"
+#include "tlm/memory/access_check.h"  // mem::refusal_log
 #include "tlm/memory/backing_store.h"
 
 namespace cdma {
@@ -93,6 +94,10 @@ public:
   std::uint64_t bytes_written() const { return bytes_written_; }
   /// Sum of data-bus service times (ps); busy_ps() / elapsed is the bus utilisation.
   ps_t busy_ps() const { return bus_.busy_ps(); }
+  /// Accesses refused for their byte enables or streaming width (each answered
+  /// TLM_BYTE_ENABLE_ERROR_RESPONSE / TLM_BURST_ERROR_RESPONSE; the first few warned one by
+  /// one, then a count at each power of two: mem::refusal_log).
+  std::uint64_t attribute_refusals() const { return refusals_.count; }
 
   /// Validates and performs `trans` functionally, reserving the data bus from `ready_ps`.
   /// Returns the time (ps) the response is available (finish + latency), or `ready_ps` if
@@ -116,6 +121,7 @@ private:
   calendar_server bus_;
   std::uint64_t bytes_read_ = 0;
   std::uint64_t bytes_written_ = 0;
+  mem::refusal_log refusals_;
 
   tlm_utils::peq_with_cb_and_phase<memory_target> peq_;
   tlm::tlm_generic_payload* resp_in_progress_ = nullptr;  // BEGIN_RESP sent, END_RESP pending

@@ -503,6 +503,8 @@ void pcie_link::send_response(tlm_generic_payload& trans) {
   const tlm_sync_enum status = tgt->nb_transport_bw(trans, phase, delay);
   if (status == TLM_COMPLETED || (status == TLM_UPDATED && phase == END_RESP))
     peq_.notify(trans, END_RESP, delay);
+  else if (status != TLM_ACCEPTED)
+    mem::check_begin_resp_answer(trans, status, phase, name());  // an illegal answer: reported
 }
 
 // ---- AT: endpoint splits the transaction ----------------------------------------------------
