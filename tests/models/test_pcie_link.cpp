@@ -179,6 +179,23 @@ TEST_F(PcieLinkTest, LtSingleLargeReadPaysItsDllpsOnTheCompletionDirection) {
   // Without the DLLPs it would be 672 / 682 of that: 1.5 % faster, outside the tolerance.
 }
 
+TEST_F(PcieLinkTest, LtPacedReadJustAboveTheTagCountStaysWithinOnePercentOfAt) {
+  // Breaker s25: a read of more requests than tags is timed request by request in LT
+  // (lt_read_paced). Its first 256 MRds (MRRS 128, measured-host) arrive within ~0.4 us, before
+  // the first completion is ready, and AT sends their Acks / UpdateFCs on the idle h2d. LT
+  // booked them after the whole read (LT/AT 0.984 at 36 KiB, 0.968 at 64 KiB), then per
+  // request behind the completions already booked (1.031, 1.019); counted free while h2d is
+  // idle before the first completion, 1.010 and 1.006.
+  pcie::link_params lp = pcie::preset("measured-host");
+  lp.mrrs = 128;
+  for (std::uint64_t bytes : {std::uint64_t{36} * 1024, std::uint64_t{64} * 1024}) {
+    const auto lt = run(lp, false, {{true, buf_addr, bytes}});
+    const auto at = run(lp, true, {{true, buf_addr, bytes}});
+    EXPECT_NEAR(static_cast<double>(lt[0].time) / static_cast<double>(at[0].time), 1.0, 0.0125)
+        << bytes << " B: LT " << lt[0].time << " ps, AT " << at[0].time << " ps";
+  }
+}
+
 TEST_F(PcieLinkTest, MeasuredHostMatchesPublishedBandwidth) {
   // Published pinned-copy figures (ARCHITECTURE §9): Gen3 x16 12.15 GB/s host-to-device
   // (device reads) and 12.89 GB/s device-to-host (device writes); Gen4 x16 about 25 GB/s;

@@ -31,8 +31,10 @@
 //          by the last MRd's issue plus the first request's round trip and by host memory;
 //          + latency; the requests' tags are released from the first one's completions to
 //          the end, evenly (tag_scoreboard::release_run). The Acks and UpdateFCs the MRds
-//          cause on h2d are booked before the CplDs they share h2d with (per request in
-//          lt_read_paced), so a single large read pays for them (as AT does).
+//          cause on h2d are booked before the CplDs they share h2d with, so a single large
+//          read pays for them (as AT does); in lt_read_paced per request (those of requests
+//          arriving while h2d is idle before the read's first completion is ready: counted,
+//          no link time, as they use the idle h2d).
 //          Otherwise (a request must wait for a tag, or finite CplH/CplD credits), request
 //          by request with no event (lt_read_paced): the MRd takes the tag released
 //          earliest and its non-posted credits, host memory is read for it when it arrives,
@@ -194,12 +196,13 @@ private:
                    ps_t ready_ps, bool* ok = nullptr);
   /// Reserves `bytes` of one LT block on `d` from `ready` and counts it; returns its end.
   ps_t lt_send(int d, const pcie::tlp_split& s, ps_t ready);
-  void lt_dllps(int d, std::uint64_t n, ps_t ready);
+  /// `occupy` false: counted in the statistics only (sent on an idle direction).
+  void lt_dllps(int d, std::uint64_t n, ps_t ready, bool occupy = true);
   ps_t lt_write(tlm::tlm_generic_payload& trans, ps_t t0);
   ps_t lt_read(tlm::tlm_generic_payload& trans, ps_t t0);
   /// lt_read request by request, for a read some of whose requests wait for a tag or whose
-  /// completions take finite completion credits; `cplds`: its CplD count.
-  ps_t lt_read_paced(tlm::tlm_generic_payload& trans, ps_t t0, std::uint64_t cplds);
+  /// completions take finite completion credits.
+  ps_t lt_read_paced(tlm::tlm_generic_payload& trans, ps_t t0);
 
   // AT path.
   void peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
