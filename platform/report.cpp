@@ -101,15 +101,6 @@ std::string kernel_times(const run_report& r) {
          traffic;
 }
 
-/// Whether step `s`'s late kernel traffic (kernel_late_bytes, kernel_max_lag, the WARNING) is
-/// reported: in AT every step; in LT the oracle step only, where no engine transfers: while the
-/// engine transfers LT overstates it (its DRAM books the engine's window writes microseconds
-/// ahead and a kernel request waits behind them: the default job with kernel traffic, 1683 MB
-/// late in LT's vDNN step, 0 in AT; docs/memory.md "Traffic behind schedule"). Alone on the
-/// DRAM LT and AT agree (4 MiB in 2 us: 39 and 42 requests late).
-bool late_traffic_counted(const run_report& r, const step_report& s) {
-  return r.config.kernel_traffic && s.simulated && (r.config.mode == "at" || &s == &r.oracle);
-}
 
 }  // namespace
 
@@ -316,12 +307,11 @@ std::string late_kernel_traffic_warning(const run_report& r) {
   // Kernel traffic that could not keep to its schedule (too few requests in flight, or a
   // saturated DRAM): the kernels' DRAM bandwidth, and so the contention, is understated.
   // Reported from 1 % of a step's kernel bytes on (a few requests behind at a saturated
-  // layer are normal queueing); in LT for the oracle step only (with the engine's transfers
-  // LT overstates it: late_traffic_counted()).
+  // layer are normal queueing); in LT and AT for every step (until session 25 LT's for the
+  // oracle step only: its DRAM overstated it while the engine transferred).
   std::ostringstream late;
   bool slots = false;
   for (const step_report* s : {&r.oracle, &r.vdnn, &r.cdma}) {
-    if (!late_traffic_counted(r, *s)) continue;
     const std::uint64_t kb = s->kernel_bytes();
     if (!s->simulated || s->dram.kernel_late_bytes == 0 || s->dram.kernel_late_bytes * 100 < kb) continue;
     late << (late.tellp() ? ", " : "") << s->result.config.label << " "
@@ -332,8 +322,7 @@ std::string late_kernel_traffic_warning(const run_report& r) {
   if (late.tellp()) {
     os << "WARNING: the compute kernels' DRAM traffic fell behind the kernels (the contention is "
           "understated): "
-       << late.str() << " issued after their kernel had ended"
-       << (r.config.mode == "at" ? "" : " (LT counts the oracle step only; --mode at for every step)") << "; ";
+       << late.str() << " issued after their kernel had ended; ";
     if (slots)
       os << "mostly held back by the " << r.config.kernel.outstanding()
          << (r.config.kernel.outstanding() == 1 ? " request of " : " requests of ")
@@ -565,10 +554,8 @@ std::vector<stat> collect_stats(const run_report& r) {
       add("dram." + k + ".kernel_bytes", static_cast<double>(kb), "B");
     }
     if (r.config.kernel_traffic) {
-      if (late_traffic_counted(r, *s)) {
-        add("dram." + k + ".kernel_late_bytes", static_cast<double>(s->dram.kernel_late_bytes), "B");
-        add("dram." + k + ".kernel_max_lag", ps_to_s(s->dram.kernel_max_lag), "s");
-      }
+      add("dram." + k + ".kernel_late_bytes", static_cast<double>(s->dram.kernel_late_bytes), "B");
+      add("dram." + k + ".kernel_max_lag", ps_to_s(s->dram.kernel_max_lag), "s");
       add("dram." + k + ".kernel_drain", ps_to_s(s->dram.kernel_drain), "s");
     }
     if (s->dram.columns)  // column commands exist with the DRAM model (AT channels; LT: one per burst)

@@ -58,8 +58,8 @@ transfer_bounds bounds_of(const platform_config& c, const step_report& s, bool u
 /// A figure of a step that did not run (--steps, or an I/O error) is "-", never 0.
 void print_summary(std::ostream& os, const run_report& r);
 /// The summary's WARNING line (with its newline) when the compute kernels' DRAM traffic fell
-/// behind the kernels in a step by 1 % of its kernel bytes or more (AT: every step; LT: the
-/// oracle step only, see docs/memory.md "Traffic behind schedule"); "" otherwise.
+/// behind the kernels in a step by 1 % of its kernel bytes or more (every step, LT and AT;
+/// docs/memory.md "Traffic behind schedule"); "" otherwise.
 std::string late_kernel_traffic_warning(const run_report& r);
 /// The report's setup lines (platform, runtime, activations, kernels), as print_summary
 /// starts; `with_mode` false leaves LT / AT out of the runtime line (compare runs both).

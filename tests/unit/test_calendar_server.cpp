@@ -93,16 +93,115 @@ TEST(CalendarServer, ForgetAndFoldBoundTheIntervalsKept) {
   EXPECT_GT(done, 5000000u);
 }
 
-// gap_server (tlm/core/bandwidth_server.h): calendar_server's earliest-fit rule with only the
-// kGaps most recently left gaps kept (the LT GPU DRAM servers, session 19). Services in ps.
-TEST(GapServer, AnEarlierArrivalCalledLaterFillsTheGapBeforeALaterReservation) {
-  // The calendar case above with 160 000-ps services: the same ends.
+// gap_server (tlm/core/bandwidth_server.h): the LT GPU DRAM servers (session 19; session 25:
+// a reservation's service is split over the earliest free gaps at or after `ready`, the rest
+// after the latest reservation; up to kGaps gaps, the earliest kept). Services in ps.
+TEST(GapServer, AnEarlierArrivalCalledLaterFillsTheGapsBeforeALaterReservation) {
+  // The calendar case above with 160 000-ps services.
   cdma::gap_server g;
-  EXPECT_EQ(g.reserve(1000000, 160000), 1160000u);
-  EXPECT_EQ(g.reserve(0, 160000), 160000u);        // FIFO: 1 320 000
-  EXPECT_EQ(g.reserve(900000, 160000), 1320000u);  // would end at 1 060 000 > 1 000 000: after
-  EXPECT_EQ(g.reserve(840000, 160000), 1000000u);  // fits exactly in [160 000, 1 000 000)
+  EXPECT_EQ(g.reserve(1000000, 160000), 1160000u);  // leaves the gap [0, 1 000 000)
+  EXPECT_EQ(g.reserve(0, 160000), 160000u);         // FIFO: 1 320 000
+  // 100 000 in [900 000, 1 000 000), the other 60 000 after the latest end 1 160 000
+  // (calendar_server, whole: 1 320 000).
+  EXPECT_EQ(g.reserve(900000, 160000), 1220000u);
+  // Left: [160 000, 900 000). 60 000 in [840 000, 900 000), 100 000 after 1 220 000.
+  EXPECT_EQ(g.reserve(840000, 160000), 1320000u);
   EXPECT_EQ(g.busy_until(), 1320000u);
+  EXPECT_EQ(g.gaps(), 1u);  // [160 000, 840 000)
+  EXPECT_EQ(g.reserve(0, 680000), 840000u);  // exactly that gap
+  EXPECT_EQ(g.gaps(), 0u);
+}
+
+TEST(GapServer, AReservationIsSplitOverTheEarliestGapsAfterItsReadyTime) {
+  // 10-ps reservations at 100 and 200 leave the gaps [0, 100) and [110, 200).
+  cdma::gap_server g;
+  EXPECT_EQ(g.reserve(100, 10), 110u);
+  EXPECT_EQ(g.reserve(200, 10), 210u);
+  EXPECT_EQ(g.gaps(), 2u);
+  // 100 ready at 50: [50, 100) and [110, 160); [0, 50) and [160, 200) stay free.
+  EXPECT_EQ(g.reserve(50, 100), 160u);
+  EXPECT_EQ(g.gaps(), 2u);
+  // 100 ready at 0: [0, 50), [160, 200), the last 10 after the latest end: [210, 220).
+  EXPECT_EQ(g.reserve(0, 100), 220u);
+  EXPECT_EQ(g.gaps(), 0u);
+  EXPECT_EQ(g.busy_until(), 220u);
+  // A reservation inside one gap splits it in two: [220, 400) left by one at 400, then 20 at
+  // 330 leaves [220, 330) and [350, 400); 60 ready at 310 takes [310, 330) and [350, 390).
+  EXPECT_EQ(g.reserve(400, 10), 410u);
+  EXPECT_EQ(g.reserve(330, 20), 350u);
+  EXPECT_EQ(g.gaps(), 2u);  // the gap [220, 400) split in two: [220, 330), [350, 400)
+  EXPECT_EQ(g.reserve(310, 60), 390u);
+  // Left: [220, 310) and [390, 400). 100 ready at 0: 90 + 10, ending at the gap's end.
+  EXPECT_EQ(g.reserve(0, 100), 400u);
+  EXPECT_EQ(g.gaps(), 0u);
+}
+
+TEST(GapServer, AGapShorterThanTheShortestServiceIsNotKept) {
+  cdma::gap_server g;
+  EXPECT_EQ(g.reserve(100, 10), 110u);  // the gap [0, 100)
+  // 10 at 5: [5, 15); the left part [0, 5) is shorter than 10 ps and dropped, [15, 100) kept.
+  EXPECT_EQ(g.reserve(5, 10), 15u);
+  EXPECT_EQ(g.gaps(), 1u);
+  // 10 ready at 0: [15, 25) (exact free-time fill: [0, 5) and [15, 20), ending at 20).
+  EXPECT_EQ(g.reserve(0, 10), 25u);
+  // The in-order gap [110, 115) is shorter than 10 ps: not kept, a 3-ps reservation ready at
+  // 111 queues after the latest end.
+  EXPECT_EQ(g.reserve(115, 10), 125u);
+  EXPECT_EQ(g.reserve(111, 3), 128u);
+  EXPECT_EQ(g.gaps(), 1u);  // [25, 100)
+}
+
+TEST(GapServer, KeepsTheEarliestGapsAndDropsThoseEndingBeforeTheHorizon) {
+  // Seventy 10-ps reservations at 100, 200, ..., 7000 leave seventy gaps [0, 100), [110, 200),
+  // ..., [6910, 7000); the 64 earliest are kept (up to [6310, 6400)).
+  static_assert(cdma::gap_server::kGaps == 64);
+  cdma::gap_server g;
+  for (ps_t k = 1; k <= 70; ++k) EXPECT_EQ(g.reserve(100 * k, 10), 100 * k + 10);
+  EXPECT_EQ(g.gaps(), 64u);
+  EXPECT_EQ(g.reserve(0, 10), 10u);  // in [0, 100), as calendar_server
+  // In the latest kept gap [6310, 6400): its right part [6360, 6400) would be the 65th gap and
+  // the latest: not kept ([6310, 6350) is).
+  EXPECT_EQ(g.reserve(6350, 10), 6360u);
+  EXPECT_EQ(g.gaps(), 64u);
+  EXPECT_EQ(g.reserve(6370, 10), 7020u);  // [6360, 6400) was dropped: after the end 7010
+  EXPECT_EQ(g.reserve(6450, 10), 7030u);  // [6410, 6500) was never kept
+  // The promise that no later reservation is ready before 1000 lets the gaps ending by then
+  // make room: [10, 100), [110, 200), ..., [910, 1000) (ten) are dropped for the new gap
+  // [7030, 8000): 64 - 10 + 1 = 55 kept.
+  g.forget_before(1000);
+  EXPECT_EQ(g.reserve(8000, 10), 8010u);
+  EXPECT_EQ(g.gaps(), 55u);
+  EXPECT_EQ(g.reserve(7500, 10), 7510u);   // the new gap was kept
+  EXPECT_EQ(g.reserve(1000, 100), 1120u);  // 90 in [1010, 1100), 10 in [1110, 1120)
+}
+
+// Below kGaps gaps and with a 1-ps reservation first (every gap kept), the ends are those of
+// a brute-force fill of the free picoseconds at or after `ready`, in any call order.
+TEST(GapServer, MatchesAPicosecondByPicosecondFillInAnyOrder) {
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    std::mt19937_64 rng(seed);
+    cdma::gap_server g;
+    std::vector<char> busy(5000, 0);
+    ps_t end = 1;
+    busy[0] = 1;
+    ASSERT_EQ(g.reserve(0, 1), 1u);
+    for (int k = 0; k < 40; ++k) {  // at most 41 gaps
+      const ps_t ready = rng() % 3000, svc = rng() % 5 == 0 ? 0 : 1 + rng() % 60;
+      ps_t e = ready;
+      if (svc == 0) {
+        while (e < end && busy[e]) ++e;
+      } else {
+        for (ps_t t = ready, rest = svc; rest != 0; ++t)
+          if (!busy[t]) {
+            busy[t] = 1;
+            --rest;
+            e = t + 1;
+          }
+        end = std::max(end, e);
+      }
+      ASSERT_EQ(g.reserve(ready, svc), e) << "seed " << seed << " call " << k;
+    }
+  }
 }
 
 // 200 000 random reservations in non-decreasing ready order (bursts of equal times, idle
@@ -123,22 +222,6 @@ void expect_fifo_in_time_order(unsigned seed, unsigned zero_every) {
 }  // namespace
 
 TEST(GapServer, InTimeOrderItIsTheFifoServerToThePicosecond) { expect_fifo_in_time_order(11, 0); }
-
-TEST(GapServer, KeepsOnlyTheLatestGaps) {
-  // Ten 10-ps reservations at 100, 200, ..., 1000 leave ten gaps [0, 100), [110, 200), ...,
-  // [910, 1000); the eight latest are kept (kGaps = 8). A reservation ready at 0 takes the
-  // earliest kept gap that fits, [210, 300): ends at 220 (calendar_server: 10, in [0, 100)).
-  static_assert(cdma::gap_server::kGaps == 8);
-  cdma::gap_server g;
-  for (ps_t k = 1; k <= 10; ++k) EXPECT_EQ(g.reserve(100 * k, 10), 100 * k + 10);
-  EXPECT_EQ(g.reserve(0, 10), 220u);
-  EXPECT_EQ(g.reserve(0, 80), 300u);   // [220, 300) is left: fits exactly
-  EXPECT_EQ(g.reserve(0, 100), 1110u); // no gap of 100 ps: after the last reservation
-  // A gap shorter than the shortest service reserved so far (10 ps) is not kept: [1110,
-  // 1115) is left free, so a 3-ps reservation ready at 1111 queues after the last one.
-  EXPECT_EQ(g.reserve(1115, 10), 1125u);
-  EXPECT_EQ(g.reserve(1111, 3), 1128u);
-}
 
 // Breaker s19: a zero-length reservation ready inside a busy stretch waits for its end, as
 // with bandwidth_server (gap_server returned `ready` through an empty gap slot: reserve(0, 0)

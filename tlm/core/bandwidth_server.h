@@ -159,68 +159,176 @@ private:
   std::uint64_t requests_ = 0;
 };
 
-/// calendar_server's rule with bounded state, for LT models that book many small
-/// reservations on many servers (the GPU DRAM's per-channel data bus, ACT and bank-group
-/// servers): a reservation takes the earliest interval of `service` at or after `ready` in a
-/// free gap before the latest reservation's end, else starts at that end (or at `ready`,
-/// leaving a gap behind). Only the kGaps most recently left gaps are kept (a reservation that
-/// would have fitted in an older one queues behind the latest reservation instead, as
-/// bandwidth_server would), so a reservation in time order costs two stores more than
-/// bandwidth_server's. Calls in non-decreasing `ready` order give bandwidth_server's result,
-/// to the picosecond. Pure C++.
+/// calendar_server's rule with bounded state and divisible service, for LT models that book
+/// many small reservations on many servers (the GPU DRAM's per-channel data bus, ACT and
+/// bank-group servers, which the device shares at burst granularity): a reservation's service
+/// is split over the earliest free time at or after `ready`, gap by gap in time order (the
+/// free gaps left before the latest reservation's end), and what the gaps cannot take is
+/// served after that end (or from `ready`, leaving a gap behind). Its end is the earliest
+/// time by which `service` of free time has passed since `ready`. A zero-length reservation
+/// occupies nothing and ends at `ready` when `ready` lies in a gap, else at the end of the
+/// busy stretch it arrives in (bandwidth_server's rule). Calls in non-decreasing `ready`
+/// order give bandwidth_server's result, to the picosecond (every gap then lies before
+/// `ready`); such a call costs a compare and, when it leaves a gap, three stores more than
+/// bandwidth_server's; a call out of order a binary search and a shift of the gaps it uses.
+///
+/// State: at most kGaps gaps, in time order (a ring). Gaps shorter than the shortest non-zero
+/// service reserved so far (a burst on a DRAM bus) are not kept. A horizon t (reserve()'s
+/// third argument, forget_before()) is the caller's promise that no later reservation is
+/// ready before t: gaps ending by t are dropped (by a call out of order, or for room). With
+/// kGaps gaps ending after it, a new latest gap is not kept and a gap split in two drops the
+/// latest (the earliest are kept: the calls behind the others' bookings are ready early). A
+/// dropped gap's free time is lost (served as busy), as with bandwidth_server. Pure C++.
 class gap_server {
 public:
-  /// Gaps kept (model choice: an LT initiator books at most a few accesses ahead of the
-  /// others, e.g. the cDMA engine's window writes after their PCIe reads). A power of two.
-  static constexpr unsigned kGaps = 8;
+  /// Gaps kept at most (model choice, 1 KiB per server: the cDMA engine books a descriptor's
+  /// 32 window writes up to ~12 us ahead of the kernels' requests, ~33 gaps per server). A
+  /// power of two (a ring).
+  static constexpr unsigned kGaps = 64;
 
-  /// Occupies the server for `service` ps in the earliest free interval at or after `ready`;
-  /// returns its end (ps).
-  ps_t reserve(ps_t ready, ps_t service) {
-    min_service_ = std::min(min_service_, service);
-    if (ready >= end_) {
-      if (ready - end_ >= min_service_ && ready > end_) keep(end_, ready);
+  /// Occupies the server for `service` ps of free time at or after `ready`, split over the
+  /// earliest free gaps; returns the end of its last part (ps). `horizon`: the caller's promise
+  /// that no later reservation is ready before it (gaps ending by then are dropped), as
+  /// forget_before().
+  ps_t reserve(ps_t ready, ps_t service, ps_t horizon = 0) {
+    if (service != 0 && service < min_service_) min_service_ = service;
+    if (ready >= end_) {  // in time order: bandwidth_server's rule, a gap left behind kept
+      if (ready - end_ >= min_service_ && ready > end_) {
+        if (c_ < kGaps) {
+          const unsigned p = (h_ + c_) & kMask;
+          gs_[p] = end_;
+          ge_[p] = ready;
+          ++c_;
+        } else {
+          append_full(end_, ready, horizon);
+        }
+      }
       end_ = ready + service;
       return end_;
     }
-    // A zero-length reservation fits a gap only strictly inside it (need 1 ps), so that it
-    // waits behind a busy stretch it arrives in, as with bandwidth_server; it occupies nothing.
-    const ps_t need = service != 0 ? service : 1;
-    unsigned best = kGaps;
-    ps_t best_start = end_;
-    for (unsigned i = 0; i < kGaps; ++i) {
-      const ps_t st = std::max(ready, gs_[i]);
-      if (st + need <= ge_[i] && st < best_start) {
-        best = i;
-        best_start = st;
-      }
-    }
-    if (best == kGaps) {
-      end_ += service;
-      return end_;
-    }
-    if (service == 0) return best_start;
-    // [best_start, + service) taken from gap `best`: its left part stays in the slot, its
-    // right part is kept as the newest gap.
-    const ps_t e = best_start + service, right_end = ge_[best];
-    ge_[best] = best_start;
-    if (right_end - e >= min_service_ && e < right_end) keep(e, right_end);
-    return e;
+    return reserve_in_gaps(ready, service, horizon);
   }
+  /// The caller's promise: no later reservation is ready before `t` (gaps ending by then are
+  /// dropped).
+  void forget_before(ps_t t) { horizon_ = std::max(horizon_, t); }
   /// End of the latest reservation (ps).
   ps_t busy_until() const { return end_; }
+  /// Gaps kept (for tests; gaps ending by the horizon may still be counted).
+  unsigned gaps() const { return c_; }
 
 private:
-  void keep(ps_t a, ps_t b) {
-    gs_[next_] = a;
-    ge_[next_] = b;
-    next_ = (next_ + 1) & (kGaps - 1);
+  static constexpr unsigned kMask = kGaps - 1;
+  static_assert((kGaps & kMask) == 0, "kGaps: a power of two");
+  ps_t& gs(unsigned i) { return gs_[(h_ + i) & kMask]; }  ///< i-th gap in time order
+  ps_t& ge(unsigned i) { return ge_[(h_ + i) & kMask]; }
+
+  /// reserve() with `ready` before the latest end: the gaps from `ready` on, in time order.
+  [[gnu::noinline]] ps_t reserve_in_gaps(ps_t ready, ps_t service, ps_t horizon) {
+    prune(horizon);
+    // The first gap that ends after `ready` (gaps are sorted and disjoint).
+    unsigned lo = 0, hi = c_;
+    while (lo < hi) {
+      const unsigned mid = (lo + hi) / 2;
+      if (ge(mid) > ready) hi = mid;
+      else lo = mid + 1;
+    }
+    unsigned i = lo;
+    if (i == c_) return end_ += service;
+    const ps_t st0 = std::max(ready, gs(i));
+    if (service == 0) return st0;
+    // Gap `first` keeps its part before `ready`, [gs, st0), when long enough.
+    const unsigned first = i;
+    const bool left = st0 > gs(first) && st0 - gs(first) >= min_service_;
+    ps_t rest = service, e = st0;
+    for (; i < c_ && rest != 0; ++i) {
+      const ps_t st = std::max(ready, gs(i));
+      const ps_t take = std::min(rest, ge(i) - st);
+      rest -= take;
+      e = st + take;
+    }
+    if (rest != 0) {  // every gap after `ready` is used up: the rest after the latest end
+      if (left) ge(first) = st0;
+      erase(first + left, c_);
+      return end_ += rest;
+    }
+    // Gaps [first, i) used; the last of them keeps [e, ge) when long enough.
+    const unsigned last = i - 1;
+    const ps_t right_end = ge(last);
+    const bool right = right_end > e && right_end - e >= min_service_;
+    if (first == last && left && right) {  // one gap split in two
+      ge(first) = st0;
+      insert(first + 1, e, right_end);
+      return e;
+    }
+    if (left) ge(first) = st0;
+    if (right) gs(last) = e;
+    erase(first + left, right ? last : last + 1);
+    return e;
+  }
+  /// Drops the gaps ending by the horizon (the earliest ones).
+  void prune(ps_t horizon) {
+    horizon_ = std::max(horizon_, horizon);
+    while (c_ != 0 && ge_[h_] <= horizon_) {
+      h_ = (h_ + 1) & kMask;
+      --c_;
+    }
+  }
+  /// A new latest gap [a, b) with kGaps kept: kept if gaps ending by the horizon make room
+  /// (else the earliest are kept).
+  [[gnu::noinline]] void append_full(ps_t a, ps_t b, ps_t horizon) {
+    prune(horizon);
+    if (c_ == kGaps) return;
+    gs(c_) = a;
+    ge(c_) = b;
+    ++c_;
+  }
+  /// A gap [a, b) at position `at` in time order (0 < at <= c_): shifts the shorter side.
+  /// With kGaps gaps kept the latest is dropped: the new one if it is the latest.
+  void insert(unsigned at, ps_t a, ps_t b) {
+    if (c_ == kGaps) {
+      if (at == c_) return;
+      --c_;
+    }
+    if (c_ - at <= at) {
+      for (unsigned k = c_; k > at; --k) {
+        gs(k) = gs(k - 1);
+        ge(k) = ge(k - 1);
+      }
+    } else {
+      h_ = (h_ - 1) & kMask;
+      for (unsigned k = 0; k < at; ++k) {
+        gs(k) = gs(k + 1);
+        ge(k) = ge(k + 1);
+      }
+    }
+    ++c_;
+    gs(at) = a;
+    ge(at) = b;
+  }
+  /// Removes the gaps [a, b) in time order (a <= b <= c_), shifting the shorter side.
+  void erase(unsigned a, unsigned b) {
+    if (b <= a) return;
+    const unsigned d = b - a;
+    if (a < c_ - b) {
+      for (unsigned k = a; k-- > 0;) {
+        gs(k + d) = gs(k);
+        ge(k + d) = ge(k);
+      }
+      h_ = (h_ + d) & kMask;
+    } else {
+      for (unsigned k = b; k < c_; ++k) {
+        gs(k - d) = gs(k);
+        ge(k - d) = ge(k);
+      }
+    }
+    c_ -= d;
   }
 
   ps_t end_ = 0;
-  ps_t min_service_ = ~ps_t{0};           ///< the shortest service reserved so far: shorter gaps are not kept
-  unsigned next_ = 0;                     ///< slot of the next gap kept (the oldest)
-  ps_t gs_[kGaps] = {}, ge_[kGaps] = {};  ///< gaps [gs, ge), disjoint, before end_ (empty: gs >= ge)
+  ps_t min_service_ = ~ps_t{0};  ///< the shortest non-zero service reserved so far: shorter gaps are not kept
+  ps_t horizon_ = 0;             ///< no reservation is ready before it (forget_before(), reserve())
+  unsigned h_ = 0, c_ = 0;       ///< the earliest gap's slot, gaps kept (a ring)
+  ps_t gs_[kGaps] = {}, ge_[kGaps] = {};  ///< gaps [gs, ge), disjoint, before end_; in time order from h_
 };
 
 }  // namespace cdma

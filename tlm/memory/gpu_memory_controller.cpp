@@ -297,9 +297,11 @@ void gpu_memory_controller::b_transport(tlm_generic_payload& trans, sc_time& del
   ps_t done;
   if (!dram_)
     done = bus_.reserve(ready, len) + gpu_params_.latency_ps;
-  else
+  else {
+    dram_->lt_forget_before(now_ps());  // every later b_transport is ready at or after now
     done = dram_->lt_access(trans.get_address(), len, trans.get_command() == TLM_WRITE_COMMAND,
                             ready) + gpu_params_.controller_latency_ps;
+  }
   account(trans, ready, done);
   delay = to_sc(done) - sc_now();
 }

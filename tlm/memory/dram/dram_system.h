@@ -104,6 +104,11 @@ public:
   /// per tREFI, takes lt_fast_refresh()). Results are identical to the generic path (tested).
   ps_t lt_access(std::uint64_t addr, std::uint64_t len, bool write, ps_t ready);
 
+  /// The LT caller's promise that no later lt_access() is ready before `t` (a SystemC target
+  /// passes the present time): the LT servers' free gaps that end by then may be dropped
+  /// (gap_server::forget_before()). Changes no result, only which gaps are kept.
+  void lt_forget_before(ps_t t) { lt_horizon_ = std::max(lt_horizon_, t); }
+
   /// Enables / disables the memoised LT fast path (default on; the generic path is the
   /// reference it is tested against). Has no effect when !mapping().row_on_top().
   void set_lt_fast_path(bool on) { lt_fast_ = on; }
@@ -271,15 +276,16 @@ private:
   };
   /// lt_charge()'s booking without the totals: bus_svc on channel c's data bus server, act_svc
   /// (0: none) on its ACT server and group_svc[g] (0: none) on each bank group's server, each
-  /// in its earliest free interval at or after `from` (gap_server);
+  /// split over its earliest free time at or after `from` (gap_server);
   /// returns the latest end (the part's service end) and raises l.busy_until to it.
   ps_t lt_book(unsigned c, lt_chan& l, const ps_t* group_svc, ps_t bus_svc, ps_t act_svc,
                ps_t from) {
-    ps_t e = l.bus.reserve(from, bus_svc);
-    if (act_svc != 0) e = std::max(e, l.act.reserve(from, act_svc));
+    const ps_t h = lt_horizon_;
+    ps_t e = l.bus.reserve(from, bus_svc, h);
+    if (act_svc != 0) e = std::max(e, l.act.reserve(from, act_svc, h));
     gap_server* const g = lt_grp_.data() + static_cast<std::size_t>(c) * spec_.bank_groups;
     for (unsigned i = 0; i < spec_.bank_groups; ++i)
-      if (group_svc[i] != 0) e = std::max(e, g[i].reserve(from, group_svc[i]));
+      if (group_svc[i] != 0) e = std::max(e, g[i].reserve(from, group_svc[i], h));
     l.busy_until = std::max(l.busy_until, e);
     return e;
   }
@@ -301,6 +307,7 @@ private:
   /// End of each (channel, bank group) server's work, channel x bank_groups + group: the
   /// tCCD_L spacing of one group's column commands, across accesses.
   std::vector<gap_server> lt_grp_;
+  ps_t lt_horizon_ = 0;  ///< lt_forget_before(): no LT access is ready before it
   std::vector<ps_t> grp_svc_;  ///< lt_generic(): per bank group of a part, its service
   std::vector<ps_t> lt_seen_;  ///< lt_busy_before(): per channel, the running maximum
   std::vector<std::uint64_t> lt_open_;  ///< open row per (channel, flat bank); closed_row = ~0
