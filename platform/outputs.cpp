@@ -83,6 +83,19 @@ std::vector<std::string> long_names(const po::options_description& d) {
   for (const auto& o : d.options()) names.push_back(o->long_name());
   return names;
 }
+/// A word that begins with a typographic dash (`–-batch`, `—batch`, a lone `—`: pasted from a
+/// document) is an option meant, never a value or a file name (breaker s24 F8; s25: `config
+/// —batch` wrote the dump to a file so named): throws po::error naming the option meant.
+void refuse_typographic_dash(const std::string& w, const po::options_description& d) {
+  bool typographic = false;
+  const std::string bare = strip_leading_dashes(w.substr(0, w.find('=')), typographic);
+  if (!typographic) return;
+  const option_guess g = bare.empty() ? option_guess{} : guess_option(bare, long_names(d));
+  const std::string meant =
+      bare.empty() ? "" : d.find_nothrow(bare, false) ? bare : g.names.size() == 1 ? g.names[0] : "";
+  throw po::error("unexpected word '" + printable(w) + "': it begins with a typographic dash, not two '-'" +
+                  (meant.empty() ? std::string("; options begin with --") : "; did you mean '--" + meant + "'?"));
+}
 }  // namespace
 
 std::string option_hint(const option_guess& g) {
@@ -116,18 +129,7 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
       for (const auto& o : first.options)
         if (o.string_key == "cdma-vp-stray-words" && !o.value.empty()) {
           const std::string& w = o.value.front();
-          // A word that begins with a typographic dash (`–-batch`, `—batch`, pasted from a
-          // document) is an option meant (breaker s24 F8): name it.
-          bool typographic = false;
-          const std::string bare = strip_leading_dashes(w.substr(0, w.find('=')), typographic);
-          if (typographic && !bare.empty()) {
-            const option_guess g = guess_option(bare, long_names(d));
-            const std::string meant = d.find_nothrow(bare, false) ? bare : g.names.size() == 1 ? g.names[0] : "";
-            throw po::error("unexpected word '" + printable(w) +
-                            "': it begins with a typographic dash, not two '-'" +
-                            (meant.empty() ? std::string("; options begin with --")
-                                           : "; did you mean '--" + meant + "'?"));
-          }
+          refuse_typographic_dash(w, d);
           throw po::error("unexpected word '" + printable(w) +
                           "': not an option (options begin with --) nor the value of one (a value follows its option)");
         }
@@ -137,6 +139,10 @@ po::parsed_options parse_command_words(const std::vector<std::string>& args, con
                                     .positional(positional)
                                     .style(style::default_style & ~style::allow_guessing)
                                     .run();
+    // A positional word (config's output file) that begins with a typographic dash.
+    for (const auto& o : parsed.options)
+      if (o.position_key != -1)
+        for (const std::string& v : o.value) refuse_typographic_dash(v, d);
     // A value that is one of the command's options is the value forgotten, not a file or a
     // number (breaker s24 F4: `run --json --no-verify` wrote a file named --no-verify and ran
     // verified; `run --json --batch --network x` ran at the default batch).

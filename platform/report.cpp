@@ -520,7 +520,10 @@ void print_summary(std::ostream& os, const run_report& r) {
   if (h.spilled && h.peak_spilled_bytes == 0)
     os << "; host memory spill file (host_mem.spill=" << r.config.host_spill << "): nothing spilled";
   else if (h.spilled)
-    os << "; host memory spilled to a file: peak " << fmt("%.2f", h.peak_spilled_bytes / 1e9) << " GB, "
+    os << "; host memory spilled to a file: peak "
+       << (h.peak_spilled_bytes < 100'000'000  // (a few MB printed "peak 0.00 GB": breaker s25)
+               ? fmt("%.1f", h.peak_spilled_bytes / 1e6) + " MB, "
+               : fmt("%.2f", h.peak_spilled_bytes / 1e9) + " GB, ")
        << (h.direct_io ? "direct" : "buffered") << " I/O"
        // Asked for but not in effect: the store gave it up, for a reason it does not record
        // (tlm/memory/backing_store.h: O_DIRECT refused when the file was opened, e.g. tmpfs; a

@@ -1825,6 +1825,15 @@ TEST(bad_input, s25_single_and_typographic_dashes_name_the_option_meant) {
                      "did you mean '--batch'?"), std::string::npos) << err;
   EXPECT_EQ(cli("compare $'\\xe2\\x80\\x94netw' alexnet", &out, &err), 2);
   EXPECT_NE(err.find("did you mean '--network'?"), std::string::npos) << err;
+  // config takes a positional word (its output file): one with a typographic dash is refused,
+  // not written (breaker s25: `config --network alexnet —batch` wrote the dump to '—batch').
+  const std::string cwd = std::string(::testing::TempDir()) + "cdma_s25_dash_" + std::to_string(::getpid());
+  std::filesystem::create_directories(cwd);
+  EXPECT_EQ(cli("config --network alexnet $'\\xe2\\x80\\x94batch'", &out, &err, "cd " + cwd + " &&"), 2);
+  EXPECT_NE(err.find("it begins with a typographic dash, not two '-'; did you mean '--batch'?"), std::string::npos)
+      << err;
+  EXPECT_TRUE(std::filesystem::is_empty(cwd));
+  std::filesystem::remove_all(cwd);
   EXPECT_EQ(cli("run $'\\xe2\\x88\\x92zzz'", &out, &err), 2);
   EXPECT_NE(err.find("it begins with a typographic dash, not two '-'; options begin with --"), std::string::npos) << err;
   EXPECT_EQ(cli("run $'--batch\\xe2\\x80\\x8b' 4", &out, &err), 2);

@@ -457,6 +457,12 @@ TEST(OutputInput, DirectIoGivenUpIsExplained) {
   print_summary(plain, r);
   EXPECT_NE(plain.str().find("buffered I/O, "), std::string::npos) << plain.str();
   EXPECT_EQ(plain.str().find("given up"), std::string::npos);
+  // Below 0.1 GB in MB (breaker s25: 2.2 MB printed "peak 0.00 GB"): 2,300,000 B = 2.3 MB.
+  r.host.peak_spilled_bytes = 2'300'000;
+  std::ostringstream small;
+  print_summary(small, r);
+  EXPECT_NE(small.str().find("host memory spilled to a file: peak 2.3 MB, buffered I/O"), std::string::npos)
+      << small.str();
 }
 
 // An output named /dev/stdout while stdout is appended to a file (`>> log`): written through
