@@ -1,5 +1,7 @@
 #include "tlm/core/protocol_checker.h"
 
+#include "tlm/core/base_protocol.h"
+
 #include <sstream>
 
 namespace cdma {
@@ -104,28 +106,6 @@ void protocol_checker::on_phase(tlm::tlm_generic_payload& p, const tlm::tlm_phas
   // state. Outside a transaction it is caught above ("no open transaction", §15.2.5 e).
 }
 
-namespace {
-/// The legal answers (return value and phase) of the callee of an nb_transport call that
-/// sent `sent` on the forward (fw) or backward path (IEEE 1666-2011 §15.2.4, Table 57).
-const char* legal_answers(const tlm::tlm_phase& sent, bool fw) {
-  if (fw && sent == tlm::BEGIN_REQ)
-    return "TLM_ACCEPTED, TLM_UPDATED with END_REQ or BEGIN_RESP, or TLM_COMPLETED";
-  if (!fw && sent == tlm::BEGIN_RESP)
-    return "TLM_ACCEPTED (then END_RESP on the forward path), TLM_UPDATED with END_RESP, or TLM_COMPLETED";
-  return "TLM_ACCEPTED or TLM_COMPLETED";  // END_REQ (backward) and END_RESP (forward)
-}
-/// Whether TLM_UPDATED with base phase `ph` is a legal answer to `sent` (§15.2.4, Table 57).
-bool legal_update(const tlm::tlm_phase& sent, const tlm::tlm_phase& ph, bool fw) {
-  if (fw && sent == tlm::BEGIN_REQ) return ph == tlm::END_REQ || ph == tlm::BEGIN_RESP;
-  if (!fw && sent == tlm::BEGIN_RESP) return ph == tlm::END_RESP;
-  return false;
-}
-bool base_or_uninitialized(const tlm::tlm_phase& ph) {
-  return ph == tlm::BEGIN_REQ || ph == tlm::END_REQ || ph == tlm::BEGIN_RESP || ph == tlm::END_RESP ||
-         ph == tlm::UNINITIALIZED_PHASE;
-}
-}  // namespace
-
 void protocol_checker::on_return(tlm::tlm_generic_payload& p, tlm::tlm_sync_enum r, const tlm::tlm_phase& sent,
                                  const tlm::tlm_phase& ph, bool fw, const char* where, const sc_core::sc_time& d) {
   if (r == tlm::TLM_ACCEPTED) return;
@@ -137,11 +117,11 @@ void protocol_checker::on_return(tlm::tlm_generic_payload& p, tlm::tlm_sync_enum
   // answer the base protocol does not allow for the phase sent is named as such (before
   // session 25 it read e.g. "nb_transport_bw return: END_REQ on the forward path").
   // (An answer to an ignorable phase is left to on_phase(), as before.)
-  if (base_or_uninitialized(sent) && sent != tlm::UNINITIALIZED_PHASE && base_or_uninitialized(ph) &&
-      !legal_update(sent, ph, fw)) {
+  if (base_protocol::is_base_phase(sent) &&
+      (base_protocol::is_base_phase(ph) || ph == tlm::UNINITIALIZED_PHASE) && !base_protocol::legal_update(sent, ph, fw)) {
     const std::string callee = fw ? "the target" : "the initiator";
     return violation(std::string(where) + ": " + callee + " answered " + sent.get_name() + " with TLM_UPDATED and phase " +
-                         ph.get_name() + "; legal answers: " + legal_answers(sent, fw) + " (§15.2.4, Table 57)",
+                         ph.get_name() + "; legal answers: " + base_protocol::legal_answers(sent, fw) + " (§15.2.4, Table 57)",
                      &p);
   }
   on_phase(p, ph, !fw, where, d);

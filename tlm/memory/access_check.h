@@ -9,6 +9,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include "tlm/core/base_protocol.h"
 #include "tlm/core/sc_time_util.h"
 #include "tlm/core/units.h"
 #include "tlm/memory/backing_store.h"
@@ -317,10 +318,7 @@ inline std::string describe(const tlm::tlm_generic_payload& trans) {
   return os.str();
 }
 
-/// The base protocol's four phases (IEEE 1666-2011 §15.1: BEGIN_REQ .. END_RESP).
-inline bool is_base_phase(const tlm::tlm_phase& ph) {
-  return ph == tlm::BEGIN_REQ || ph == tlm::END_REQ || ph == tlm::BEGIN_RESP || ph == tlm::END_RESP;
-}
+using base_protocol::is_base_phase;
 
 /// nb_transport_fw of a target for a phase other than the BEGIN_REQ and END_RESP it serves:
 /// an extended phase is an ignorable phase under the base protocol and is ignored, answered
@@ -352,10 +350,11 @@ inline tlm::tlm_sync_enum other_fw_phase(const tlm::tlm_generic_payload& trans, 
                                                                  const tlm::tlm_phase& phase, const char* who) {
   if (answer != tlm::TLM_UPDATED) return;  // TLM_ACCEPTED: END_RESP comes later
   if (!is_base_phase(phase) && phase != tlm::UNINITIALIZED_PHASE) return;  // ignorable phase
+  if (base_protocol::legal_update(tlm::BEGIN_RESP, phase, false)) return;
   std::ostringstream os;
   os << "the initiator answered BEGIN_RESP of the " << describe(trans) << " with TLM_UPDATED and phase " << phase
-     << "; expected TLM_ACCEPTED (then END_RESP on the forward path), TLM_UPDATED with END_RESP, or "
-        "TLM_COMPLETED (base protocol, IEEE 1666-2011 §15.2.4 Table 57, §15.2.13.3 d). The response "
+     << "; expected " << base_protocol::legal_answers(tlm::BEGIN_RESP, false)
+     << " (base protocol, IEEE 1666-2011 §15.2.4 Table 57, §15.2.13.3 d). The response "
         "stays in progress: this target sends no further BEGIN_RESP until END_RESP for this "
         "transaction (response exclusion rule, §15.2.6 f)";
   SC_REPORT_ERROR(who, os.str().c_str());
