@@ -1020,10 +1020,11 @@ std::string printable(const std::string& s, bool keep_newlines) {
     const bool ok = len > 0;
     // Also escaped: C1 controls (U+0080..U+009F, which terminals may read as CSI), the
     // bidirectional overrides and isolates that reorder the text shown around them, and the
-    // invisible format characters (zero-width space / joiners / marks U+200B..U+200F, word
-    // joiner and invisible operators U+2060..U+2064, byte-order mark U+FEFF) that would make
-    // a word look right that is not.
-    if (ok && !(cp <= 0x9F || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+    // invisible format characters (soft hyphen U+00AD, combining grapheme joiner U+034F,
+    // zero-width space / joiners / marks U+200B..U+200F, word joiner and invisible operators
+    // U+2060..U+2064, byte-order mark U+FEFF) that would make a word look right that is not.
+    if (ok && !(cp <= 0x9F || cp == 0xAD || cp == 0x34F || (cp >= 0x200B && cp <= 0x200F) ||
+                (cp >= 0x202A && cp <= 0x202E) ||
                 (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF)) {
       out.append(s, i, len);
       i += len;

@@ -386,6 +386,9 @@ TEST(OutputInput, PrintableEscapesControlsAndBrokenUtf8) {
   EXPECT_EQ(printable("a\xE2\x81\xA0" "b"), "a\\xE2\\x81\\xA0b");
   EXPECT_EQ(printable("\xEF\xBB\xBFx"), "\\xEF\\xBB\\xBFx");
   EXPECT_EQ(printable("\xE2\x80\x93x"), "\xE2\x80\x93x");
+  // Soft hyphen U+00AD and combining grapheme joiner U+034F (breaker s25) too.
+  EXPECT_EQ(printable("ba\xC2\xADtch"), "ba\\xC2\\xADtch");
+  EXPECT_EQ(printable("ba\xCD\x8Ftch"), "ba\\xCD\\x8Ftch");
 }
 
 TEST(OutputInput, ControlCharactersInNamesAreEscapedOnTheTerminal) {
