@@ -974,7 +974,9 @@ void validate_pcie_credits(const pcie::link_params& p) {
   if (p.cpl_bytes != 0 && (p.cpl_bytes % p.rcb != 0 || p.cpl_bytes > p.mps))
     throw config_error("pcie.cpl_bytes = " + std::to_string(p.cpl_bytes) + " B: expected 0 (completion size by the "
                        "RCB/MPS rule) or a multiple of pcie.rcb (" + std::to_string(p.rcb) +
-                       " B) that is <= pcie.mps (" + std::to_string(p.mps) + " B)");
+                       " B) that is <= pcie.mps (" + std::to_string(p.mps) + " B); pcie.cpl_bytes comes from "
+                       "the preset unless given, so a pcie.rcb or pcie.mps change may need it too, e.g. "
+                       "--param pcie.cpl_bytes=" + std::to_string(p.rcb <= p.mps ? p.rcb : 0) + "B (breaker s25)");
   const std::uint64_t n = p.updatefc_every;
   // A finite credit pool must hold one UpdateFC batch of the largest TLP (else the transmitter
   // could wait for credits the receiver never returns).

@@ -1848,6 +1848,20 @@ TEST(bad_input, s25_single_and_typographic_dashes_name_the_option_meant) {
   EXPECT_EQ(out, "");
 }
 
+// Breaker s25: `--param pcie.rcb=128` on measured-host (64 B completions) failed naming only
+// pcie.cpl_bytes; the message says the preset set it and how to give it (128 B, a multiple of
+// the 128 B RCB and <= the 256 B MPS, by hand).
+TEST(bad_input, s25_rcb_change_names_the_cpl_bytes_to_give) {
+  std::string out, err;
+  EXPECT_EQ(cli("config --param pcie.rcb=128B", &out, &err), 2);
+  EXPECT_NE(err.find("pcie.cpl_bytes = 64 B: expected 0 (completion size by the RCB/MPS rule) or a multiple of "
+                     "pcie.rcb (128 B) that is <= pcie.mps (256 B); pcie.cpl_bytes comes from the preset unless "
+                     "given, so a pcie.rcb or pcie.mps change may need it too, e.g. --param pcie.cpl_bytes=128B"),
+            std::string::npos) << err;
+  EXPECT_EQ(cli("config --param pcie.rcb=128B --param pcie.cpl_bytes=128B --dump", &out, &err), 0) << err;
+  EXPECT_NE(out.find("\"cpl_bytes\": \"128 B\""), std::string::npos) << out;
+}
+
 // Breaker s24 F3: compare prints (and puts in its JSON "warnings") the AT run's WARNING of
 // kernel traffic behind schedule; with one 4 KiB request in flight nearly all of it is late.
 TEST(bad_input, s24_breaker_compare_names_late_kernel_traffic) {
